@@ -1,0 +1,115 @@
+# graphcheck: `make` builds what this machine can build, `make test` runs the CPU tests.
+# `make V=1` prints full commands; `make SAN=asan|tsan` builds into build-asan/ or build-tsan/.
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+LDFLAGS ?=
+PREFIX  ?= /usr/local
+SAN     ?=
+NVCC_FLAGS ?= -g -lineinfo
+
+ifeq ($(SAN),)
+BUILD   ?= build
+SANFLAGS :=
+else ifeq ($(SAN),asan)
+BUILD   ?= build-asan
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else ifeq ($(SAN),tsan)
+BUILD   ?= build-tsan
+SANFLAGS := -fsanitize=thread
+else
+$(error SAN must be empty, asan or tsan (got '$(SAN)'))
+endif
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' '$(1)' '$(2)';
+endif
+
+# CUDA: CUDA_HOME, then nvcc on PATH, then /usr/local/cuda.
+NVCC_ON_PATH := $(shell command -v nvcc 2>/dev/null)
+CUDA_HOME ?= $(if $(NVCC_ON_PATH),$(patsubst %/bin/nvcc,%,$(realpath $(NVCC_ON_PATH))),/usr/local/cuda)
+CUDA_INC  := $(CUDA_HOME)/include
+NVCC      := $(wildcard $(CUDA_HOME)/bin/nvcc)
+ifeq ($(wildcard $(CUDA_INC)/cuda.h),)
+ifneq ($(filter-out deps help clean,$(or $(MAKECMDGOALS),all)),)
+$(error cuda.h not found under '$(CUDA_HOME)/include': set CUDA_HOME to the CUDA Toolkit root, e.g. make CUDA_HOME=/usr/local/cuda-13.0)
+endif
+endif
+
+WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wformat=2 -Wundef -Wno-unused-parameter
+BASE_CFLAGS := $(WARN) -D_GNU_SOURCE -I. -I$(CUDA_INC) $(CFLAGS) $(SANFLAGS)
+PIC := -fPIC -fvisibility=hidden
+
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+.PHONY: all test deps install clean demo gate bench fuzz help
+.SECONDARY:
+all:
+
+# ---- the preloaded object ---------------------------------------------------
+LIB_SRCS := $(filter-out interpose/graphcheck.c,$(wildcard interpose/*.c))
+LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/pic/%.o,$(LIB_SRCS))
+LIB      := $(BUILD)/libgraphcheck.so
+LAUNCHER := $(BUILD)/graphcheck
+
+# The plain modules (no hooks) are also linked into the tests and the report tool.
+CORE_SRCS := interpose/ledger.c interpose/rules.c interpose/table.c interpose/sites.c \
+             interpose/options.c interpose/log.c interpose/backtrace.c
+CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
+
+$(BUILD)/obj/pic/%.o: %.c $(wildcard interpose/*.h)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(PIC) -DGC_VERSION='"$(VERSION)"' -c -o $@ $<
+
+$(BUILD)/obj/%.o: %.c $(wildcard interpose/*.h report/*.h tests/*.h)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) -DGC_VERSION='"$(VERSION)"' -c -o $@ $<
+
+$(LIB): $(LIB_OBJS) interpose/exports.map
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared $(SANFLAGS) $(LDFLAGS) -Wl,--version-script=interpose/exports.map \
+		-Wl,-z,defs -Wl,-soname,libgraphcheck.so -o $@ $(LIB_OBJS) -ldl -lpthread
+
+$(LAUNCHER): $(BUILD)/obj/interpose/graphcheck.o
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $<
+
+all: $(LIB) $(LAUNCHER)
+
+include tests/tests.mk
+-include tests/fakecuda/fakecuda.mk
+-include report/report.mk
+-include demo/demo.mk
+
+# ---- housekeeping -----------------------------------------------------------
+DEB_PKGS := libcmocka-dev libjansson-dev libdw-dev libelf-dev jq
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else echo "deps: all present"; fi
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libgraphcheck.so
+	install -m 755 $(LAUNCHER) $(DESTDIR)$(PREFIX)/bin/graphcheck
+	$(if $(wildcard $(REPORT)),install -m 755 $(REPORT) $(DESTDIR)$(PREFIX)/bin/graphcheck-report)
+
+clean:
+	rm -rf build build-asan build-tsan
+
+help:
+	@echo "make            build libgraphcheck.so, graphcheck, graphcheck-report, tests, demo"
+	@echo "make test       run the CPU tests (SAN=asan|tsan for sanitizer builds)"
+	@echo "make deps       install the Debian packages the build needs"
+	@echo "make demo       build the demo programs (needs nvcc)"
+	@echo "make gate       run the demo programs under graphcheck (needs a GPU)"
+	@echo "make install    PREFIX=$(PREFIX)"

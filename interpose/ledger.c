@@ -1,0 +1,1122 @@
+/* The ledger's state and rules. See ledger.h for the contract and README.md for the rules.
+ *
+ * Model (from shared/notes/cuda-driver-facts.md and the Programming Guide's "Graph Memory
+ * Nodes"): a stream-ordered allocation outside any capture is live until freed. A graph
+ * allocation belongs to its graph; its memory exists only between a launch reaching its
+ * allocation node and the next free (in the graph, in another graph, or outside). Its address
+ * is fixed for that graph but may be handed to another graph later, so records are keyed by
+ * address with several per address, newest first, and a free picks the one that fits.
+ */
+#include "interpose/ledger.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interpose/table.h"
+
+enum alloc_kind { K_ASYNC, K_SYNC, K_GRAPH };
+enum alloc_state { S_LIVE, S_FREED, S_PENDING, S_UNLIVE };
+/* S_PENDING: graph allocation never materialized by a launch.
+ * S_UNLIVE:  graph allocation freed (outside, or by another graph) since its last launch. */
+
+enum alloc_flag {
+	F_OWNER_FREES = 1,  /* its own graph has a free node for it */
+	F_XFREED = 2,       /* another graph has a free node for it */
+	F_HISTORY = 4,      /* freed and kept only for explanations */
+};
+
+struct graph;
+
+/* 56 bytes: the per-allocation cost the performance issue budgets. */
+struct alloc {
+	gc_hnode h;          /* key: device pointer */
+	uint64_t size;
+	uint64_t stream;
+	struct graph *graph; /* owner, for graph allocations */
+	uint32_t site, free_site;
+	uint32_t seq;
+	uint8_t kind, state, flags, call;  /* call: index into call_names */
+};
+
+struct graph {
+	gc_hnode h;          /* key: CUgraph handle; 0 while its capture runs */
+	uint64_t capture_id; /* the capture that built it, 0 for explicit graphs */
+	uint64_t seq;        /* the ledger's own number: handles are reused */
+	struct alloc **allocs;
+	size_t n_allocs, cap_allocs;
+	struct alloc **xfrees;  /* other graphs' allocations this graph frees */
+	size_t n_xfrees, cap_xfrees;
+	int n_execs;
+	uint64_t exec;       /* the newest exec, for messages */
+	int destroyed;
+	int in_table;
+	struct graph *prev, *next;  /* every graph record, for teardown */
+};
+
+struct exec {
+	gc_hnode h;          /* key: CUgraphExec handle */
+	struct graph *graph;
+	uint64_t flags;
+	size_t n_allocs, n_xfrees;  /* the graph's memory nodes when it was instantiated */
+	uint64_t launches;
+};
+
+struct capture {
+	gc_hnode h;          /* key: capture id */
+	uint64_t stream, tid;
+	int mode;
+	int active, invalidated;
+	const char *invalidated_by;
+	struct graph *graph;
+};
+
+struct gc_ledger {
+	pthread_mutex_t lock;
+	gc_table allocs, graphs, execs, captures;
+	gc_slab alloc_slab;
+	size_t live_allocs;
+	uint64_t live_bytes;
+	/* Freed allocations kept for double-free and explanations: a ring, oldest evicted. */
+	struct alloc **history;
+	size_t history_cap, history_head, history_len;
+	struct graph *all_graphs;
+	size_t n_graphs, n_execs;
+	uint32_t alloc_seq;
+	uint64_t graph_seq;
+	int active_captures;  /* read without the lock by gc_ledger_capturing */
+};
+
+/* ---- call names ---------------------------------------------------------- */
+/* Allocations keep a one-byte index instead of a pointer to their allocating call's name. */
+#define MAX_CALL_NAMES 64
+static const char *call_names[MAX_CALL_NAMES] = {"?"};
+static int n_call_names = 1;
+
+static uint8_t call_index(const char *name)
+{
+	if (!name)
+		return 0;
+	for (int i = 1; i < n_call_names; i++)
+		if (call_names[i] == name || strcmp(call_names[i], name) == 0)
+			return (uint8_t)i;
+	if (n_call_names == MAX_CALL_NAMES)
+		return 0;
+	call_names[n_call_names] = name;
+	return (uint8_t)n_call_names++;
+}
+
+/* ---- verdict helpers ----------------------------------------------------- */
+
+typedef struct out {
+	gc_verdict *v;
+	int n, max;
+	int explained;  /* the call failed for a reason already reported: no api-error */
+} out;
+
+static gc_verdict *verdict(out *o, gc_rule rule, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static gc_verdict *verdict(out *o, gc_rule rule, const char *fmt, ...)
+{
+	static gc_verdict sink;  /* overflow goes nowhere; callers write through the pointer */
+	if (o->n >= o->max) {
+		o->n++;  /* still counts: the caller learns a verdict was dropped */
+		return &sink;
+	}
+	gc_verdict *v = &o->v[o->n++];
+	memset(v, 0, offsetof(gc_verdict, leaks));
+	v->rule = rule;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(v->message, sizeof(v->message), fmt, ap);
+	va_end(ap);
+	return v;
+}
+
+static void describe(gc_alloc_info *ai, const struct alloc *a)
+{
+	ai->known = 1;
+	ai->call = call_names[a->call];
+	ai->ptr = a->h.key;
+	ai->size = a->size;
+	ai->stream = a->stream;
+	ai->seq = a->seq;
+	ai->site = a->site;
+	ai->free_site = a->free_site;
+	ai->in_graph = a->kind == K_GRAPH;
+	ai->graph = a->graph ? a->graph->h.key : 0;
+	ai->capture_id = a->graph ? a->graph->capture_id : 0;
+}
+
+static gc_verdict *verdict_on(out *o, gc_rule rule, const struct alloc *a, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static gc_verdict *verdict_on(out *o, gc_rule rule, const struct alloc *a, const char *fmt, ...)
+{
+	gc_verdict *v = verdict(o, rule, "%s", "");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(v->message, sizeof(v->message), fmt, ap);
+	va_end(ap);
+	if (a)
+		describe(&v->alloc, a);
+	return v;
+}
+
+/* "graph 0x55.. (captured by capture 3)" or "a graph still being captured (capture 3)". */
+static const char *graph_name(const struct graph *g, char *buf, size_t n)
+{
+	if (!g)
+		snprintf(buf, n, "an unknown graph");
+	else if (!g->h.key && g->capture_id)
+		snprintf(buf, n, "the graph of capture %llu (still being captured)",
+		         (unsigned long long)g->capture_id);
+	else if (g->capture_id)
+		snprintf(buf, n, "graph 0x%llx (captured by capture %llu)",
+		         (unsigned long long)g->h.key, (unsigned long long)g->capture_id);
+	else
+		snprintf(buf, n, "graph 0x%llx", (unsigned long long)g->h.key);
+	return buf;
+}
+
+/* "cuMemAllocFromPoolAsync of 200000 bytes on stream 0x.. outside any capture" */
+static const char *alloc_origin(const struct alloc *a, char *buf, size_t n)
+{
+	char gb[96];
+	if (a->kind == K_GRAPH)
+		snprintf(buf, n, "allocation #%u (%llu bytes) made by %s into %s", a->seq,
+		         (unsigned long long)a->size, call_names[a->call],
+		         graph_name(a->graph, gb, sizeof(gb)));
+	else if (a->kind == K_ASYNC)
+		snprintf(buf, n, "allocation #%u (%llu bytes) made by %s on stream 0x%llx outside any "
+		         "graph", a->seq, (unsigned long long)a->size, call_names[a->call],
+		         (unsigned long long)a->stream);
+	else
+		snprintf(buf, n, "allocation #%u (%llu bytes) made by %s", a->seq,
+		         (unsigned long long)a->size, call_names[a->call]);
+	return buf;
+}
+
+/* ---- records ------------------------------------------------------------- */
+
+static void history_push(gc_ledger *l, struct alloc *a);
+
+static struct alloc *alloc_new(gc_ledger *l, const gc_event *ev, int kind, struct graph *g)
+{
+	struct alloc *a = gc_slab_alloc(&l->alloc_slab);
+	if (!a)
+		return NULL;
+	a->h.key = ev->ptr;
+	a->size = ev->size;
+	a->stream = ev->stream;
+	a->graph = g;
+	a->site = ev->site;
+	a->seq = ++l->alloc_seq;
+	a->kind = (uint8_t)kind;
+	a->state = kind == K_GRAPH ? S_PENDING : S_LIVE;
+	a->call = call_index(ev->call);
+	gc_table_insert(&l->allocs, &a->h);
+	if (kind != K_GRAPH) {
+		l->live_allocs++;
+		l->live_bytes += a->size;
+	}
+	return a;
+}
+
+static void alloc_drop(gc_ledger *l, struct alloc *a)
+{
+	gc_table_remove(&l->allocs, &a->h);
+	gc_slab_release(&l->alloc_slab, a);
+}
+
+static void set_live(gc_ledger *l, struct alloc *a, int live)
+{
+	int was = a->state == S_LIVE;
+	if (was == live)
+		return;
+	if (live) {
+		l->live_allocs++;
+		l->live_bytes += a->size;
+	} else {
+		l->live_allocs--;
+		l->live_bytes -= a->size;
+	}
+}
+
+/* A free of a non-graph allocation: it leaves the live set for the history ring. */
+static void free_plain(gc_ledger *l, struct alloc *a, uint32_t site)
+{
+	set_live(l, a, 0);
+	a->state = S_FREED;
+	a->free_site = site;
+	/* Pools hand the same address out again and again: keep one freed record per address
+	 * so chains stay short. */
+	for (gc_hnode *n = gc_table_next(&a->h); n; n = gc_table_next(n)) {
+		struct alloc *old = (struct alloc *)n;
+		if (old->kind != K_GRAPH && old->state == S_FREED) {
+			gc_table_remove(&l->allocs, &old->h);
+			old->h.key = 0;  /* the ring still points at it; evicting it frees it */
+			break;
+		}
+	}
+	history_push(l, a);
+}
+
+static void history_push(gc_ledger *l, struct alloc *a)
+{
+	if (!l->history_cap) {
+		alloc_drop(l, a);
+		return;
+	}
+	a->flags |= F_HISTORY;
+	if (l->history_len == l->history_cap) {
+		struct alloc *old = l->history[l->history_head];
+		if (old->h.key)  /* still listed: superseded records were unlisted with key 0 */
+			gc_table_remove(&l->allocs, &old->h);
+		gc_slab_release(&l->alloc_slab, old);
+		l->history[l->history_head] = a;
+		l->history_head = (l->history_head + 1) % l->history_cap;
+	} else {
+		l->history[(l->history_head + l->history_len) % l->history_cap] = a;
+		l->history_len++;
+	}
+}
+
+static struct graph *graph_new(gc_ledger *l, uint64_t handle, uint64_t capture_id)
+{
+	struct graph *g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->h.key = handle;
+	g->capture_id = capture_id;
+	g->seq = ++l->graph_seq;
+	if (handle) {
+		gc_table_insert(&l->graphs, &g->h);
+		g->in_table = 1;
+	}
+	g->next = l->all_graphs;
+	if (g->next)
+		g->next->prev = g;
+	l->all_graphs = g;
+	l->n_graphs++;
+	return g;
+}
+
+static struct graph *graph_find(gc_ledger *l, uint64_t handle)
+{
+	return handle ? (struct graph *)gc_table_find(&l->graphs, handle) : NULL;
+}
+
+/* The graph a handle names, made on first sight (graphs built by calls graphcheck does
+ * not watch, e.g. cuGraphCreate, are learnt when a memory node or instantiate names them). */
+static struct graph *graph_get(gc_ledger *l, uint64_t handle)
+{
+	struct graph *g = graph_find(l, handle);
+	return g ? g : graph_new(l, handle, 0);
+}
+
+static void graph_unlist(gc_ledger *l, struct graph *g)
+{
+	if (g->in_table) {
+		gc_table_remove(&l->graphs, &g->h);
+		g->in_table = 0;
+	}
+}
+
+static int push_ptr(struct alloc ***arr, size_t *n, size_t *cap, struct alloc *a)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 8;
+		struct alloc **na = realloc(*arr, nc * sizeof(*na));
+		if (!na)
+			return -1;
+		*arr = na;
+		*cap = nc;
+	}
+	(*arr)[(*n)++] = a;
+	return 0;
+}
+
+static void graph_free(gc_ledger *l, struct graph *g)
+{
+	if (g->prev)
+		g->prev->next = g->next;
+	else
+		l->all_graphs = g->next;
+	if (g->next)
+		g->next->prev = g->prev;
+	free(g->allocs);
+	free(g->xfrees);
+	free(g);
+	l->n_graphs--;
+}
+
+/* A destroyed graph stays while an exec of it may launch or one of its allocations is
+ * live; then it and its records go. */
+static void graph_maybe_release(gc_ledger *l, struct graph *g)
+{
+	if (!g || !g->destroyed || g->n_execs > 0)
+		return;
+	for (size_t i = 0; i < g->n_allocs; i++)
+		if (g->allocs[i]->state == S_LIVE)
+			return;
+	for (size_t i = 0; i < g->n_allocs; i++) {
+		struct alloc *a = g->allocs[i];
+		if (a->flags & F_XFREED)
+			a->graph = NULL;  /* another graph's free node still points at it */
+		else
+			alloc_drop(l, a);
+	}
+	graph_unlist(l, g);
+	graph_free(l, g);
+}
+
+static void graph_discard(gc_ledger *l, struct graph *g)
+{
+	if (!g)
+		return;
+	g->destroyed = 1;
+	graph_maybe_release(l, g);
+}
+
+static struct capture *capture_find(gc_ledger *l, uint64_t id)
+{
+	return id ? (struct capture *)gc_table_find(&l->captures, id) : NULL;
+}
+
+static struct capture *capture_on_stream(gc_ledger *l, uint64_t stream)
+{
+	struct capture *found = NULL;
+	if (!l->active_captures)
+		return NULL;
+	for (size_t i = 0; i < l->captures.nbuckets && !found; i++)
+		for (gc_hnode *n = l->captures.buckets[i]; n; n = n->next) {
+			struct capture *c = (struct capture *)n;
+			if (c->active && c->stream == stream) {
+				found = c;
+				break;
+			}
+		}
+	return found;
+}
+
+static struct capture *capture_new(gc_ledger *l, uint64_t id, uint64_t stream, int mode,
+                                   uint64_t tid, struct graph *g)
+{
+	struct capture *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->h.key = id;
+	c->stream = stream;
+	c->mode = mode;
+	c->tid = tid;
+	c->active = 1;
+	c->graph = g ? g : graph_new(l, 0, id);
+	gc_table_insert(&l->captures, &c->h);
+	__atomic_add_fetch(&l->active_captures, 1, __ATOMIC_RELAXED);
+	return c;
+}
+
+static void capture_close(gc_ledger *l, struct capture *c)
+{
+	if (c->active)
+		__atomic_sub_fetch(&l->active_captures, 1, __ATOMIC_RELAXED);
+	gc_table_remove(&l->captures, &c->h);
+	free(c);
+}
+
+/* The capture a captured call belongs to; one seen only through its id (begun before
+ * graphcheck was watching) is made up with an unknown mode. */
+static struct capture *capture_get(gc_ledger *l, const gc_event *ev)
+{
+	struct capture *c = capture_find(l, ev->capture_id);
+	return c ? c : capture_new(l, ev->capture_id, ev->stream, -1, ev->tid, NULL);
+}
+
+static const char *mode_name(int mode)
+{
+	switch (mode) {
+	case GC_MODE_GLOBAL: return "GLOBAL";
+	case GC_MODE_THREAD_LOCAL: return "THREAD_LOCAL";
+	case GC_MODE_RELAXED: return "RELAXED";
+	default: return "unknown";
+	}
+}
+
+/* ---- frees --------------------------------------------------------------- */
+
+static struct alloc *first_at(gc_ledger *l, uint64_t ptr)
+{
+	return (struct alloc *)gc_table_find(&l->allocs, ptr);
+}
+
+static struct alloc *next_at(struct alloc *a)
+{
+	return (struct alloc *)gc_table_next(&a->h);
+}
+
+/* A live allocation holding ptr inside it (not at its start): the error path only. */
+struct interior_search {
+	uint64_t ptr;
+	struct alloc *found;
+};
+
+static void interior_visit(gc_hnode *n, void *arg)
+{
+	struct interior_search *s = arg;
+	struct alloc *a = (struct alloc *)n;
+	if (a->state == S_LIVE && s->ptr > a->h.key && s->ptr - a->h.key < a->size)
+		s->found = a;
+}
+
+static void free_unknown(gc_ledger *l, out *o, const gc_event *ev, const char *where)
+{
+	struct interior_search s = {ev->ptr, NULL};
+	char ob[256];
+	gc_table_each(&l->allocs, interior_visit, &s);
+	if (s.found)
+		verdict_on(o, GC_RULE_FREE_UNKNOWN, s.found,
+		           "%s frees 0x%llx%s, which no allocation returned: it lies %llu bytes "
+		           "inside %s starting at 0x%llx. Free the pointer the allocation returned.",
+		           ev->call, (unsigned long long)ev->ptr, where,
+		           (unsigned long long)(ev->ptr - s.found->h.key),
+		           alloc_origin(s.found, ob, sizeof(ob)), (unsigned long long)s.found->h.key);
+	else
+		verdict(o, GC_RULE_FREE_UNKNOWN,
+		        "%s frees 0x%llx%s, an address no allocation graphcheck saw returned (and "
+		        "not inside any live one). Check where the pointer comes from: it may be "
+		        "uninitialized, stale after reuse, or from another process.",
+		        ev->call, (unsigned long long)ev->ptr, where);
+}
+
+/* A free node in graph h: a captured cuMemFreeAsync, cuGraphAddMemFreeNode, cuGraphAddNode. */
+static void free_in_graph(gc_ledger *l, out *o, const gc_event *ev, struct graph *h,
+                          const char *how)
+{
+	char gb[96], gb2[96], ob[256];
+	struct alloc *own = NULL, *plain = NULL, *other = NULL;
+	for (struct alloc *a = first_at(l, ev->ptr); a; a = next_at(a)) {
+		if (a->kind == K_GRAPH && a->graph == h) {
+			if (!own)
+				own = a;
+		} else if (a->kind == K_GRAPH) {
+			if (!other)
+				other = a;
+		} else if (!plain || (plain->state != S_LIVE && a->state == S_LIVE)) {
+			plain = a;
+		}
+	}
+	int ok = ev->result == GC_CUDA_SUCCESS;
+	if (own) {
+		if (own->flags & F_OWNER_FREES) {
+			verdict_on(o, GC_RULE_DOUBLE_FREE, own,
+			           "%s frees 0x%llx %s, but %s already frees it: a graph "
+			           "allocation can be freed only once in its graph.",
+			           ev->call, (unsigned long long)ev->ptr, how,
+			           graph_name(h, gb, sizeof(gb)));
+			return;
+		}
+		if (ok) {
+			own->flags |= F_OWNER_FREES;
+			own->free_site = ev->site;
+		}
+		return;
+	}
+	if (plain && plain->state == S_LIVE) {
+		verdict_on(o, GC_RULE_FREE_FOREIGN_IN_CAPTURE, plain,
+		           "%s frees 0x%llx %s, but that memory was not allocated by this graph: it is "
+		           "%s. Memory allocated outside a graph cannot be freed inside it; the driver "
+		           "drops this free, so the memory stays allocated. Free it outside the capture "
+		           "(before cuStreamBeginCapture, or after the graph's launch), or allocate it "
+		           "inside the capture.",
+		           ev->call, (unsigned long long)ev->ptr, how, alloc_origin(plain, ob, sizeof(ob)));
+		return;
+	}
+	if (other) {
+		graph_name(other->graph, gb2, sizeof(gb2));
+		if (other->flags & F_OWNER_FREES) {
+			verdict_on(o, GC_RULE_FREE_OWNED_BY_GRAPH, other,
+			           "%s frees 0x%llx %s, but it is %s, and that graph frees it itself. An "
+			           "allocation freed inside its own graph cannot be freed anywhere else.",
+			           ev->call, (unsigned long long)ev->ptr, how,
+			           alloc_origin(other, ob, sizeof(ob)));
+			return;
+		}
+		if (other->flags & F_XFREED) {
+			verdict_on(o, GC_RULE_DOUBLE_FREE, other,
+			           "%s frees 0x%llx %s, but %s already has a free node in another graph. "
+			           "A graph allocation can have one free node.",
+			           ev->call, (unsigned long long)ev->ptr, how,
+			           alloc_origin(other, ob, sizeof(ob)));
+			return;
+		}
+		/* Freeing another graph's allocation is allowed (Graph Memory Nodes): the launch of
+		 * this graph must then find it live. */
+		if (ok) {
+			other->flags |= F_XFREED;
+			other->free_site = ev->site;
+			push_ptr(&h->xfrees, &h->n_xfrees, &h->cap_xfrees, other);
+		}
+		return;
+	}
+	if (plain) {
+		verdict_on(o, GC_RULE_FREE_FOREIGN_IN_CAPTURE, plain,
+		           "%s frees 0x%llx %s, but that memory was not allocated by this graph: it was "
+		           "%s, and it has been freed already (see the free site below).",
+		           ev->call, (unsigned long long)ev->ptr, how, alloc_origin(plain, ob, sizeof(ob)));
+		return;
+	}
+	char where[128];
+	snprintf(where, sizeof(where), " %s", how);
+	free_unknown(l, o, ev, where);
+}
+
+/* A free outside any graph: cuMemFreeAsync on a stream not capturing, or cuMemFree. */
+static void free_outside(gc_ledger *l, out *o, const gc_event *ev, int sync)
+{
+	char gb[96], ob[256];
+	struct alloc *newest = first_at(l, ev->ptr);
+	for (struct alloc *a = newest; a; a = next_at(a)) {
+		if (a->state != S_LIVE)
+			continue;
+		if (ev->result != GC_CUDA_SUCCESS)
+			return;  /* a fitting allocation: the driver refused for its own reasons */
+		if (a->kind == K_GRAPH) {
+			set_live(l, a, 0);
+			a->state = S_UNLIVE;
+			a->free_site = ev->site;
+			graph_maybe_release(l, a->graph);
+		} else {
+			free_plain(l, a, ev->site);
+		}
+		return;
+	}
+	if (!newest) {
+		/* cuMemFree of memory from an allocator graphcheck does not watch (cuMemAllocPitch,
+		 * cuMemAllocManaged ...) is fine if the driver says so. */
+		if (sync && ev->result == GC_CUDA_SUCCESS)
+			return;
+		free_unknown(l, o, ev, "");
+		return;
+	}
+	struct alloc *a = newest;
+	if (a->kind != K_GRAPH) {
+		verdict_on(o, GC_RULE_DOUBLE_FREE, a,
+		           "%s frees 0x%llx, which was already freed: it is %s, freed at the site shown "
+		           "under the allocation. Free each allocation once.",
+		           ev->call, (unsigned long long)ev->ptr, alloc_origin(a, ob, sizeof(ob)));
+		return;
+	}
+	graph_name(a->graph, gb, sizeof(gb));
+	if (a->flags & F_OWNER_FREES) {
+		verdict_on(o, GC_RULE_FREE_OWNED_BY_GRAPH, a,
+		           "%s frees 0x%llx outside any graph, but it is %s, and that graph frees it "
+		           "itself. An allocation freed inside its graph must not be freed outside it: "
+		           "drop this free, or remove the free from the graph.",
+		           ev->call, (unsigned long long)ev->ptr, alloc_origin(a, ob, sizeof(ob)));
+		return;
+	}
+	if ((a->flags & F_XFREED) && a->state == S_UNLIVE) {
+		verdict_on(o, GC_RULE_FREE_OWNED_BY_GRAPH, a,
+		           "%s frees 0x%llx outside any graph, but it is %s, and another graph's free "
+		           "node frees it. Free it in one place only.",
+		           ev->call, (unsigned long long)ev->ptr, alloc_origin(a, ob, sizeof(ob)));
+		return;
+	}
+	if (a->graph && a->graph->destroyed && a->state == S_PENDING) {
+		verdict_on(o, GC_RULE_FREE_UNMATERIALIZED, a,
+		           "%s frees 0x%llx, but it is %s, which was destroyed without ever being "
+		           "launched: the memory never existed.",
+		           ev->call, (unsigned long long)ev->ptr, alloc_origin(a, ob, sizeof(ob)));
+		return;
+	}
+	if (a->state == S_PENDING)
+		verdict_on(o, GC_RULE_FREE_UNMATERIALIZED, a,
+		           "%s frees 0x%llx, but it is %s, which has not been launched yet: a graph "
+		           "allocation exists only after a launch of its graph reaches the allocation "
+		           "node. Launch the graph before this free (and before any kernel uses the "
+		           "pointer), or free it inside the graph.",
+		           ev->call, (unsigned long long)ev->ptr, alloc_origin(a, ob, sizeof(ob)));
+	else
+		verdict_on(o, GC_RULE_FREE_UNMATERIALIZED, a,
+		           "%s frees 0x%llx, but it is %s, and it was already freed since that "
+		           "graph's last launch (at the free site shown under the allocation). Each "
+		           "launch materializes it once: free it once per launch.",
+		           ev->call, (unsigned long long)ev->ptr, alloc_origin(a, ob, sizeof(ob)));
+}
+
+/* ---- captures ------------------------------------------------------------ */
+
+/* Which captures a refused call broke. Pass 0: the capture of the call's own stream.
+ * Pass 1 (none found): by the capture modes' rules, GLOBAL captures of any thread and
+ * THREAD_LOCAL ones of this thread; a context-wide sync (no stream) hits every capture. */
+static int affects(const struct capture *c, const gc_event *ev, int pass)
+{
+	if (!c->active || c->invalidated)
+		return 0;
+	if (pass == 0)
+		return (ev->stream && c->stream == ev->stream) ||
+		       (ev->capture_id && c->h.key == ev->capture_id);
+	if (ev->kind == GC_EV_SYNC_CALL && !ev->stream)
+		return 1;
+	return c->mode == GC_MODE_GLOBAL || c->mode < 0 ||
+	       (c->mode == GC_MODE_THREAD_LOCAL && c->tid == ev->tid);
+}
+
+struct inval_walk {
+	const gc_event *ev;
+	int pass;
+	struct capture *hit[8];
+	int n;
+};
+
+static void inval_visit(gc_hnode *n, void *arg)
+{
+	struct inval_walk *w = arg;
+	struct capture *c = (struct capture *)n;
+	if (w->n < 8 && affects(c, w->ev, w->pass))
+		w->hit[w->n++] = c;
+}
+
+/* The driver answered CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: this call broke a capture. */
+static void capture_invalidated(gc_ledger *l, out *o, const gc_event *ev)
+{
+	struct inval_walk w = {ev, 0, {0}, 0};
+	gc_table_each(&l->captures, inval_visit, &w);
+	if (!w.n) {
+		w.pass = 1;
+		gc_table_each(&l->captures, inval_visit, &w);
+	}
+	if (!w.n) {
+		verdict(o, GC_RULE_CAPTURE_INVALIDATED,
+		        "%s returned 900 (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED): the call is not "
+		        "permitted while a stream capture is active, and the driver invalidated that "
+		        "capture (one graphcheck did not see begin).", ev->call);
+		return;
+	}
+	for (int i = 0; i < w.n; i++) {
+		struct capture *c = w.hit[i];
+		c->invalidated = 1;
+		c->invalidated_by = ev->call;
+		verdict(o, GC_RULE_CAPTURE_INVALIDATED,
+		        "%s during capture %llu (mode %s) of stream 0x%llx is not permitted: the "
+		        "driver returned 900 and invalidated the capture, so cuStreamEndCapture will "
+		        "return 901 and no graph. Move the call before cuStreamBeginCapture or after "
+		        "cuStreamEndCapture, use the stream-ordered form on the capturing stream "
+		        "(cuMemAllocAsync, cuMemFreeAsync), or begin the capture in RELAXED mode if "
+		        "the call is safe.",
+		        ev->call, (unsigned long long)c->h.key, mode_name(c->mode),
+		        (unsigned long long)c->stream);
+	}
+}
+
+static void on_capture_begin(gc_ledger *l, const gc_event *ev)
+{
+	if (ev->result != GC_CUDA_SUCCESS || !ev->capture_id)
+		return;
+	struct capture *old = capture_find(l, ev->capture_id);
+	if (old)
+		capture_close(l, old);
+	struct graph *g = ev->graph ? graph_get(l, ev->graph) : NULL;  /* ToGraph */
+	capture_new(l, ev->capture_id, ev->stream, ev->mode, ev->tid, g);
+}
+
+static void on_capture_end(gc_ledger *l, out *o, const gc_event *ev)
+{
+	struct capture *c = capture_find(l, ev->capture_id);
+	if (!c)
+		c = capture_on_stream(l, ev->stream);
+	if (!c)
+		return;
+	struct graph *g = c->graph;
+	if (ev->result == GC_CUDA_SUCCESS && ev->graph) {
+		if (!g->in_table) {
+			/* A handle reused after cuGraphDestroy: the old record goes out of the way. */
+			struct graph *stale = graph_find(l, ev->graph);
+			if (stale && stale != g)
+				graph_unlist(l, stale);
+			g->h.key = ev->graph;
+			gc_table_insert(&l->graphs, &g->h);
+			g->in_table = 1;
+		}
+	} else if (ev->result == GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED && !c->invalidated) {
+		verdict(o, GC_RULE_CAPTURE_INVALIDATED,
+		        "%s returned 901: capture %llu (mode %s) of stream 0x%llx was invalidated "
+		        "by a call graphcheck does not intercept, so no graph was made.",
+		        ev->call, (unsigned long long)c->h.key, mode_name(c->mode),
+		        (unsigned long long)c->stream);
+	}
+	/* An invalidated capture explains the 901 already reported at the offending call. */
+	if (ev->result == GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+		o->explained = 1;
+	if (ev->result != GC_CUDA_SUCCESS && !g->in_table)
+		graph_discard(l, g);  /* no graph came of it: its allocations never exist */
+	capture_close(l, c);
+}
+
+/* ---- graphs -------------------------------------------------------------- */
+
+static int has_mem_nodes(const struct graph *g)
+{
+	return g->n_allocs > 0 || g->n_xfrees > 0;
+}
+
+static void on_instantiate(gc_ledger *l, out *o, const gc_event *ev)
+{
+	struct graph *g = graph_get(l, ev->graph);
+	if (!g)
+		return;
+	if (has_mem_nodes(g) && g->n_execs > 0) {
+		char gb[96];
+		verdict(o, GC_RULE_INSTANTIATE_TWICE,
+		        "%s instantiates %s, which has memory nodes and already has exec 0x%llx. A "
+		        "graph with memory nodes can have one exec at a time (the driver answers "
+		        "CUDA_ERROR_NOT_SUPPORTED): destroy the first exec with cuGraphExecDestroy, "
+		        "or reuse it.",
+		        ev->call, graph_name(g, gb, sizeof(gb)), (unsigned long long)g->exec);
+	}
+	if (ev->result != GC_CUDA_SUCCESS || !ev->exec)
+		return;
+	struct exec *stale = (struct exec *)gc_table_find(&l->execs, ev->exec);
+	if (stale) {  /* handle reuse after a destroy we did not see */
+		stale->graph->n_execs--;
+		gc_table_remove(&l->execs, &stale->h);
+		free(stale);
+		l->n_execs--;
+	}
+	struct exec *e = calloc(1, sizeof(*e));
+	if (!e)
+		return;
+	e->h.key = ev->exec;
+	e->graph = g;
+	e->flags = ev->flags;
+	e->n_allocs = g->n_allocs;
+	e->n_xfrees = g->n_xfrees;
+	g->n_execs++;
+	g->exec = ev->exec;
+	gc_table_insert(&l->execs, &e->h);
+	l->n_execs++;
+}
+
+static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
+{
+	struct exec *e = (struct exec *)gc_table_find(&l->execs, ev->exec);
+	if (!e)
+		return;
+	struct graph *g = e->graph;
+	char gb[96], ob[256];
+	int auto_free = (e->flags & GC_FLAG_AUTO_FREE_ON_LAUNCH) != 0;
+	if (!auto_free) {
+		struct alloc *first = NULL;
+		size_t live = 0;
+		for (size_t i = 0; i < e->n_allocs; i++)
+			if (g->allocs[i]->state == S_LIVE && !live++)
+				first = g->allocs[i];
+		if (first)
+			verdict_on(o, GC_RULE_RELAUNCH_UNFREED, first,
+			           "%s launches exec 0x%llx of %s while %zu of its allocations from the "
+			           "previous launch %s still live (the first is %s at 0x%llx). Free them "
+			           "(cuMemFreeAsync after the launch) before launching again, or "
+			           "instantiate with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH.",
+			           ev->call, (unsigned long long)ev->exec, graph_name(g, gb, sizeof(gb)),
+			           live, live == 1 ? "is" : "are", alloc_origin(first, ob, sizeof(ob)),
+			           (unsigned long long)first->h.key);
+	}
+	for (size_t i = 0; i < e->n_xfrees; i++) {
+		struct alloc *a = g->xfrees[i];
+		if (a->state != S_LIVE)
+			verdict_on(o, GC_RULE_FREE_UNMATERIALIZED, a,
+			           "%s launches exec 0x%llx, whose graph frees 0x%llx, but that is %s and "
+			           "it is not live now (%s). Launch its own graph first.",
+			           ev->call, (unsigned long long)ev->exec, (unsigned long long)a->h.key,
+			           alloc_origin(a, ob, sizeof(ob)),
+			           a->state == S_PENDING ? "never launched" : "freed since its launch");
+	}
+	if (ev->result != GC_CUDA_SUCCESS)
+		return;
+	e->launches++;
+	for (size_t i = 0; i < e->n_allocs; i++) {
+		struct alloc *a = g->allocs[i];
+		if (a->flags & F_OWNER_FREES) {
+			a->state = S_UNLIVE;  /* allocated and freed within the launch */
+		} else {
+			set_live(l, a, 1);
+			a->state = S_LIVE;
+		}
+	}
+	for (size_t i = 0; i < e->n_xfrees; i++) {
+		struct alloc *a = g->xfrees[i];
+		set_live(l, a, 0);
+		a->state = S_UNLIVE;
+		graph_maybe_release(l, a->graph);
+	}
+}
+
+static void on_exec_destroy(gc_ledger *l, const gc_event *ev)
+{
+	if (ev->result != GC_CUDA_SUCCESS)
+		return;
+	struct exec *e = (struct exec *)gc_table_find(&l->execs, ev->exec);
+	if (!e)
+		return;
+	struct graph *g = e->graph;
+	gc_table_remove(&l->execs, &e->h);
+	free(e);
+	l->n_execs--;
+	g->n_execs--;
+	graph_maybe_release(l, g);
+}
+
+static void on_graph_destroy(gc_ledger *l, const gc_event *ev)
+{
+	if (ev->result != GC_CUDA_SUCCESS)
+		return;
+	struct graph *g = graph_find(l, ev->graph);
+	if (!g)
+		return;
+	graph_unlist(l, g);
+	/* Live allocations outlive the graph (Graph Memory Nodes): they can still be freed. */
+	graph_discard(l, g);
+}
+
+static void on_alloc_in_graph(gc_ledger *l, const gc_event *ev, struct graph *g)
+{
+	if (!g)
+		return;
+	struct alloc *a = alloc_new(l, ev, K_GRAPH, g);
+	if (a && push_ptr(&g->allocs, &g->n_allocs, &g->cap_allocs, a) != 0)
+		alloc_drop(l, a);
+}
+
+static void on_alloc(gc_ledger *l, const gc_event *ev, int kind)
+{
+	if (ev->result != GC_CUDA_SUCCESS || !ev->ptr)
+		return;
+	if (kind == K_ASYNC && ev->capture_id) {
+		struct capture *c = capture_get(l, ev);
+		on_alloc_in_graph(l, ev, c ? c->graph : NULL);
+		return;
+	}
+	/* A live record at this address means a free went unseen: retire it quietly. */
+	for (struct alloc *a = first_at(l, ev->ptr); a; a = next_at(a))
+		if (a->kind != K_GRAPH && a->state == S_LIVE) {
+			free_plain(l, a, 0);
+			break;
+		}
+	alloc_new(l, ev, kind, NULL);
+}
+
+/* ---- leaks --------------------------------------------------------------- */
+
+struct leak_walk {
+	gc_leak_group *groups;
+	size_t n, cap;
+	uint64_t count, bytes;
+};
+
+static void leak_visit(gc_hnode *n, void *arg)
+{
+	struct leak_walk *w = arg;
+	struct alloc *a = (struct alloc *)n;
+	if (a->state != S_LIVE || a->kind == K_SYNC)
+		return;
+	w->count++;
+	w->bytes += a->size;
+	for (size_t i = 0; i < w->n; i++) {
+		gc_leak_group *g = &w->groups[i];
+		if (g->site == a->site && g->call == call_names[a->call] &&
+		    g->in_graph == (a->kind == K_GRAPH)) {
+			g->count++;
+			g->bytes += a->size;
+			return;
+		}
+	}
+	if (w->n == w->cap) {
+		size_t nc = w->cap ? w->cap * 2 : 16;
+		gc_leak_group *ng = realloc(w->groups, nc * sizeof(*ng));
+		if (!ng)
+			return;
+		w->groups = ng;
+		w->cap = nc;
+	}
+	w->groups[w->n++] = (gc_leak_group){a->site, call_names[a->call], 1, a->size,
+	                                    a->kind == K_GRAPH};
+}
+
+static int by_bytes_desc(const void *x, const void *y)
+{
+	const gc_leak_group *a = x, *b = y;
+	return a->bytes < b->bytes ? 1 : a->bytes > b->bytes ? -1 : 0;
+}
+
+static void on_exit_check(gc_ledger *l, out *o)
+{
+	struct leak_walk w = {0};
+	gc_table_each(&l->allocs, leak_visit, &w);
+	if (!w.count) {
+		free(w.groups);
+		return;
+	}
+	qsort(w.groups, w.n, sizeof(*w.groups), by_bytes_desc);
+	gc_verdict *v = verdict(o, GC_RULE_LEAK_AT_EXIT,
+	                        "%llu stream-ordered or graph allocation%s (%llu bytes) still live "
+	                        "at exit, from %zu site%s; the largest are listed below. Free them "
+	                        "with cuMemFreeAsync before the program ends, or trim the pool.",
+	                        (unsigned long long)w.count, w.count == 1 ? "" : "s",
+	                        (unsigned long long)w.bytes, w.n, w.n == 1 ? "" : "s");
+	v->n_leaks = (int)(w.n < GC_LEAK_GROUPS ? w.n : GC_LEAK_GROUPS);
+	memcpy(v->leaks, w.groups, (size_t)v->n_leaks * sizeof(*w.groups));
+	v->leak_count = w.count;
+	v->leak_bytes = w.bytes;
+	free(w.groups);
+}
+
+/* ---- the entry point ----------------------------------------------------- */
+
+static int benign(const gc_event *ev)
+{
+	/* cuStreamQuery and cuEventQuery answer NOT_READY as a normal result. */
+	return ev->result == GC_CUDA_ERROR_NOT_READY && ev->kind == GC_EV_SYNC_CALL;
+}
+
+int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
+{
+	out o = {v, 0, max, 0};
+	pthread_mutex_lock(&l->lock);
+	if (ev->result == GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) {
+		capture_invalidated(l, &o, ev);
+		pthread_mutex_unlock(&l->lock);
+		return o.n < max ? o.n : max;
+	}
+	switch (ev->kind) {
+	case GC_EV_ALLOC: on_alloc(l, ev, K_ASYNC); break;
+	case GC_EV_SYNC_ALLOC: on_alloc(l, ev, K_SYNC); break;
+	case GC_EV_FREE:
+		if (ev->capture_id) {
+			struct capture *c = capture_get(l, ev);
+			char how[64];
+			snprintf(how, sizeof(how), "inside capture %llu",
+			         (unsigned long long)ev->capture_id);
+			if (c)
+				free_in_graph(l, &o, ev, c->graph, how);
+		} else {
+			free_outside(l, &o, ev, 0);
+		}
+		break;
+	case GC_EV_SYNC_FREE: free_outside(l, &o, ev, 1); break;
+	case GC_EV_CAPTURE_BEGIN: on_capture_begin(l, ev); break;
+	case GC_EV_CAPTURE_END: on_capture_end(l, &o, ev); break;
+	case GC_EV_ALLOC_NODE:
+		if (ev->result == GC_CUDA_SUCCESS && ev->ptr)
+			on_alloc_in_graph(l, ev, graph_get(l, ev->graph));
+		break;
+	case GC_EV_FREE_NODE: {
+		struct graph *g = graph_get(l, ev->graph);
+		char how[96];
+		snprintf(how, sizeof(how), "in a free node of graph 0x%llx",
+		         (unsigned long long)ev->graph);
+		if (g)
+			free_in_graph(l, &o, ev, g, how);
+		break;
+	}
+	case GC_EV_INSTANTIATE: on_instantiate(l, &o, ev); break;
+	case GC_EV_LAUNCH: on_launch(l, &o, ev); break;
+	case GC_EV_EXEC_DESTROY: on_exec_destroy(l, ev); break;
+	case GC_EV_GRAPH_DESTROY: on_graph_destroy(l, ev); break;
+	case GC_EV_SYNC_CALL: break;
+	case GC_EV_EXIT: on_exit_check(l, &o); break;
+	case GC_EV__COUNT: break;
+	}
+	if (!o.n && !o.explained && ev->result != GC_CUDA_SUCCESS && !benign(ev)) {
+		const char *name = gc_result_name(ev->result);
+		verdict(&o, GC_RULE_API_ERROR,
+		        "%s returned %d (%s), which no graphcheck rule explains: the program may go on "
+		        "with the call's work undone. Check its arguments and the calls before it.",
+		        ev->call, ev->result, name ? name : "unknown code");
+	}
+	pthread_mutex_unlock(&l->lock);
+	return o.n < max ? o.n : max;
+}
+
+int gc_ledger_capturing(const gc_ledger *l)
+{
+	return __atomic_load_n(&l->active_captures, __ATOMIC_RELAXED) > 0;
+}
+
+gc_ledger *gc_ledger_new(const gc_ledger_config *cfg)
+{
+	gc_ledger *l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	pthread_mutex_init(&l->lock, NULL);
+	gc_slab_init(&l->alloc_slab, sizeof(struct alloc));
+	l->history_cap = cfg ? cfg->history : 4096;
+	if (l->history_cap) {
+		l->history = calloc(l->history_cap, sizeof(*l->history));
+		if (!l->history)
+			l->history_cap = 0;
+	}
+	if (gc_table_init(&l->allocs, 1024) || gc_table_init(&l->graphs, 64) ||
+	    gc_table_init(&l->execs, 64) || gc_table_init(&l->captures, 16)) {
+		gc_ledger_free(l);
+		return NULL;
+	}
+	return l;
+}
+
+void gc_ledger_free(gc_ledger *l)
+{
+	if (!l)
+		return;
+	/* Execs and captures are mallocs reached through their tables, graphs through their
+	 * list, allocations live in the slab. */
+	gc_table *owned[] = {&l->execs, &l->captures};
+	for (size_t t = 0; t < 2; t++)
+		for (size_t i = 0; i < owned[t]->nbuckets; i++)
+			for (gc_hnode *n = owned[t]->buckets[i], *nx; n; n = nx) {
+				nx = n->next;
+				free(n);
+			}
+	while (l->all_graphs)
+		graph_free(l, l->all_graphs);
+	gc_slab_destroy(&l->alloc_slab);
+	gc_table_destroy(&l->allocs);
+	gc_table_destroy(&l->graphs);
+	gc_table_destroy(&l->execs);
+	gc_table_destroy(&l->captures);
+	free(l->history);
+	pthread_mutex_destroy(&l->lock);
+	free(l);
+}
+
+void gc_ledger_stats_get(gc_ledger *l, gc_ledger_stats *st)
+{
+	pthread_mutex_lock(&l->lock);
+	st->live_allocs = l->live_allocs;
+	st->history = l->history_len;
+	st->graphs = l->n_graphs;
+	st->execs = l->n_execs;
+	st->captures = l->captures.count;
+	st->bytes = l->alloc_slab.chunk_bytes_total + gc_table_bytes(&l->allocs) +
+	            l->history_cap * sizeof(*l->history);
+	pthread_mutex_unlock(&l->lock);
+}
+
+void gc_ledger_atfork_child(gc_ledger *l)
+{
+	/* Only the forking thread survives; the lock may have been held by another. */
+	pthread_mutex_init(&l->lock, NULL);
+}
+
+const char *gc_event_kind_name(gc_event_kind k)
+{
+	static const char *const names[GC_EV__COUNT] = {
+		"alloc", "free", "sync_alloc", "sync_free", "capture_begin", "capture_end",
+		"alloc_node", "free_node", "instantiate", "launch", "exec_destroy",
+		"graph_destroy", "sync_call", "exit",
+	};
+	return (unsigned)k < GC_EV__COUNT ? names[k] : "?";
+}

@@ -1,0 +1,111 @@
+/* The ledger: graphcheck's model of stream-ordered and graph allocations, and its rules.
+ *
+ * Plain C: no CUDA calls, no dlsym, no I/O. Everything it needs arrives in an event, so a
+ * trace replayed offline reaches the same verdicts as the live run. Thread-safe.
+ *
+ * Handles (streams, pools, graphs, execs) and device pointers are opaque 64-bit values here.
+ */
+#ifndef GC_LEDGER_H
+#define GC_LEDGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interpose/rules.h"
+
+typedef enum gc_event_kind {
+	GC_EV_ALLOC,          /* cuMemAllocAsync / FromPoolAsync: ptr, size, stream, pool, capture_id */
+	GC_EV_FREE,           /* cuMemFreeAsync: ptr, stream, capture_id */
+	GC_EV_SYNC_ALLOC,     /* cuMemAlloc: ptr, size */
+	GC_EV_SYNC_FREE,      /* cuMemFree: ptr */
+	GC_EV_CAPTURE_BEGIN,  /* stream, capture_id, mode, graph (when capturing into an existing one) */
+	GC_EV_CAPTURE_END,    /* stream, capture_id (0 when unknown), graph (result) */
+	GC_EV_ALLOC_NODE,     /* cuGraphAddMemAllocNode: graph, ptr, size */
+	GC_EV_FREE_NODE,      /* cuGraphAddMemFreeNode: graph, ptr */
+	GC_EV_INSTANTIATE,    /* graph, exec, flags */
+	GC_EV_LAUNCH,         /* exec, stream */
+	GC_EV_EXEC_DESTROY,   /* exec */
+	GC_EV_GRAPH_DESTROY,  /* graph */
+	GC_EV_SYNC_CALL,      /* a capture-unsafe call (cuStreamSynchronize ...): stream, result */
+	GC_EV_EXIT,           /* process exit: leak check */
+	GC_EV__COUNT
+} gc_event_kind;
+
+enum gc_capture_mode { GC_MODE_GLOBAL = 0, GC_MODE_THREAD_LOCAL = 1, GC_MODE_RELAXED = 2 };
+
+/* Values of CUDA's own enums that the ledger interprets, so it needs no cuda.h. */
+enum {
+	GC_CUDA_SUCCESS = 0,
+	GC_CUDA_ERROR_NOT_READY = 600,
+	GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+	GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+	GC_FLAG_AUTO_FREE_ON_LAUNCH = 1,
+};
+
+typedef struct gc_event {
+	gc_event_kind kind;
+	const char *call;     /* the spelling called, e.g. "cuMemFreeAsync_ptsz"; static storage */
+	int result;           /* the driver's CUresult */
+	uint64_t ptr, size, stream, pool, graph, exec, flags;
+	uint64_t capture_id;  /* 0: the stream was not capturing */
+	int mode;             /* gc_capture_mode, for CAPTURE_BEGIN */
+	uint64_t tid;
+	uint32_t site;        /* opaque call-site id kept with allocations (see sites.h) */
+} gc_event;
+
+/* What a verdict says about the allocation it concerns. */
+typedef struct gc_alloc_info {
+	int known;
+	const char *call;     /* the allocating call */
+	uint64_t ptr, size, stream, graph, capture_id, seq;
+	uint32_t site, free_site;
+	int in_graph;         /* a graph allocation */
+} gc_alloc_info;
+
+#define GC_LEAK_GROUPS 8
+typedef struct gc_leak_group {
+	uint32_t site;
+	const char *call;
+	uint64_t count, bytes;
+	int in_graph;
+} gc_leak_group;
+
+#define GC_MESSAGE_MAX 640
+typedef struct gc_verdict {
+	gc_rule rule;
+	char message[GC_MESSAGE_MAX];
+	gc_alloc_info alloc;
+	/* leak-at-exit only: groups by allocation site, largest first */
+	int n_leaks;
+	gc_leak_group leaks[GC_LEAK_GROUPS];
+	uint64_t leak_count, leak_bytes;
+} gc_verdict;
+
+typedef struct gc_ledger gc_ledger;
+
+typedef struct gc_ledger_config {
+	size_t history;       /* freed allocations kept for explanations; 0 keeps none */
+} gc_ledger_config;
+
+gc_ledger *gc_ledger_new(const gc_ledger_config *cfg);
+void gc_ledger_free(gc_ledger *l);
+
+/* Applies one event; writes at most `max` verdicts and returns how many. The driver's result
+ * decides what state changes (a failed allocation never enters the ledger); the ledger's own
+ * model decides the verdicts. */
+int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *out, int max);
+
+/* True while any capture the ledger knows of is active: hooks skip capture queries otherwise. */
+int gc_ledger_capturing(const gc_ledger *l);
+
+typedef struct gc_ledger_stats {
+	uint64_t live_allocs, history, graphs, execs, captures, bytes;
+} gc_ledger_stats;
+void gc_ledger_stats_get(gc_ledger *l, gc_ledger_stats *st);
+
+/* After fork in the child: reinitialise the lock (the parent may have held it). */
+void gc_ledger_atfork_child(gc_ledger *l);
+
+const char *gc_event_kind_name(gc_event_kind k);
+
+#endif

@@ -1,0 +1,47 @@
+/* The rule table: stable ids, severities and one-line help. Ids are a public contract
+ * (README, JSON logs, SARIF): add rules, never rename one. */
+#ifndef GC_RULES_H
+#define GC_RULES_H
+
+typedef enum gc_severity { GC_SEV_ERROR, GC_SEV_WARNING } gc_severity;
+
+#define GC_RULES(X) \
+	X(FREE_FOREIGN_IN_CAPTURE, "free-foreign-in-capture", GC_SEV_ERROR, \
+	  "A free captured into a graph (or a free node) of memory this graph did not allocate.") \
+	X(FREE_UNMATERIALIZED, "free-unmaterialized", GC_SEV_ERROR, \
+	  "A free of a graph allocation that is not live: its graph was never launched, or it was freed since the last launch.") \
+	X(FREE_OWNED_BY_GRAPH, "free-owned-by-graph", GC_SEV_ERROR, \
+	  "A free outside the graph (or in another graph) of an allocation that a graph frees itself.") \
+	X(RELAUNCH_UNFREED, "relaunch-unfreed", GC_SEV_ERROR, \
+	  "A launch of an exec while an allocation from its previous launch is still live, without AUTO_FREE_ON_LAUNCH.") \
+	X(DOUBLE_FREE, "double-free", GC_SEV_ERROR, \
+	  "A free of a stream-ordered allocation that was already freed.") \
+	X(FREE_UNKNOWN, "free-unknown", GC_SEV_ERROR, \
+	  "A free of an address that no observed allocation returned.") \
+	X(INSTANTIATE_TWICE, "instantiate-twice", GC_SEV_ERROR, \
+	  "Instantiating a graph with memory nodes while another exec of it exists.") \
+	X(CAPTURE_INVALIDATED, "capture-invalidated", GC_SEV_ERROR, \
+	  "A call made during a stream capture invalidated the capture.") \
+	X(LEAK_AT_EXIT, "leak-at-exit", GC_SEV_WARNING, \
+	  "Stream-ordered or graph allocations still live at exit.") \
+	X(API_ERROR, "api-error", GC_SEV_ERROR, \
+	  "An intercepted call returned an error that no other rule explains.")
+
+typedef enum gc_rule {
+#define GC_RULE_ENUM(e, id, sev, help) GC_RULE_##e,
+	GC_RULES(GC_RULE_ENUM)
+#undef GC_RULE_ENUM
+	GC_RULE__COUNT
+} gc_rule;
+
+const char *gc_rule_id(gc_rule r);
+gc_severity gc_rule_severity(gc_rule r);
+const char *gc_rule_help(gc_rule r);
+const char *gc_severity_name(gc_severity s);
+/* -1 when no rule has that id. */
+int gc_rule_from_id(const char *id);
+
+/* CUDA result names for messages, without cuda.h ("CUDA_ERROR_INVALID_VALUE"); NULL if unknown. */
+const char *gc_result_name(int result);
+
+#endif

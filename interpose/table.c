@@ -1,0 +1,163 @@
+#include "interpose/table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static size_t bucket_of(const gc_table *t, uint64_t key)
+{
+	/* Fibonacci hashing: device pointers share low zero bits, so mix before masking. */
+	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (t->nbuckets - 1);
+}
+
+int gc_table_init(gc_table *t, size_t nbuckets)
+{
+	size_t n = 16;
+	while (n < nbuckets)
+		n <<= 1;
+	t->buckets = calloc(n, sizeof(*t->buckets));
+	t->nbuckets = t->buckets ? n : 0;
+	t->count = 0;
+	return t->buckets ? 0 : -1;
+}
+
+void gc_table_destroy(gc_table *t)
+{
+	free(t->buckets);
+	memset(t, 0, sizeof(*t));
+}
+
+static void grow(gc_table *t)
+{
+	size_t n = t->nbuckets * 2;
+	gc_hnode **nb = calloc(n, sizeof(*nb));
+	if (!nb)
+		return;
+	gc_table old = *t;
+	t->buckets = nb;
+	t->nbuckets = n;
+	/* Re-insert keeping each key's newest-first order: walk each old chain into a
+	 * reversed list, then prepend, which reverses it back. */
+	for (size_t i = 0; i < old.nbuckets; i++) {
+		gc_hnode *rev = NULL;
+		for (gc_hnode *c = old.buckets[i], *nx; c; c = nx) {
+			nx = c->next;
+			c->next = rev;
+			rev = c;
+		}
+		for (gc_hnode *c = rev, *nx; c; c = nx) {
+			nx = c->next;
+			size_t b = bucket_of(t, c->key);
+			c->next = t->buckets[b];
+			t->buckets[b] = c;
+		}
+	}
+	free(old.buckets);
+}
+
+void gc_table_insert(gc_table *t, gc_hnode *n)
+{
+	if (t->count >= t->nbuckets)
+		grow(t);
+	size_t b = bucket_of(t, n->key);
+	n->next = t->buckets[b];
+	t->buckets[b] = n;
+	t->count++;
+}
+
+gc_hnode *gc_table_find(const gc_table *t, uint64_t key)
+{
+	if (!t->nbuckets)
+		return NULL;
+	for (gc_hnode *c = t->buckets[bucket_of(t, key)]; c; c = c->next)
+		if (c->key == key)
+			return c;
+	return NULL;
+}
+
+gc_hnode *gc_table_next(const gc_hnode *n)
+{
+	for (gc_hnode *c = n->next; c; c = c->next)
+		if (c->key == n->key)
+			return c;
+	return NULL;
+}
+
+void gc_table_remove(gc_table *t, gc_hnode *n)
+{
+	gc_hnode **pp = &t->buckets[bucket_of(t, n->key)];
+	for (; *pp; pp = &(*pp)->next) {
+		if (*pp == n) {
+			*pp = n->next;
+			n->next = NULL;
+			t->count--;
+			return;
+		}
+	}
+}
+
+void gc_table_each(const gc_table *t, void (*fn)(gc_hnode *n, void *arg), void *arg)
+{
+	for (size_t i = 0; i < t->nbuckets; i++)
+		for (gc_hnode *c = t->buckets[i]; c; c = c->next)
+			fn(c, arg);
+}
+
+size_t gc_table_bytes(const gc_table *t)
+{
+	return t->nbuckets * sizeof(*t->buckets);
+}
+
+/* ---- slab ---------------------------------------------------------------- */
+
+#define SLAB_CHUNK_OBJECTS 1024
+
+void gc_slab_init(gc_slab *s, size_t size)
+{
+	memset(s, 0, sizeof(*s));
+	size = size < sizeof(void *) ? sizeof(void *) : size;
+	s->size = (size + 7) & ~(size_t)7;
+}
+
+void gc_slab_destroy(gc_slab *s)
+{
+	void *c = s->chunks;
+	while (c) {
+		void *next = *(void **)c;
+		free(c);
+		c = next;
+	}
+	memset(s, 0, sizeof(*s));
+}
+
+void *gc_slab_alloc(gc_slab *s)
+{
+	if (!s->free_list) {
+		/* The chunk's first word links chunks; objects follow, 16-byte aligned. */
+		size_t hdr = 16, bytes = hdr + s->size * SLAB_CHUNK_OBJECTS;
+		char *c = malloc(bytes);
+		if (!c)
+			return NULL;
+		*(void **)c = s->chunks;
+		s->chunks = c;
+		s->chunk_bytes_total += bytes;
+		for (size_t i = SLAB_CHUNK_OBJECTS; i-- > 0;) {
+			void *o = c + hdr + i * s->size;
+			*(void **)o = s->free_list;
+			s->free_list = o;
+		}
+	}
+	void *p = s->free_list;
+	s->free_list = *(void **)p;
+	memset(p, 0, s->size);
+	s->in_use++;
+	return p;
+}
+
+void gc_slab_release(gc_slab *s, void *p)
+{
+	if (!p)
+		return;
+	*(void **)p = s->free_list;
+	s->free_list = p;
+	s->in_use--;
+}

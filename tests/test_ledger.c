@@ -1,0 +1,784 @@
+/* The ledger's rules, driven by event sequences: each rule has a violating sequence and a
+ * clean twin, both asserting the exact rule ids. Return codes in the events are the ones
+ * the H200 returned (shared/notes/cuda-driver-facts.md). */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "interpose/ledger.h"
+
+#define INVALID 1
+#define NOT_SUPPORTED 801
+#define S1 0x10   /* a stream */
+#define S2 0x20
+#define POOL 0x99
+
+typedef struct fx {
+	gc_ledger *l;
+	gc_verdict v[16];
+	int n;            /* verdicts of the last event */
+	int counts[GC_RULE__COUNT];  /* verdicts of all events */
+} fx;
+
+static int setup(void **state)
+{
+	static fx f;
+	memset(&f, 0, sizeof(f));
+	gc_ledger_config cfg = {4096};
+	f.l = gc_ledger_new(&cfg);
+	*state = &f;
+	return f.l ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	fx *f = *state;
+	gc_ledger_free(f->l);
+	return 0;
+}
+
+static int apply(fx *f, gc_event ev)
+{
+	if (!ev.call)
+		ev.call = gc_event_kind_name(ev.kind);
+	f->n = gc_ledger_apply(f->l, &ev, f->v, 16);
+	for (int i = 0; i < f->n; i++)
+		f->counts[f->v[i].rule]++;
+	return f->n;
+}
+
+/* Event builders: the fields each kind uses, nothing else. */
+static gc_event alloc(uint64_t p, uint64_t size, uint64_t stream, uint64_t cap)
+{
+	return (gc_event){.kind = GC_EV_ALLOC, .call = "cuMemAllocFromPoolAsync", .ptr = p,
+	                  .size = size, .stream = stream, .pool = POOL, .capture_id = cap,
+	                  .site = 7};
+}
+static gc_event mfree(uint64_t p, uint64_t stream, uint64_t cap, int result)
+{
+	return (gc_event){.kind = GC_EV_FREE, .call = "cuMemFreeAsync", .ptr = p,
+	                  .stream = stream, .capture_id = cap, .result = result, .site = 8};
+}
+static gc_event begin(uint64_t stream, uint64_t id, int mode)
+{
+	return (gc_event){.kind = GC_EV_CAPTURE_BEGIN, .call = "cuStreamBeginCapture_v2",
+	                  .stream = stream, .capture_id = id, .mode = mode, .tid = 1};
+}
+static gc_event end(uint64_t stream, uint64_t id, uint64_t graph, int result)
+{
+	return (gc_event){.kind = GC_EV_CAPTURE_END, .call = "cuStreamEndCapture",
+	                  .stream = stream, .capture_id = id, .graph = graph, .result = result};
+}
+static gc_event inst(uint64_t graph, uint64_t exec, uint64_t flags, int result)
+{
+	return (gc_event){.kind = GC_EV_INSTANTIATE, .call = "cuGraphInstantiateWithFlags",
+	                  .graph = graph, .exec = exec, .flags = flags, .result = result};
+}
+static gc_event launch(uint64_t exec, uint64_t stream, int result)
+{
+	return (gc_event){.kind = GC_EV_LAUNCH, .call = "cuGraphLaunch", .exec = exec,
+	                  .stream = stream, .result = result};
+}
+static gc_event ev_kind(gc_event_kind k, uint64_t handle)
+{
+	gc_event e = {.kind = k};
+	if (k == GC_EV_EXEC_DESTROY)
+		e.exec = handle;
+	else
+		e.graph = handle;
+	return e;
+}
+static gc_event at_exit(void)
+{
+	return (gc_event){.kind = GC_EV_EXIT, .call = "exit"};
+}
+
+/* Exactly these rules from the last event, in order. */
+static void expect(fx *f, int n, ...)
+{
+	va_list ap;
+	va_start(ap, n);
+	if (f->n != n) {
+		for (int i = 0; i < f->n; i++)
+			print_message("  got %s: %s\n", gc_rule_id(f->v[i].rule), f->v[i].message);
+	}
+	assert_int_equal(f->n, n);
+	for (int i = 0; i < n; i++)
+		assert_string_equal(gc_rule_id(f->v[i].rule), gc_rule_id((gc_rule)va_arg(ap, int)));
+	va_end(ap);
+}
+
+static void expect_none(fx *f)
+{
+	expect(f, 0);
+}
+
+static int total(const fx *f)
+{
+	int t = 0;
+	for (int r = 0; r < GC_RULE__COUNT; r++)
+		t += f->counts[r];
+	return t;
+}
+
+/* One captured graph with an allocation g (freed inside when free_inside), as exec E. */
+static void capture_graph(fx *f, uint64_t id, uint64_t g, uint64_t graph, uint64_t exec,
+                          int free_inside, uint64_t flags)
+{
+	apply(f, begin(S1, id, GC_MODE_GLOBAL));
+	apply(f, alloc(g, 4096, S1, id));
+	if (free_inside)
+		apply(f, mfree(g, S1, id, 0));
+	apply(f, end(S1, id, graph, 0));
+	apply(f, inst(graph, exec, flags, 0));
+	expect_none(f);
+}
+
+/* ---- free-foreign-in-capture -------------------------------------------- */
+
+static void foreign_free_in_capture(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0xA000, 100, S1, 0));
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, mfree(0xA000, S1, 1, INVALID));
+	expect(f, 1, GC_RULE_FREE_FOREIGN_IN_CAPTURE);
+	assert_true(f->v[0].alloc.known);
+	assert_int_equal(f->v[0].alloc.ptr, 0xA000);
+	assert_false(f->v[0].alloc.in_graph);
+	assert_non_null(strstr(f->v[0].message, "not allocated by this graph"));
+	/* The driver dropped the free: the memory is still live and freeable outside. */
+	apply(f, end(S1, 1, 0x6000, 0));
+	apply(f, mfree(0xA000, S1, 0, 0));
+	expect_none(f);
+}
+
+static void foreign_free_in_capture_clean(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0xA000, 100, S1, 0));
+	apply(f, mfree(0xA000, S1, 0, 0));   /* freed before the capture */
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, alloc(0xB000, 100, S1, 1));
+	apply(f, mfree(0xB000, S1, 1, 0));   /* its own allocation */
+	apply(f, end(S1, 1, 0x6000, 0));
+	assert_int_equal(total(f), 0);
+}
+
+static void foreign_free_node_of_sync_memory(void **state)
+{
+	fx *f = *state;
+	apply(f, (gc_event){.kind = GC_EV_SYNC_ALLOC, .call = "cuMemAlloc_v2", .ptr = 0xC000,
+	                    .size = 64});
+	apply(f, (gc_event){.kind = GC_EV_FREE_NODE, .call = "cuGraphAddMemFreeNode",
+	                    .graph = 0x7000, .ptr = 0xC000, .result = INVALID});
+	expect(f, 1, GC_RULE_FREE_FOREIGN_IN_CAPTURE);
+	assert_string_equal(f->v[0].alloc.call, "cuMemAlloc_v2");
+}
+
+/* ---- free-unmaterialized ------------------------------------------------- */
+
+static void unmaterialized_free_before_launch(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 0, 0);
+	apply(f, mfree(0xB000, S1, 0, INVALID));
+	expect(f, 1, GC_RULE_FREE_UNMATERIALIZED);
+	assert_true(f->v[0].alloc.in_graph);
+	assert_int_equal(f->v[0].alloc.capture_id, 1);
+	assert_int_equal(f->v[0].alloc.graph, 0x6000);
+	assert_non_null(strstr(f->v[0].message, "not been launched"));
+}
+
+static void unmaterialized_twice_per_launch(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 0, 0);
+	apply(f, launch(0xE000, S1, 0));
+	apply(f, mfree(0xB000, S1, 0, 0));
+	expect_none(f);
+	apply(f, mfree(0xB000, S1, 0, INVALID));
+	expect(f, 1, GC_RULE_FREE_UNMATERIALIZED);
+	assert_non_null(strstr(f->v[0].message, "since that graph's last launch"));
+}
+
+static void unmaterialized_clean(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 0, 0);
+	for (int i = 0; i < 3; i++) {
+		apply(f, launch(0xE000, S1, 0));
+		apply(f, mfree(0xB000, S1, 0, 0));
+	}
+	assert_int_equal(total(f), 0);
+}
+
+/* ---- free-owned-by-graph ------------------------------------------------- */
+
+static void owned_by_graph_freed_outside(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 1, 0);
+	apply(f, launch(0xE000, S1, 0));
+	expect_none(f);
+	apply(f, mfree(0xB000, S1, 0, INVALID));
+	expect(f, 1, GC_RULE_FREE_OWNED_BY_GRAPH);
+	assert_int_equal(f->v[0].alloc.graph, 0x6000);
+}
+
+static void owned_by_graph_freed_in_other_graph(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 1, 0);
+	apply(f, begin(S2, 2, GC_MODE_GLOBAL));
+	apply(f, mfree(0xB000, S2, 2, INVALID));
+	expect(f, 1, GC_RULE_FREE_OWNED_BY_GRAPH);
+}
+
+static void owned_by_graph_clean(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 1, 0);
+	for (int i = 0; i < 3; i++)
+		apply(f, launch(0xE000, S1, 0));  /* freed inside: relaunch is fine */
+	apply(f, at_exit());
+	assert_int_equal(total(f), 0);
+}
+
+/* A graph may free another graph's allocation (Graph Memory Nodes) once it is live. */
+static void cross_graph_free(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 0, 0);
+	apply(f, begin(S1, 2, GC_MODE_GLOBAL));
+	apply(f, mfree(0xB000, S1, 2, 0));
+	expect_none(f);
+	apply(f, end(S1, 2, 0x6100, 0));
+	apply(f, inst(0x6100, 0xE100, 0, 0));
+	apply(f, launch(0xE100, S1, INVALID));  /* the owner never ran */
+	expect(f, 1, GC_RULE_FREE_UNMATERIALIZED);
+	apply(f, launch(0xE000, S1, 0));
+	apply(f, launch(0xE100, S1, 0));
+	expect_none(f);
+	apply(f, launch(0xE000, S1, 0));       /* freed by the other graph: relaunch is fine */
+	apply(f, launch(0xE100, S1, 0));
+	apply(f, at_exit());
+	expect_none(f);
+	assert_int_equal(total(f), 1);
+}
+
+/* ---- relaunch-unfreed ---------------------------------------------------- */
+
+static void relaunch_with_live_allocation(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 0, 0);
+	apply(f, launch(0xE000, S1, 0));
+	expect_none(f);
+	apply(f, launch(0xE000, S1, INVALID));
+	expect(f, 1, GC_RULE_RELAUNCH_UNFREED);
+	assert_int_equal(f->v[0].alloc.ptr, 0xB000);
+	/* The refused launch changed nothing: one free is still right. */
+	apply(f, mfree(0xB000, S1, 0, 0));
+	expect_none(f);
+}
+
+static void relaunch_clean_auto_free(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 0, GC_FLAG_AUTO_FREE_ON_LAUNCH);
+	for (int i = 0; i < 4; i++)
+		apply(f, launch(0xE000, S1, 0));
+	apply(f, mfree(0xB000, S1, 0, 0));
+	apply(f, at_exit());
+	assert_int_equal(total(f), 0);
+}
+
+/* ---- double-free --------------------------------------------------------- */
+
+static void double_free_async(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0xA000, 100, S1, 0));
+	apply(f, mfree(0xA000, S1, 0, 0));
+	apply(f, mfree(0xA000, S1, 0, INVALID));
+	expect(f, 1, GC_RULE_DOUBLE_FREE);
+	assert_int_equal(f->v[0].alloc.free_site, 8);
+}
+
+static void double_free_clean_after_reuse(void **state)
+{
+	fx *f = *state;
+	/* Pools hand the same address out again: each allocation is freed once. */
+	for (int i = 0; i < 100; i++) {
+		apply(f, alloc(0xA000, 100, S1, 0));
+		apply(f, mfree(0xA000, S1, 0, 0));
+	}
+	assert_int_equal(total(f), 0);
+	gc_ledger_stats st;
+	gc_ledger_stats_get(f->l, &st);
+	assert_int_equal(st.live_allocs, 0);
+}
+
+static void double_free_in_graph(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, alloc(0xB000, 100, S1, 1));
+	apply(f, mfree(0xB000, S1, 1, 0));
+	apply(f, mfree(0xB000, S1, 1, INVALID));
+	expect(f, 1, GC_RULE_DOUBLE_FREE);
+}
+
+/* ---- free-unknown -------------------------------------------------------- */
+
+static void unknown_free(void **state)
+{
+	fx *f = *state;
+	apply(f, mfree(0x1234, S1, 0, INVALID));
+	expect(f, 1, GC_RULE_FREE_UNKNOWN);
+	assert_false(f->v[0].alloc.known);
+}
+
+static void unknown_free_interior(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0xA000, 256, S1, 0));
+	apply(f, mfree(0xA010, S1, 0, INVALID));
+	expect(f, 1, GC_RULE_FREE_UNKNOWN);
+	assert_true(f->v[0].alloc.known);
+	assert_int_equal(f->v[0].alloc.ptr, 0xA000);
+	assert_non_null(strstr(f->v[0].message, "16 bytes inside"));
+}
+
+static void unknown_free_clean_sync_untracked(void **state)
+{
+	fx *f = *state;
+	/* cuMemFree of memory from an allocator graphcheck does not watch, accepted. */
+	apply(f, (gc_event){.kind = GC_EV_SYNC_FREE, .call = "cuMemFree_v2", .ptr = 0x5000});
+	apply(f, alloc(0xA000, 256, S1, 0));
+	apply(f, mfree(0xA000, S1, 0, 0));
+	assert_int_equal(total(f), 0);
+}
+
+/* ---- instantiate-twice --------------------------------------------------- */
+
+static void instantiate_twice(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 1, 0);
+	apply(f, inst(0x6000, 0, GC_FLAG_AUTO_FREE_ON_LAUNCH, NOT_SUPPORTED));
+	expect(f, 1, GC_RULE_INSTANTIATE_TWICE);
+	assert_non_null(strstr(f->v[0].message, "0xe000"));
+}
+
+static void instantiate_after_exec_destroy(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 1, 0);
+	apply(f, ev_kind(GC_EV_EXEC_DESTROY, 0xE000));
+	apply(f, inst(0x6000, 0xE001, 0, 0));
+	expect_none(f);
+	apply(f, launch(0xE001, S1, 0));
+	apply(f, launch(0xE001, S1, 0));
+	assert_int_equal(total(f), 0);
+}
+
+static void instantiate_twice_clean_no_mem_nodes(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, end(S1, 1, 0x6000, 0));
+	apply(f, inst(0x6000, 0xE000, 0, 0));
+	apply(f, inst(0x6000, 0xE001, 0, 0));
+	assert_int_equal(total(f), 0);
+}
+
+/* ---- capture-invalidated ------------------------------------------------- */
+
+static void capture_invalidated_by_malloc(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, (gc_event){.kind = GC_EV_SYNC_ALLOC, .call = "cuMemAlloc_v2",
+	                    .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, .tid = 2});
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+	assert_non_null(strstr(f->v[0].message, "mode GLOBAL"));
+	assert_non_null(strstr(f->v[0].message, "cuMemAlloc_v2"));
+	apply(f, end(S1, 1, 0, GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED));
+	expect_none(f);  /* explained by the record above */
+}
+
+static void capture_invalidated_by_stream_sync(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_RELAXED));
+	apply(f, begin(S2, 2, GC_MODE_RELAXED));
+	apply(f, (gc_event){.kind = GC_EV_SYNC_CALL, .call = "cuStreamSynchronize",
+	                    .stream = S2, .capture_id = 2,
+	                    .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED});
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+	assert_non_null(strstr(f->v[0].message, "capture 2 (mode RELAXED)"));
+}
+
+static void capture_invalidated_unseen_cause(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, end(S1, 1, 0, GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED));
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+}
+
+static void capture_clean_relaxed_malloc(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_RELAXED));
+	apply(f, (gc_event){.kind = GC_EV_SYNC_ALLOC, .call = "cuMemAlloc_v2", .ptr = 0xC000,
+	                    .size = 64});
+	apply(f, end(S1, 1, 0x6000, 0));
+	apply(f, (gc_event){.kind = GC_EV_SYNC_FREE, .call = "cuMemFree_v2", .ptr = 0xC000});
+	apply(f, at_exit());
+	assert_int_equal(total(f), 0);
+	assert_false(gc_ledger_capturing(f->l));
+}
+
+/* An invalidated capture's allocations never exist: freeing one is unmaterialized... and
+ * the ledger forgets them, so it reads as unknown. */
+static void invalidated_capture_drops_allocations(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, alloc(0xB000, 100, S1, 1));
+	apply(f, end(S1, 1, 0, GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED));
+	apply(f, at_exit());
+	expect_none(f);
+}
+
+/* ---- leak-at-exit -------------------------------------------------------- */
+
+static void leak_at_exit_grouped(void **state)
+{
+	fx *f = *state;
+	for (int i = 0; i < 10; i++)
+		apply(f, alloc(0xA000 + (uint64_t)i * 0x1000, 200, S1, 0));
+	gc_event big = alloc(0xF0000, 5000, S1, 0);
+	big.site = 9;
+	apply(f, big);
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 0, 0);
+	apply(f, launch(0xE000, S1, 0));   /* a live graph allocation counts too */
+	apply(f, at_exit());
+	expect(f, 1, GC_RULE_LEAK_AT_EXIT);
+	gc_verdict *v = &f->v[0];
+	assert_int_equal(v->leak_count, 12);
+	assert_int_equal(v->leak_bytes, 10 * 200 + 5000 + 4096);
+	assert_int_equal(v->n_leaks, 3);
+	assert_int_equal(v->leaks[0].bytes, 5000);  /* largest first */
+	assert_int_equal(v->leaks[0].site, 9);
+	assert_int_equal(v->leaks[1].bytes, 4096);
+	assert_true(v->leaks[1].in_graph);
+	assert_int_equal(v->leaks[2].count, 10);
+	assert_int_equal(gc_rule_severity(v->rule), GC_SEV_WARNING);
+}
+
+static void leak_clean(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0xA000, 200, S1, 0));
+	apply(f, mfree(0xA000, S1, 0, 0));
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 0, 0);  /* never launched: nothing live */
+	apply(f, (gc_event){.kind = GC_EV_SYNC_ALLOC, .call = "cuMemAlloc_v2", .ptr = 0xC000,
+	                    .size = 64});  /* cuMemAlloc memory is not stream-ordered */
+	apply(f, at_exit());
+	assert_int_equal(total(f), 0);
+}
+
+/* ---- api-error ----------------------------------------------------------- */
+
+static void api_error_unexplained(void **state)
+{
+	fx *f = *state;
+	apply(f, (gc_event){.kind = GC_EV_ALLOC, .call = "cuMemAllocAsync", .size = 1ull << 50,
+	                    .stream = S1, .result = 2});
+	expect(f, 1, GC_RULE_API_ERROR);
+	assert_non_null(strstr(f->v[0].message, "CUDA_ERROR_OUT_OF_MEMORY"));
+	apply(f, at_exit());
+	expect_none(f);   /* the failed allocation never entered the ledger */
+}
+
+static void api_error_clean_not_ready(void **state)
+{
+	fx *f = *state;
+	apply(f, (gc_event){.kind = GC_EV_SYNC_CALL, .call = "cuStreamQuery", .stream = S1,
+	                    .result = GC_CUDA_ERROR_NOT_READY});
+	assert_int_equal(total(f), 0);
+}
+
+/* ---- graphs, addresses, memory nodes ------------------------------------- */
+
+/* Two captures given the same address: each graph's allocation is its own. */
+static void address_reuse_across_graphs(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 1, 0);   /* frees inside */
+	capture_graph(f, 2, 0xB000, 0x6100, 0xE100, 0, 0);   /* same address, freed outside */
+	apply(f, launch(0xE000, S1, 0));
+	apply(f, launch(0xE100, S1, 0));
+	apply(f, mfree(0xB000, S1, 0, 0));   /* graph 2's allocation: fine */
+	expect_none(f);
+	apply(f, launch(0xE100, S1, 0));
+	apply(f, launch(0xE000, S1, 0));
+	apply(f, mfree(0xB000, S1, 0, 0));
+	apply(f, at_exit());
+	assert_int_equal(total(f), 0);
+	/* A free before graph 2 launches again is graph 2's problem, not graph 1's. */
+	apply(f, mfree(0xB000, S1, 0, INVALID));
+	expect(f, 1, GC_RULE_FREE_UNMATERIALIZED);
+	assert_int_equal(f->v[0].alloc.graph, 0x6100);
+}
+
+static void explicit_memory_nodes(void **state)
+{
+	fx *f = *state;
+	apply(f, (gc_event){.kind = GC_EV_ALLOC_NODE, .call = "cuGraphAddMemAllocNode",
+	                    .graph = 0x6000, .ptr = 0xB000, .size = 512});
+	apply(f, inst(0x6000, 0xE000, 0, 0));
+	apply(f, mfree(0xB000, S1, 0, INVALID));
+	expect(f, 1, GC_RULE_FREE_UNMATERIALIZED);
+	apply(f, launch(0xE000, S1, 0));
+	apply(f, launch(0xE000, S1, INVALID));
+	expect(f, 1, GC_RULE_RELAUNCH_UNFREED);
+	apply(f, mfree(0xB000, S1, 0, 0));
+	expect_none(f);
+	/* A graph whose free node frees its own allocation relaunches freely. */
+	apply(f, (gc_event){.kind = GC_EV_ALLOC_NODE, .call = "cuGraphAddMemAllocNode",
+	                    .graph = 0x6100, .ptr = 0xD000, .size = 512});
+	apply(f, (gc_event){.kind = GC_EV_FREE_NODE, .call = "cuGraphAddMemFreeNode",
+	                    .graph = 0x6100, .ptr = 0xD000});
+	apply(f, inst(0x6100, 0xE100, 0, 0));
+	apply(f, launch(0xE100, S1, 0));
+	apply(f, launch(0xE100, S1, 0));
+	expect_none(f);
+}
+
+/* Destroying a graph or exec frees nothing: a live allocation is still freed later. */
+static void destroy_keeps_live_allocations(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 0, 0);
+	apply(f, launch(0xE000, S1, 0));
+	apply(f, ev_kind(GC_EV_GRAPH_DESTROY, 0x6000));
+	apply(f, ev_kind(GC_EV_EXEC_DESTROY, 0xE000));
+	apply(f, mfree(0xB000, S1, 0, 0));
+	apply(f, at_exit());
+	assert_int_equal(total(f), 0);
+	gc_ledger_stats st;
+	gc_ledger_stats_get(f->l, &st);
+	assert_int_equal(st.graphs, 0);
+	assert_int_equal(st.live_allocs, 0);
+}
+
+static void destroyed_unlaunched_graph(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 0, 0);
+	apply(f, ev_kind(GC_EV_EXEC_DESTROY, 0xE000));
+	apply(f, ev_kind(GC_EV_GRAPH_DESTROY, 0x6000));
+	apply(f, mfree(0xB000, S1, 0, INVALID));
+	expect(f, 1, GC_RULE_FREE_UNKNOWN);  /* its records went with the graph */
+}
+
+/* A stream joined into a capture by an event shares the capture's id. */
+static void joined_stream_allocations(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, alloc(0xB000, 64, S2, 1));   /* on S2, joined into capture 1 */
+	apply(f, mfree(0xB000, S2, 1, 0));
+	apply(f, end(S1, 1, 0x6000, 0));
+	apply(f, inst(0x6000, 0xE000, 0, 0));
+	apply(f, launch(0xE000, S1, 0));
+	apply(f, launch(0xE000, S1, 0));
+	apply(f, at_exit());
+	assert_int_equal(total(f), 0);
+}
+
+/* ---- the seed -------------------------------------------------------------- */
+
+/* shared/seed/seed_pipeline.cu's driver calls over 10 iterations, with the H200's codes.
+ * Pool addresses: in_d_0 is never freed, so each iteration gets a new one. */
+static void seed_sequence(fx *f, int fixed)
+{
+	const uint64_t SZ = 200000, GRAPH = 0x6000, EXEC = 0xE000, OUT1 = 0xB000;
+	int created = 0;
+	for (int i = 0; i < 10; i++) {
+		uint64_t in0 = fixed ? 0xA000 : 0xA000 + 0x100000 * (uint64_t)i;
+		uint64_t out0 = 0x2000000, out2 = 0x3000000;
+		apply(f, alloc(in0, SZ, S1, 0));
+		apply(f, alloc(out0, SZ, S1, 0));
+		if (fixed)
+			apply(f, mfree(in0, S1, 0, 0));
+		if (!created) {
+			apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+			apply(f, alloc(OUT1, SZ, S1, 1));
+			if (!fixed)
+				apply(f, mfree(in0, S1, 1, INVALID));
+			apply(f, end(S1, 1, GRAPH, 0));
+			apply(f, inst(GRAPH, EXEC, 0, 0));
+			created = 1;
+			if (fixed)
+				apply(f, launch(EXEC, S1, 0));
+		} else {
+			apply(f, launch(EXEC, S1, 0));
+		}
+		apply(f, mfree(out0, S1, 0, 0));
+		apply(f, alloc(out2, SZ, S1, 0));
+		apply(f, mfree(OUT1, S1, 0, (!fixed && i == 0) ? INVALID : 0));
+		apply(f, mfree(out2, S1, 0, 0));
+	}
+	apply(f, ev_kind(GC_EV_GRAPH_DESTROY, GRAPH));
+	apply(f, ev_kind(GC_EV_EXEC_DESTROY, EXEC));
+	apply(f, at_exit());
+}
+
+static void seed_as_written(void **state)
+{
+	fx *f = *state;
+	seed_sequence(f, 0);
+	assert_int_equal(f->counts[GC_RULE_FREE_FOREIGN_IN_CAPTURE], 1);
+	assert_int_equal(f->counts[GC_RULE_FREE_UNMATERIALIZED], 1);
+	assert_int_equal(f->counts[GC_RULE_LEAK_AT_EXIT], 1);
+	assert_int_equal(total(f), 3);
+	expect(f, 1, GC_RULE_LEAK_AT_EXIT);
+	assert_int_equal(f->v[0].leak_count, 10);   /* in_d_0, every iteration */
+	assert_int_equal(f->v[0].leak_bytes, 10 * 200000);
+}
+
+static void seed_fixed(void **state)
+{
+	fx *f = *state;
+	seed_sequence(f, 1);
+	assert_int_equal(total(f), 0);
+}
+
+/* ---- threads ---------------------------------------------------------------- */
+
+#define THREADS 16
+#define OPS 20000
+
+static gc_ledger *shared_ledger;
+
+static void *hammer(void *arg)
+{
+	uint64_t t = (uint64_t)(uintptr_t)arg;
+	gc_verdict v[4];
+	int bad = 0;
+	for (uint64_t i = 0; i < OPS; i++) {
+		uint64_t p = ((t + 1) << 32) | ((i % 64) << 8);
+		gc_event a = alloc(p, 64, 0x100 + t, 0), fr = mfree(p, 0x100 + t, 0, 0);
+		bad += gc_ledger_apply(shared_ledger, &a, v, 4);
+		bad += gc_ledger_apply(shared_ledger, &fr, v, 4);
+	}
+	/* One deliberate double free per thread: the count must come out exact. */
+	gc_event fr = mfree(((t + 1) << 32), 0x100 + t, 0, INVALID);
+	int n = gc_ledger_apply(shared_ledger, &fr, v, 4);
+	return (void *)(uintptr_t)(bad * 1000 + (n == 1 && v[0].rule == GC_RULE_DOUBLE_FREE));
+}
+
+static void threads_hammer(void **state)
+{
+	fx *f = *state;
+	shared_ledger = f->l;
+	pthread_t th[THREADS];
+	for (uintptr_t t = 0; t < THREADS; t++)
+		assert_int_equal(pthread_create(&th[t], NULL, hammer, (void *)t), 0);
+	for (int t = 0; t < THREADS; t++) {
+		void *r;
+		pthread_join(th[t], &r);
+		assert_int_equal((uintptr_t)r, 1);
+	}
+	gc_ledger_stats st;
+	gc_ledger_stats_get(f->l, &st);
+	assert_int_equal(st.live_allocs, 0);
+	apply(f, at_exit());
+	expect_none(f);
+}
+
+/* ---- history bound ----------------------------------------------------------- */
+
+static void history_is_bounded(void **state)
+{
+	(void)state;
+	gc_ledger_config cfg = {8};
+	gc_ledger *l = gc_ledger_new(&cfg);
+	gc_verdict v[4];
+	for (uint64_t i = 0; i < 1000; i++) {
+		gc_event a = alloc(0x10000 + i * 0x100, 64, S1, 0), fr = mfree(a.ptr, S1, 0, 0);
+		gc_ledger_apply(l, &a, v, 4);
+		gc_ledger_apply(l, &fr, v, 4);
+	}
+	gc_ledger_stats st;
+	gc_ledger_stats_get(l, &st);
+	assert_int_equal(st.history, 8);
+	/* The newest freed allocations are still explained, the oldest are forgotten. */
+	gc_event recent = mfree(0x10000 + 999 * 0x100, S1, 0, INVALID);
+	assert_int_equal(gc_ledger_apply(l, &recent, v, 4), 1);
+	assert_int_equal(v[0].rule, GC_RULE_DOUBLE_FREE);
+	gc_event old = mfree(0x10000, S1, 0, INVALID);
+	assert_int_equal(gc_ledger_apply(l, &old, v, 4), 1);
+	assert_int_equal(v[0].rule, GC_RULE_FREE_UNKNOWN);
+	gc_ledger_free(l);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(foreign_free_in_capture),
+		T(foreign_free_in_capture_clean),
+		T(foreign_free_node_of_sync_memory),
+		T(unmaterialized_free_before_launch),
+		T(unmaterialized_twice_per_launch),
+		T(unmaterialized_clean),
+		T(owned_by_graph_freed_outside),
+		T(owned_by_graph_freed_in_other_graph),
+		T(owned_by_graph_clean),
+		T(cross_graph_free),
+		T(relaunch_with_live_allocation),
+		T(relaunch_clean_auto_free),
+		T(double_free_async),
+		T(double_free_clean_after_reuse),
+		T(double_free_in_graph),
+		T(unknown_free),
+		T(unknown_free_interior),
+		T(unknown_free_clean_sync_untracked),
+		T(instantiate_twice),
+		T(instantiate_after_exec_destroy),
+		T(instantiate_twice_clean_no_mem_nodes),
+		T(capture_invalidated_by_malloc),
+		T(capture_invalidated_by_stream_sync),
+		T(capture_invalidated_unseen_cause),
+		T(capture_clean_relaxed_malloc),
+		T(invalidated_capture_drops_allocations),
+		T(leak_at_exit_grouped),
+		T(leak_clean),
+		T(api_error_unexplained),
+		T(api_error_clean_not_ready),
+		T(address_reuse_across_graphs),
+		T(explicit_memory_nodes),
+		T(destroy_keeps_live_allocations),
+		T(destroyed_unlaunched_graph),
+		T(joined_stream_allocations),
+		T(seed_as_written),
+		T(seed_fixed),
+		T(threads_hammer),
+		cmocka_unit_test(history_is_bounded),
+	};
+	return cmocka_run_group_tests_name("ledger", tests, NULL, NULL);
+}

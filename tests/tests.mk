@@ -1,0 +1,28 @@
+# CPU tests. Each binary in TESTS runs from the repo root; each script in TEST_SCRIPTS runs
+# as `sh SCRIPT BUILD_DIR` and ends with an "N passed, N failed" line.
+TESTS ?=
+TEST_SCRIPTS ?=
+TEST_LIBS := -lcmocka -ljansson -lpthread -ldl
+
+UNIT_TESTS := ledger log options table
+TESTS += $(patsubst %,$(BUILD)/tests/test_%,$(UNIT_TESTS))
+
+$(BUILD)/tests/test_%: $(BUILD)/obj/tests/test_%.o $(CORE_OBJS)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
+all: $(TESTS)
+
+test: all
+	@failed=0; \
+	for t in $(TESTS); do \
+		echo "== $$t"; \
+		$$t || failed=$$((failed + 1)); \
+	done; \
+	for s in $(TEST_SCRIPTS); do \
+		echo "== $$s"; \
+		sh $$s $(BUILD) || failed=$$((failed + 1)); \
+	done; \
+	if [ $$failed -ne 0 ]; then echo "make test: $$failed suite(s) failed"; exit 1; fi; \
+	echo "make test: all suites passed"
