@@ -1,0 +1,75 @@
+#include "interpose/backtrace.h"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <link.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interpose/sites.h"
+
+static uintptr_t self_lo, self_hi;  /* graphcheck's own text, skipped in backtraces */
+static char exe_path[1024];
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t probe = (uintptr_t)arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		if (probe >= lo && probe < hi) {
+			self_lo = lo;
+			self_hi = hi;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void gc_backtrace_init(void)
+{
+	if (self_hi)
+		return;
+	void *prime[2];
+	backtrace(prime, 2);
+	dl_iterate_phdr(find_self, (void *)(uintptr_t)&gc_backtrace_init);
+	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
+	exe_path[n > 0 ? n : 0] = '\0';
+}
+
+int gc_backtrace_capture(void **frames, int max)
+{
+	void *raw[GC_SITE_DEPTH_MAX + 16];
+	if (max <= 0)
+		return 0;
+	if (max > GC_SITE_DEPTH_MAX)
+		max = GC_SITE_DEPTH_MAX;
+	int n = backtrace(raw, max + 16);
+	int skip = 0;
+	while (skip < n && (uintptr_t)raw[skip] >= self_lo && (uintptr_t)raw[skip] < self_hi)
+		skip++;
+	int out = n - skip < max ? n - skip : max;
+	memcpy(frames, raw + skip, (size_t)(out > 0 ? out : 0) * sizeof(*frames));
+	return out > 0 ? out : 0;
+}
+
+void gc_frame_describe(const void *addr, gc_frame *f)
+{
+	Dl_info info;
+	struct link_map *lm = NULL;
+	memset(f, 0, sizeof(*f));
+	f->addr = (uintptr_t)addr;
+	f->module = "?";
+	f->offset = (uintptr_t)addr;
+	if (!dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
+		return;
+	/* The main program's link map has an empty name. */
+	f->module = lm->l_name && lm->l_name[0] ? lm->l_name : (exe_path[0] ? exe_path : "?");
+	f->offset = (uintptr_t)addr - lm->l_addr;
+	if (info.dli_sname && info.dli_saddr) {
+		f->symbol = info.dli_sname;
+		f->symbol_offset = (uintptr_t)addr - (uintptr_t)info.dli_saddr;
+	}
+}

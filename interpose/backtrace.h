@@ -1,0 +1,23 @@
+/* Host backtraces of the program's calls, with graphcheck's own frames left out. */
+#ifndef GC_BACKTRACE_H
+#define GC_BACKTRACE_H
+
+#include <stdint.h>
+
+typedef struct gc_frame {
+	uintptr_t addr;
+	const char *module;   /* absolute path where known; never NULL */
+	uintptr_t offset;     /* address in the module's ELF address space */
+	const char *symbol;   /* nearest dynamic symbol or NULL */
+	uintptr_t symbol_offset;
+} gc_frame;
+
+/* Primes glibc's unwinder (its first use loads libgcc_s and allocates) and finds the
+ * address range of graphcheck itself. Safe to call more than once. */
+void gc_backtrace_init(void);
+/* The caller's frames, innermost first, starting at the first frame outside graphcheck. */
+int gc_backtrace_capture(void **frames, int max);
+/* Module, offset and symbol of a code address; a frame nothing maps gets module "?". */
+void gc_frame_describe(const void *addr, gc_frame *f);
+
+#endif

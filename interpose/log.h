@@ -1,0 +1,45 @@
+/* The violation log: human text (stderr or GRAPHCHECK_LOG_FILE) and JSON lines
+ * (GRAPHCHECK_JSON_FILE, format in docs/log-format.md). Each record is formatted into a
+ * stack buffer and written with one write(2) to an O_APPEND file: nothing allocates, and a
+ * killed program leaves only whole lines. */
+#ifndef GC_LOG_H
+#define GC_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interpose/ledger.h"
+#include "interpose/options.h"
+
+/* The call a verdict is about. */
+typedef struct gc_record {
+	const char *call;
+	int result;
+	uint64_t ptr, size, stream, graph, exec, capture_id;
+	void *const *frames;
+	int nframes;
+	uint64_t pid, tid, seq;
+} gc_record;
+
+/* Opens the outputs the options name; a path that cannot be opened gets one message on
+ * stderr and its records go to stderr. */
+void gc_log_open(const gc_options *o);
+/* After fork, in the child: paths with %p are opened again for the new pid. */
+void gc_log_reopen_child(void);
+/* Writes one verdict (text and JSON); counts it for the summary. Returns its seq. */
+uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v);
+/* The exit summary: "graphcheck: N errors, M warnings" and the JSON summary line. */
+void gc_log_summary(void);
+void gc_log_counts(uint64_t *errors, uint64_t *warnings);
+/* A "graphcheck: ..." line on stderr. */
+void gc_log_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The formatters, for tests: they write at most n bytes and return the length (a record
+ * that does not fit loses frames first; it is never cut mid-line). */
+size_t gc_log_format_text(char *buf, size_t n, const gc_record *r, const gc_verdict *v);
+size_t gc_log_format_json(char *buf, size_t n, const gc_record *r, const gc_verdict *v);
+
+/* "%p" becomes pid, "%%" a percent sign. Returns -1 if it does not fit. */
+int gc_log_expand_path(char *out, size_t n, const char *pattern, long pid);
+
+#endif

@@ -1,0 +1,168 @@
+#include "interpose/options.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum opt_type { T_PATH, T_INT, T_BOOL, T_ENUM };
+
+typedef struct opt {
+	const char *name;          /* the variable, GRAPHCHECK_ + name */
+	enum opt_type type;
+	const char *default_value;
+	size_t offset;             /* into gc_options */
+	long min, max;             /* T_INT */
+	const char *const *values; /* T_ENUM, NULL-terminated; the index is stored */
+	const char *doc;
+} opt;
+
+static const char *const on_error_values[] = {"continue", "abort", NULL};
+
+#define OFF(f) offsetof(gc_options, f)
+static const opt table[] = {
+	{"LOG_FILE", T_PATH, "", OFF(log_file), 0, 0, NULL,
+	 "Human-readable records go here (default: stderr). %p becomes the process id."},
+	{"JSON_FILE", T_PATH, "", OFF(json_file), 0, 0, NULL,
+	 "JSON-lines records go here (default: none). %p becomes the process id."},
+	{"SUMMARY_FILE", T_PATH, "", OFF(summary_file), 0, 0, NULL,
+	 "Each process appends 'pid errors warnings' here at exit (the launcher's channel)."},
+	{"BACKTRACE_DEPTH", T_INT, "8", OFF(backtrace_depth), 0, 64, NULL,
+	 "Host frames recorded for the call a record is about."},
+	{"ALLOC_BACKTRACE_DEPTH", T_INT, "8", OFF(alloc_backtrace_depth), 0, 64, NULL,
+	 "Host frames kept for every allocation, to say where it was made (0: none, cheapest)."},
+	{"ON_ERROR", T_ENUM, "continue", OFF(on_error), 0, 0, on_error_values,
+	 "continue: log and go on; abort: abort() after logging the first error."},
+	{"LEAK_CHECK", T_BOOL, "1", OFF(leak_check), 0, 0, NULL,
+	 "Report stream-ordered and graph allocations still live at exit."},
+	{"HISTORY", T_INT, "4096", OFF(history), 0, 100000000, NULL,
+	 "Freed allocations remembered to explain double frees (0: none)."},
+	{"VERBOSE", T_BOOL, "0", OFF(verbose), 0, 0, NULL,
+	 "Print the effective options and start-up notes on stderr."},
+};
+#define N_OPTS (sizeof(table) / sizeof(table[0]))
+
+static void warn(int fd, const char *name, const char *value, const char *why, const char *dflt)
+{
+	char buf[512];
+	int n = snprintf(buf, sizeof(buf), "graphcheck: GRAPHCHECK_%s='%.200s' %s; using %s\n",
+	                 name, value, why, *dflt ? dflt : "the default");
+	if (fd >= 0 && n > 0)
+		(void)!write(fd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+static int parse_long(const char *s, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int set(gc_options *o, const opt *d, const char *value)
+{
+	char *field = (char *)o + d->offset;
+	long v;
+	switch (d->type) {
+	case T_PATH:
+		if (strlen(value) >= GC_PATH_MAX)
+			return -1;
+		strcpy(field, value);
+		return 0;
+	case T_INT:
+		if (parse_long(value, &v) || v < d->min || v > d->max)
+			return -1;
+		*(int *)field = (int)v;
+		return 0;
+	case T_BOOL:
+		if (!strcmp(value, "1") || !strcasecmp(value, "yes") || !strcasecmp(value, "true"))
+			*(int *)field = 1;
+		else if (!strcmp(value, "0") || !strcasecmp(value, "no") || !strcasecmp(value, "false"))
+			*(int *)field = 0;
+		else
+			return -1;
+		return 0;
+	case T_ENUM:
+		for (int i = 0; d->values[i]; i++)
+			if (!strcasecmp(value, d->values[i])) {
+				*(int *)field = i;
+				return 0;
+			}
+		return -1;
+	}
+	return -1;
+}
+
+static const char *why(const opt *d, char *buf, size_t n)
+{
+	switch (d->type) {
+	case T_PATH: return "is too long";
+	case T_INT: snprintf(buf, n, "is not a whole number in %ld..%ld", d->min, d->max); return buf;
+	case T_BOOL: return "is not 0/1, yes/no or true/false";
+	case T_ENUM: snprintf(buf, n, "is not one of %s, %s", d->values[0], d->values[1]); return buf;
+	}
+	return "is not valid";
+}
+
+int gc_options_load(gc_options *o, gc_getenv_fn getenv_fn, int warn_fd)
+{
+	int bad = 0;
+	memset(o, 0, sizeof(*o));
+	for (size_t i = 0; i < N_OPTS; i++) {
+		const opt *d = &table[i];
+		(void)set(o, d, d->default_value);
+		char name[64];
+		snprintf(name, sizeof(name), "GRAPHCHECK_%s", d->name);
+		const char *value = getenv_fn ? getenv_fn(name) : NULL;
+		if (!value)
+			continue;
+		if (set(o, d, value) != 0) {
+			char buf[96];
+			warn(warn_fd, d->name, value, why(d, buf, sizeof(buf)), d->default_value);
+			(void)set(o, d, d->default_value);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+void gc_options_print(const gc_options *o, int fd)
+{
+	for (size_t i = 0; i < N_OPTS; i++) {
+		const opt *d = &table[i];
+		const char *field = (const char *)o + d->offset;
+		char buf[GC_PATH_MAX + 96];
+		int n;
+		switch (d->type) {
+		case T_PATH:
+			n = snprintf(buf, sizeof(buf), "graphcheck: GRAPHCHECK_%s=%s\n", d->name, field);
+			break;
+		case T_INT:
+			n = snprintf(buf, sizeof(buf), "graphcheck: GRAPHCHECK_%s=%d\n", d->name,
+			             *(const int *)field);
+			break;
+		case T_BOOL:
+			n = snprintf(buf, sizeof(buf), "graphcheck: GRAPHCHECK_%s=%d\n", d->name,
+			             *(const int *)field);
+			break;
+		default:
+			n = snprintf(buf, sizeof(buf), "graphcheck: GRAPHCHECK_%s=%s\n", d->name,
+			             d->values[*(const int *)field]);
+			break;
+		}
+		if (n > 0)
+			(void)!write(fd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	}
+}
+
+const gc_option_doc *gc_options_docs(void)
+{
+	static gc_option_doc docs[N_OPTS + 1];
+	for (size_t i = 0; i < N_OPTS; i++)
+		docs[i] = (gc_option_doc){table[i].name, table[i].default_value, table[i].doc};
+	return docs;
+}

@@ -1,0 +1,39 @@
+/* graphcheck's options: one table of GRAPHCHECK_* variables, read once. */
+#ifndef GC_OPTIONS_H
+#define GC_OPTIONS_H
+
+#include <stddef.h>
+
+#define GC_PATH_MAX 4096
+
+enum gc_on_error { GC_ON_ERROR_CONTINUE, GC_ON_ERROR_ABORT };
+
+typedef struct gc_options {
+	char log_file[GC_PATH_MAX];      /* empty: stderr */
+	char json_file[GC_PATH_MAX];     /* empty: none */
+	char summary_file[GC_PATH_MAX];  /* empty: none; the launcher reads it */
+	int backtrace_depth;
+	int alloc_backtrace_depth;
+	int on_error;
+	int leak_check;
+	int history;
+	int verbose;
+} gc_options;
+
+typedef const char *(*gc_getenv_fn)(const char *name);
+
+/* Fills *o from the environment through getenv_fn (secure_getenv in the preloaded object).
+ * A bad value gets one warning line written to warn_fd and the default is used. Returns
+ * the number of bad values. */
+int gc_options_load(gc_options *o, gc_getenv_fn getenv_fn, int warn_fd);
+
+/* Writes "graphcheck: NAME=value" lines for every option (verbose mode). */
+void gc_options_print(const gc_options *o, int fd);
+
+/* The table, for the README and --help: name, default, doc; NULL name ends it. */
+typedef struct gc_option_doc {
+	const char *name, *default_value, *doc;
+} gc_option_doc;
+const gc_option_doc *gc_options_docs(void);
+
+#endif

@@ -1,0 +1,141 @@
+/* The options table: defaults, good values, and bad values warned about once each. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "interpose/options.h"
+
+static const char *const *env_pairs;
+
+static const char *fake_getenv(const char *name)
+{
+	for (int i = 0; env_pairs && env_pairs[i]; i += 2)
+		if (!strcmp(env_pairs[i], name))
+			return env_pairs[i + 1];
+	return NULL;
+}
+
+/* Loads with the given NAME, VALUE pairs; captures the warnings. */
+static int load(gc_options *o, const char *const *pairs, char *warnings, size_t n)
+{
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	env_pairs = pairs;
+	int bad = gc_options_load(o, fake_getenv, fds[1]);
+	close(fds[1]);
+	ssize_t got = read(fds[0], warnings, n - 1);
+	warnings[got > 0 ? got : 0] = '\0';
+	close(fds[0]);
+	return bad;
+}
+
+static void defaults(void **state)
+{
+	(void)state;
+	gc_options o;
+	char w[4096];
+	assert_int_equal(load(&o, NULL, w, sizeof(w)), 0);
+	assert_string_equal(w, "");
+	assert_string_equal(o.log_file, "");
+	assert_string_equal(o.json_file, "");
+	assert_int_equal(o.backtrace_depth, 8);
+	assert_int_equal(o.on_error, GC_ON_ERROR_CONTINUE);
+	assert_int_equal(o.leak_check, 1);
+	assert_int_equal(o.history, 4096);
+	assert_int_equal(o.verbose, 0);
+}
+
+static void good_values(void **state)
+{
+	(void)state;
+	static const char *const pairs[] = {
+		"GRAPHCHECK_LOG_FILE", "/tmp/gc-%p.log", "GRAPHCHECK_BACKTRACE_DEPTH", "0",
+		"GRAPHCHECK_ON_ERROR", "ABORT", "GRAPHCHECK_LEAK_CHECK", "no",
+		"GRAPHCHECK_HISTORY", "100000000", "GRAPHCHECK_VERBOSE", "true", NULL};
+	gc_options o;
+	char w[4096];
+	assert_int_equal(load(&o, pairs, w, sizeof(w)), 0);
+	assert_string_equal(o.log_file, "/tmp/gc-%p.log");
+	assert_int_equal(o.backtrace_depth, 0);
+	assert_int_equal(o.on_error, GC_ON_ERROR_ABORT);
+	assert_int_equal(o.leak_check, 0);
+	assert_int_equal(o.history, 100000000);
+	assert_int_equal(o.verbose, 1);
+}
+
+static void bad_values_warned_defaults_used(void **state)
+{
+	(void)state;
+	static const char *const pairs[] = {
+		"GRAPHCHECK_BACKTRACE_DEPTH", "lots", "GRAPHCHECK_ALLOC_BACKTRACE_DEPTH", "65",
+		"GRAPHCHECK_ON_ERROR", "explode", "GRAPHCHECK_LEAK_CHECK", "maybe",
+		"GRAPHCHECK_HISTORY", "-1", "GRAPHCHECK_VERBOSE", "", NULL};
+	gc_options o;
+	char w[4096];
+	assert_int_equal(load(&o, pairs, w, sizeof(w)), 6);
+	assert_int_equal(o.backtrace_depth, 8);
+	assert_int_equal(o.alloc_backtrace_depth, 8);
+	assert_int_equal(o.on_error, GC_ON_ERROR_CONTINUE);
+	assert_int_equal(o.leak_check, 1);
+	assert_int_equal(o.history, 4096);
+	assert_non_null(strstr(w, "graphcheck: GRAPHCHECK_BACKTRACE_DEPTH='lots' is not a whole "
+	                          "number in 0..64; using 8\n"));
+	assert_non_null(strstr(w, "GRAPHCHECK_ON_ERROR='explode' is not one of continue, abort"));
+	assert_non_null(strstr(w, "GRAPHCHECK_LEAK_CHECK='maybe' is not 0/1"));
+	assert_non_null(strstr(w, "GRAPHCHECK_HISTORY='-1'"));
+}
+
+static void too_long_path(void **state)
+{
+	(void)state;
+	static char longpath[GC_PATH_MAX + 10];
+	memset(longpath, 'a', sizeof(longpath) - 1);
+	const char *pairs[] = {"GRAPHCHECK_JSON_FILE", longpath, NULL};
+	gc_options o;
+	char w[8192];
+	assert_int_equal(load(&o, pairs, w, sizeof(w)), 1);
+	assert_string_equal(o.json_file, "");
+	assert_non_null(strstr(w, "is too long"));
+}
+
+static void print_lists_every_option(void **state)
+{
+	(void)state;
+	gc_options o;
+	char w[8192];
+	load(&o, NULL, w, sizeof(w));
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	gc_options_print(&o, fds[1]);
+	close(fds[1]);
+	ssize_t n = read(fds[0], w, sizeof(w) - 1);
+	w[n > 0 ? n : 0] = '\0';
+	close(fds[0]);
+	int docs = 0;
+	for (const gc_option_doc *d = gc_options_docs(); d->name; d++, docs++) {
+		char line[128];
+		snprintf(line, sizeof(line), "graphcheck: GRAPHCHECK_%s=", d->name);
+		assert_non_null(strstr(w, line));
+		assert_true(strlen(d->doc) > 10);
+	}
+	assert_true(docs >= 9);
+	assert_non_null(strstr(w, "GRAPHCHECK_ON_ERROR=continue\n"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(defaults),
+		cmocka_unit_test(good_values),
+		cmocka_unit_test(bad_values_warned_defaults_used),
+		cmocka_unit_test(too_long_path),
+		cmocka_unit_test(print_lists_every_option),
+	};
+	return cmocka_run_group_tests_name("options", tests, NULL, NULL);
+}
