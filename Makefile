@@ -62,7 +62,7 @@ CORE_SRCS := interpose/ledger.c interpose/rules.c interpose/table.c interpose/si
              interpose/options.c interpose/log.c interpose/backtrace.c
 CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 
-$(BUILD)/obj/pic/%.o: %.c $(wildcard interpose/*.h)
+$(BUILD)/obj/pic/%.o: %.c $(wildcard interpose/*.h) interpose/hooks.def
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(PIC) -DGC_VERSION='"$(VERSION)"' -c -o $@ $<
@@ -72,9 +72,15 @@ $(BUILD)/obj/%.o: %.c $(wildcard interpose/*.h report/*.h tests/*.h)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) -DGC_VERSION='"$(VERSION)"' -c -o $@ $<
 
-$(LIB): $(LIB_OBJS) interpose/exports.map
+# The version script comes from the same table as the wrappers, so they cannot disagree.
+$(BUILD)/exports.map: interpose/exports.map.in interpose/hooks.def
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -E -P -I. -x c $< -o $@
+
+$(LIB): $(LIB_OBJS) $(BUILD)/exports.map
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared $(SANFLAGS) $(LDFLAGS) -Wl,--version-script=interpose/exports.map \
+	$(Q)$(CC) -shared $(SANFLAGS) $(LDFLAGS) -Wl,--version-script=$(BUILD)/exports.map \
 		-Wl,-z,defs -Wl,-soname,libgraphcheck.so -o $@ $(LIB_OBJS) -ldl -lpthread
 
 $(LAUNCHER): $(BUILD)/obj/interpose/graphcheck.o

@@ -804,8 +804,8 @@ static void on_instantiate(gc_ledger *l, out *o, const gc_event *ev)
 static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 {
 	struct exec *e = (struct exec *)gc_table_find(&l->execs, ev->exec);
-	if (!e)
-		return;
+	if (!e || ev->capture_id)
+		return;  /* launched into a capture: a child graph node, nothing runs now */
 	struct graph *g = e->graph;
 	char gb[96], ob[256];
 	int auto_free = (e->flags & GC_FLAG_AUTO_FREE_ON_LAUNCH) != 0;
@@ -1105,10 +1105,23 @@ void gc_ledger_stats_get(gc_ledger *l, gc_ledger_stats *st)
 	pthread_mutex_unlock(&l->lock);
 }
 
-void gc_ledger_atfork_child(gc_ledger *l)
+void gc_ledger_fork_prepare(gc_ledger *l)
 {
-	/* Only the forking thread survives; the lock may have been held by another. */
-	pthread_mutex_init(&l->lock, NULL);
+	if (l)
+		pthread_mutex_lock(&l->lock);
+}
+
+void gc_ledger_fork_parent(gc_ledger *l)
+{
+	if (l)
+		pthread_mutex_unlock(&l->lock);
+}
+
+void gc_ledger_fork_child(gc_ledger *l)
+{
+	/* Only the forking thread survives: a fresh lock, not an unlock of the old one. */
+	if (l)
+		pthread_mutex_init(&l->lock, NULL);
 }
 
 const char *gc_event_kind_name(gc_event_kind k)

@@ -103,8 +103,11 @@ typedef struct gc_ledger_stats {
 } gc_ledger_stats;
 void gc_ledger_stats_get(gc_ledger *l, gc_ledger_stats *st);
 
-/* After fork in the child: reinitialise the lock (the parent may have held it). */
-void gc_ledger_atfork_child(gc_ledger *l);
+/* pthread_atfork handlers: the lock is taken before fork so the child's copy of the state
+ * is consistent, then released in the parent and re-made in the child. */
+void gc_ledger_fork_prepare(gc_ledger *l);
+void gc_ledger_fork_parent(gc_ledger *l);
+void gc_ledger_fork_child(gc_ledger *l);
 
 const char *gc_event_kind_name(gc_event_kind k);
 

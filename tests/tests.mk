@@ -6,6 +6,7 @@ TEST_LIBS := -lcmocka -ljansson -lpthread -ldl
 
 UNIT_TESTS := ledger log options table
 TESTS += $(patsubst %,$(BUILD)/tests/test_%,$(UNIT_TESTS))
+TEST_SCRIPTS += tests/interpose/check_exports.sh
 
 $(BUILD)/tests/test_%: $(BUILD)/obj/tests/test_%.o $(CORE_OBJS)
 	$(call msg,LD,$@)
@@ -14,7 +15,7 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/test_%.o $(CORE_OBJS)
 
 all: $(TESTS)
 
-test: all
+test: all $(LIB)
 	@failed=0; \
 	for t in $(TESTS); do \
 		echo "== $$t"; \

@@ -1,0 +1,194 @@
+#define __CUDA_API_VERSION_INTERNAL 1
+#include "interpose/checker.h"
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "interpose/backtrace.h"
+#include "interpose/driver.h"
+#include "interpose/log.h"
+#include "interpose/options.h"
+#include "interpose/sites.h"
+
+static gc_options opts;
+static gc_ledger *ledger;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int ready;
+static __thread int in_checker;
+static __thread uint64_t my_tid;
+
+typedef CUresult (*capinfo_v3_fn)(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *,
+                                  const CUgraphNode **, const CUgraphEdgeData **, size_t *);
+typedef CUresult (*capinfo_v2_fn)(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *,
+                                  const CUgraphNode **, size_t *);
+typedef CUresult (*capinfo_v1_fn)(CUstream, CUstreamCaptureStatus *, cuuint64_t *);
+static capinfo_v3_fn capinfo_v3;
+static capinfo_v2_fn capinfo_v2;
+static capinfo_v1_fn capinfo_v1;
+
+static const char *secure_env(const char *name)
+{
+	return secure_getenv(name);
+}
+
+static void at_exit(void)
+{
+	in_checker = 1;  /* calls made by other atexit handlers go straight through */
+	if (opts.leak_check) {
+		gc_event ev = {.kind = GC_EV_EXIT, .call = "exit"};
+		gc_report(&ev);
+	}
+	gc_log_summary();
+}
+
+static void fork_prepare(void)
+{
+	gc_ledger_fork_prepare(ledger);
+}
+
+static void fork_parent(void)
+{
+	gc_ledger_fork_parent(ledger);
+}
+
+static void fork_child(void)
+{
+	gc_ledger_fork_child(ledger);
+	gc_sites_atfork_child();
+	my_tid = 0;
+	gc_log_reopen_child();
+}
+
+/* Runs on the first intercepted call, never in a constructor: by then the program is
+ * using CUDA, and the environment and loader are settled. */
+static void init(void)
+{
+	gc_options_load(&opts, secure_env, 2);
+	gc_log_open(&opts);
+	if (opts.verbose) {
+		gc_log_note("version %s, pid %ld", GC_VERSION, (long)getpid());
+		gc_options_print(&opts, 2);
+	}
+	gc_ledger_config cfg = {(size_t)opts.history};
+	ledger = gc_ledger_new(&cfg);
+	if (!ledger) {
+		gc_log_note("out of memory at start-up; checking is off");
+		return;
+	}
+	gc_backtrace_init();
+	gc_driver_init();
+	capinfo_v3 = (capinfo_v3_fn)gc_driver_lookup("cuStreamGetCaptureInfo_v3");
+	capinfo_v2 = (capinfo_v2_fn)gc_driver_lookup("cuStreamGetCaptureInfo_v2");
+	capinfo_v1 = (capinfo_v1_fn)gc_driver_lookup("cuStreamGetCaptureInfo");
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	atexit(at_exit);
+	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+}
+
+int gc_enter(void)
+{
+	if (in_checker)
+		return 0;
+	in_checker = 1;
+	pthread_once(&once, init);
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+		in_checker = 0;
+		return 0;
+	}
+	return 1;
+}
+
+void gc_leave(void)
+{
+	in_checker = 0;
+}
+
+uint64_t gc_capture_query(uint64_t stream, int ptsz, uint64_t *graph)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	cuuint64_t id = 0;
+	CUgraph g = NULL;
+	CUstream s = (CUstream)(uintptr_t)stream;
+	if (graph)
+		*graph = 0;
+	/* The legacy stream cannot capture, and asking about it during another thread's
+	 * capture is an implicit synchronization: never ask. */
+	if (!ptsz && (stream == 0 || s == CU_STREAM_LEGACY))
+		return 0;
+	if (ptsz && stream == 0)
+		s = CU_STREAM_PER_THREAD;
+	CUresult r;
+	if (capinfo_v3)
+		r = capinfo_v3(s, &st, &id, &g, NULL, NULL, NULL);
+	else if (capinfo_v2)
+		r = capinfo_v2(s, &st, &id, &g, NULL, NULL);
+	else if (capinfo_v1)
+		r = capinfo_v1(s, &st, &id);
+	else
+		return 0;
+	if (r != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+		return 0;
+	if (graph)
+		*graph = (uint64_t)(uintptr_t)g;
+	return id;
+}
+
+uint64_t gc_capture_of(uint64_t stream, int ptsz)
+{
+	if (!gc_ledger_capturing(ledger))
+		return 0;
+	return gc_capture_query(stream, ptsz, NULL);
+}
+
+static uint64_t thread_id(void)
+{
+	if (!my_tid)
+		my_tid = (uint64_t)syscall(SYS_gettid);
+	return my_tid;
+}
+
+static int keeps_site(gc_event_kind k)
+{
+	return k == GC_EV_ALLOC || k == GC_EV_SYNC_ALLOC || k == GC_EV_ALLOC_NODE ||
+	       k == GC_EV_FREE || k == GC_EV_SYNC_FREE || k == GC_EV_FREE_NODE;
+}
+
+void gc_report(gc_event *ev)
+{
+	void *frames[GC_SITE_DEPTH_MAX];
+	int nframes = -1;  /* captured lazily: only allocations and records need frames */
+	ev->tid = thread_id();
+	if (keeps_site(ev->kind) && opts.alloc_backtrace_depth > 0 &&
+	    ev->result == GC_CUDA_SUCCESS) {
+		nframes = gc_backtrace_capture(frames, opts.alloc_backtrace_depth >
+		                                               opts.backtrace_depth
+		                                           ? opts.alloc_backtrace_depth
+		                                           : opts.backtrace_depth);
+		ev->site = gc_sites_intern(frames, nframes < opts.alloc_backtrace_depth
+		                                       ? nframes : opts.alloc_backtrace_depth);
+	}
+	gc_verdict v[8];
+	int n = gc_ledger_apply(ledger, ev, v, 8);
+	if (!n)
+		return;
+	if (nframes < 0)
+		nframes = gc_backtrace_capture(frames, opts.backtrace_depth);
+	gc_record r = {.call = ev->call, .result = ev->result, .ptr = ev->ptr, .size = ev->size,
+	               .stream = ev->stream, .graph = ev->graph, .exec = ev->exec,
+	               .capture_id = ev->capture_id, .frames = frames,
+	               .nframes = nframes < opts.backtrace_depth ? nframes : opts.backtrace_depth,
+	               .pid = (uint64_t)getpid(), .tid = ev->tid};
+	int errors = 0;
+	for (int i = 0; i < n; i++) {
+		gc_log_verdict(&r, &v[i]);
+		errors += gc_rule_severity(v[i].rule) == GC_SEV_ERROR;
+	}
+	if (errors && opts.on_error == GC_ON_ERROR_ABORT) {
+		gc_log_note("aborting on the first error (GRAPHCHECK_ON_ERROR=abort)");
+		gc_log_summary();
+		abort();
+	}
+}

@@ -1,0 +1,106 @@
+#define __CUDA_API_VERSION_INTERNAL 1  /* cuda.h declares every spelling, unrenamed */
+#include "interpose/driver.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
+
+#define GC_EXPORT __attribute__((visibility("default")))
+
+const gc_hook_entry gc_hooks[GC_FN__COUNT] = {
+#define HOOK(spelling, base, ptsz) [GC_FN_##spelling] = {#spelling, #base, ptsz, (void *)&spelling},
+#include "interpose/hooks.def"
+#undef HOOK
+};
+
+void *gc_real[GC_FN__COUNT];
+static void *libcuda;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static gc_dlsym_fn real_dlsym;
+
+gc_dlsym_fn gc_driver_real_dlsym(void)
+{
+	if (!real_dlsym) {
+		/* By version, never by name through dlsym: that would be our own hook. */
+		void *p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+		if (!p)
+			p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+		__atomic_store_n(&real_dlsym, (gc_dlsym_fn)p, __ATOMIC_RELEASE);
+	}
+	return real_dlsym;
+}
+
+static void resolve(void)
+{
+	gc_dlsym_fn sym = gc_driver_real_dlsym();
+	/* The program has libcuda loaded by the time it calls into it; NOLOAD finds that copy
+	 * (whichever path it came from) without loading one into programs that never use CUDA. */
+	libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!libcuda)
+		libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!libcuda || !sym)
+		return;
+	for (int i = 0; i < GC_FN__COUNT; i++)
+		if (!gc_real[i])
+			gc_real[i] = sym(libcuda, gc_hooks[i].spelling);  /* a handle lookup: not us */
+}
+
+void gc_driver_init(void)
+{
+	pthread_once(&init_once, resolve);
+}
+
+void gc_driver_set_real(gc_fn fn, void *p)
+{
+	gc_real[fn] = p;
+}
+
+void *gc_driver_lookup(const char *spelling)
+{
+	gc_driver_init();
+	gc_dlsym_fn sym = gc_driver_real_dlsym();
+	return libcuda && sym ? sym(libcuda, spelling) : NULL;
+}
+
+void *gc_driver_wrap(const char *symbol, void *p)
+{
+	if (!p || !symbol || symbol[0] != 'c' || symbol[1] != 'u')
+		return p;
+	gc_driver_init();
+	for (int i = 0; i < GC_FN__COUNT; i++) {
+		/* Identify the variant by identity, not by the name asked for: the driver decides
+		 * which spelling a (name, version, flags) query means. */
+		if (gc_real[i] == p &&
+		    (!strcmp(gc_hooks[i].base, symbol) || !strcmp(gc_hooks[i].spelling, symbol)))
+			return gc_hooks[i].wrapper;
+	}
+	return p;
+}
+
+/* ---- dlsym ----------------------------------------------------------------- */
+
+static int hooked_name(const char *name)
+{
+	if (!name || name[0] != 'c' || name[1] != 'u')
+		return 0;
+	for (int i = 0; i < GC_FN__COUNT; i++)
+		if (!strcmp(gc_hooks[i].spelling, name))
+			return 1;
+	return 0;
+}
+
+static void *dlsym_redirect(void *handle, const char *name)
+{
+	void *p = gc_driver_real_dlsym()(handle, name);
+	return gc_driver_wrap(name, p);
+}
+
+/* Lookups of other names go straight to glibc as a sibling call, so glibc still sees the
+ * program's return address: RTLD_NEXT keeps meaning "after the caller". */
+GC_EXPORT void *dlsym(void *handle, const char *name)
+{
+	if (handle != RTLD_NEXT && hooked_name(name))
+		return dlsym_redirect(handle, name);
+	return gc_driver_real_dlsym()(handle, name);
+}
