@@ -692,9 +692,9 @@ static void capture_invalidated(gc_ledger *l, out *o, const gc_event *ev)
 	}
 	if (!w.n) {
 		verdict(o, GC_RULE_CAPTURE_INVALIDATED,
-		        "%s returned 900 (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED): the call is not "
-		        "permitted while a stream capture is active, and the driver invalidated that "
-		        "capture (one graphcheck did not see begin).", ev->call);
+		        "%s returned %d (%s): the call is not permitted while a stream capture is "
+		        "active, and the driver invalidated that capture (one graphcheck did not see "
+		        "begin).", ev->call, ev->result, gc_result_name(ev->result));
 		return;
 	}
 	for (int i = 0; i < w.n; i++) {
@@ -703,13 +703,13 @@ static void capture_invalidated(gc_ledger *l, out *o, const gc_event *ev)
 		c->invalidated_by = ev->call;
 		verdict(o, GC_RULE_CAPTURE_INVALIDATED,
 		        "%s during capture %llu (mode %s) of stream 0x%llx is not permitted: the "
-		        "driver returned 900 and invalidated the capture, so cuStreamEndCapture will "
+		        "driver returned %d and invalidated the capture, so cuStreamEndCapture will "
 		        "return 901 and no graph. Move the call before cuStreamBeginCapture or after "
 		        "cuStreamEndCapture, use the stream-ordered form on the capturing stream "
 		        "(cuMemAllocAsync, cuMemFreeAsync), or begin the capture in RELAXED mode if "
 		        "the call is safe.",
 		        ev->call, (unsigned long long)c->h.key, mode_name(c->mode),
-		        (unsigned long long)c->stream);
+		        (unsigned long long)c->stream, ev->result);
 	}
 }
 
@@ -986,7 +986,9 @@ int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 {
 	out o = {v, 0, max, 0};
 	pthread_mutex_lock(&l->lock);
-	if (ev->result == GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) {
+	/* 907: waiting on an event recorded in a capture; the H200 invalidated the capture. */
+	if (ev->result == GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ||
+	    (ev->kind == GC_EV_SYNC_CALL && ev->result == GC_CUDA_ERROR_CAPTURED_EVENT)) {
 		capture_invalidated(l, &o, ev);
 		pthread_mutex_unlock(&l->lock);
 		return o.n < max ? o.n : max;

@@ -132,9 +132,13 @@ static void format_text(sb *b, const gc_record *r, const gc_verdict *v, int max_
 	void *af[GC_SITE_DEPTH_MAX];
 	const char *rn = gc_result_name(r->result);
 	int nf = r->nframes < max_frames ? r->nframes : max_frames;
-	sb_printf(b, PREFIX "%s: %s in %s (returned %d%s%s)\n",
-	          gc_severity_name(gc_rule_severity(v->rule)), gc_rule_id(v->rule), r->call,
-	          r->result, rn ? ", " : "", rn ? rn : "");
+	if (v->rule == GC_RULE_LEAK_AT_EXIT)
+		sb_printf(b, PREFIX "%s: %s\n", gc_severity_name(gc_rule_severity(v->rule)),
+		          gc_rule_id(v->rule));
+	else
+		sb_printf(b, PREFIX "%s: %s in %s (returned %d%s%s)\n",
+		          gc_severity_name(gc_rule_severity(v->rule)), gc_rule_id(v->rule), r->call,
+		          r->result, rn ? ", " : "", rn ? rn : "");
 	sb_printf(b, PREFIX "  %s\n", v->message);
 	text_frames(b, r->frames, nf, NULL);
 	if (v->alloc.known) {

@@ -427,6 +427,20 @@ static void capture_invalidated_by_stream_sync(void **state)
 	assert_non_null(strstr(f->v[0].message, "capture 2 (mode RELAXED)"));
 }
 
+/* cuEventSynchronize on an event recorded in the capture: 907 on the H200, and the
+ * capture's end then returned 901 (tests/gpu/logs/probe_driver.native.out). */
+static void capture_invalidated_by_event_sync(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, (gc_event){.kind = GC_EV_SYNC_CALL, .call = "cuEventSynchronize",
+	                    .result = GC_CUDA_ERROR_CAPTURED_EVENT});
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+	assert_non_null(strstr(f->v[0].message, "returned 907"));
+	apply(f, end(S1, 1, 0, GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED));
+	expect_none(f);
+}
+
 static void capture_invalidated_unseen_cause(void **state)
 {
 	fx *f = *state;
@@ -763,6 +777,7 @@ int main(void)
 		T(instantiate_twice_clean_no_mem_nodes),
 		T(capture_invalidated_by_malloc),
 		T(capture_invalidated_by_stream_sync),
+		T(capture_invalidated_by_event_sync),
 		T(capture_invalidated_unseen_cause),
 		T(capture_clean_relaxed_malloc),
 		T(invalidated_capture_drops_allocations),
