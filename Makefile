@@ -44,6 +44,9 @@ WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-pr
         -Wformat=2 -Wundef -Wno-unused-parameter
 BASE_CFLAGS := $(WARN) -D_GNU_SOURCE -I. -I$(CUDA_INC) $(CFLAGS) $(SANFLAGS)
 PIC := -fPIC -fvisibility=hidden
+# Every symbol resolved at link time, except in sanitizer builds (clang leaves the runtime
+# to the executable).
+ZDEFS := $(if $(SAN),,-Wl,-z,defs)
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
@@ -81,7 +84,7 @@ $(BUILD)/exports.map: interpose/exports.map.in interpose/hooks.def
 $(LIB): $(LIB_OBJS) $(BUILD)/exports.map
 	$(call msg,LD,$@)
 	$(Q)$(CC) -shared $(SANFLAGS) $(LDFLAGS) -Wl,--version-script=$(BUILD)/exports.map \
-		-Wl,-z,defs -Wl,-soname,libgraphcheck.so -o $@ $(LIB_OBJS) -ldl -lpthread
+		$(ZDEFS) -Wl,-soname,libgraphcheck.so -o $@ $(LIB_OBJS) -ldl -lpthread
 
 $(LAUNCHER): $(BUILD)/obj/interpose/graphcheck.o
 	$(call msg,LD,$@)
