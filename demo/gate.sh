@@ -5,7 +5,8 @@
 #   <name>.rules: sorted rule ids, one a line; empty for a clean run. A rule program's variant
 #   <id>--<v>.rules is run as `<id> --<v>` (e.g. double-free--clean: `double-free --clean`).
 #   The exit status must be 1 when an expected rule has severity error, 0 otherwise.
-# Env: GATE_RECORD_DIR: also copy each run's JSON log (and program output) there.
+# Env: GATE_RECORD_DIR: also copy each run's JSON log and program output there, and record
+#      its trace (<name>.trace, for tests/traces/).
 #      GATE_TIMEOUT: seconds a program may run (default 120; used where `timeout` exists).
 set -eu
 
@@ -63,7 +64,13 @@ run_one() {
 	fi
 	dir=$tmp/$name
 	mkdir -p "$dir/json"
-	set -- "$gc" --error-exitcode=1 "--json-file=$dir/json/%p.json" -- "$prog" "$@"
+	if [ -n "$record" ]; then  # also the trace that CI replays (tests/traces/)
+		rm -f "$record/$name.trace"
+		set -- "$gc" "--trace-file=$record/$name.trace" --error-exitcode=1 \
+			"--json-file=$dir/json/%p.json" -- "$prog" "$@"
+	else
+		set -- "$gc" --error-exitcode=1 "--json-file=$dir/json/%p.json" -- "$prog" "$@"
+	fi
 	if command -v timeout >/dev/null 2>&1; then
 		set -- timeout "$timeout_s" "$@"
 	fi

@@ -12,6 +12,7 @@
 #include "interpose/log.h"
 #include "interpose/options.h"
 #include "interpose/sites.h"
+#include "interpose/trace.h"
 
 static gc_options opts;
 static gc_ledger *ledger;
@@ -60,6 +61,7 @@ static void fork_child(void)
 	gc_sites_atfork_child();
 	my_tid = 0;
 	gc_log_reopen_child();
+	gc_trace_reopen_child();
 }
 
 /* Runs on the first intercepted call, never in a constructor: by then the program is
@@ -83,6 +85,13 @@ static void init(void)
 	capinfo_v3 = (capinfo_v3_fn)gc_driver_lookup("cuStreamGetCaptureInfo_v3");
 	capinfo_v2 = (capinfo_v2_fn)gc_driver_lookup("cuStreamGetCaptureInfo_v2");
 	capinfo_v1 = (capinfo_v1_fn)gc_driver_lookup("cuStreamGetCaptureInfo");
+	if (opts.trace_file[0]) {
+		CUresult (*version)(int *) = (CUresult(*)(int *))gc_driver_lookup("cuDriverGetVersion");
+		int v = 0;
+		if (version)
+			version(&v);
+		gc_trace_open(opts.trace_file, v);
+	}
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
 	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
@@ -170,6 +179,7 @@ void gc_report(gc_event *ev)
 		ev->site = gc_sites_intern(frames, nframes < opts.alloc_backtrace_depth
 		                                       ? nframes : opts.alloc_backtrace_depth);
 	}
+	gc_trace_event(ev);
 	gc_verdict v[8];
 	int n = gc_ledger_apply(ledger, ev, v, 8);
 	if (!n)

@@ -18,6 +18,7 @@ static const char usage[] =
 	"\n"
 	"  --log-file=FILE        human-readable records go to FILE (%p: pid), default stderr\n"
 	"  --json-file=FILE       JSON-lines records go to FILE (%p: pid)\n"
+	"  --trace-file=FILE      every intercepted event as JSON lines, for graphcheck-report --replay\n"
 	"  --error-exitcode=N     exit with N if any error was recorded (default: the program's)\n"
 	"  --abort-on-error       abort the program at the first error\n"
 	"  --backtrace-depth=N    host frames per record (0-64, default 8)\n"
@@ -110,6 +111,8 @@ int main(int argc, char **argv)
 			setenv("GRAPHCHECK_LOG_FILE", v, 1);
 		} else if (prefixed(a, "--json-file=", &v)) {
 			setenv("GRAPHCHECK_JSON_FILE", v, 1);
+		} else if (prefixed(a, "--trace-file=", &v)) {
+			setenv("GRAPHCHECK_TRACE_FILE", v, 1);
 		} else if (prefixed(a, "--error-exitcode=", &v)) {
 			error_exitcode = parse_count("--error-exitcode", v, 255);
 		} else if (!strcmp(a, "--abort-on-error")) {

@@ -1126,12 +1126,21 @@ void gc_ledger_fork_child(gc_ledger *l)
 		pthread_mutex_init(&l->lock, NULL);
 }
 
+static const char *const kind_names[GC_EV__COUNT] = {
+	"alloc", "free", "sync_alloc", "sync_free", "capture_begin", "capture_end",
+	"alloc_node", "free_node", "instantiate", "launch", "exec_destroy",
+	"graph_destroy", "sync_call", "exit",
+};
+
 const char *gc_event_kind_name(gc_event_kind k)
 {
-	static const char *const names[GC_EV__COUNT] = {
-		"alloc", "free", "sync_alloc", "sync_free", "capture_begin", "capture_end",
-		"alloc_node", "free_node", "instantiate", "launch", "exec_destroy",
-		"graph_destroy", "sync_call", "exit",
-	};
-	return (unsigned)k < GC_EV__COUNT ? names[k] : "?";
+	return (unsigned)k < GC_EV__COUNT ? kind_names[k] : "?";
+}
+
+gc_event_kind gc_event_kind_from_name(const char *name)
+{
+	for (int k = 0; k < GC_EV__COUNT; k++)
+		if (name && !strcmp(kind_names[k], name))
+			return (gc_event_kind)k;
+	return GC_EV__COUNT;
 }

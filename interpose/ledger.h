@@ -111,5 +111,7 @@ void gc_ledger_fork_parent(gc_ledger *l);
 void gc_ledger_fork_child(gc_ledger *l);
 
 const char *gc_event_kind_name(gc_event_kind k);
+/* The kind a name gives, or GC_EV__COUNT for none (trace replay). */
+gc_event_kind gc_event_kind_from_name(const char *name);
 
 #endif

@@ -12,6 +12,7 @@ typedef struct gc_options {
 	char log_file[GC_PATH_MAX];      /* empty: stderr */
 	char json_file[GC_PATH_MAX];     /* empty: none */
 	char summary_file[GC_PATH_MAX];  /* empty: none; the launcher reads it */
+	char trace_file[GC_PATH_MAX];    /* empty: none */
 	int backtrace_depth;
 	int alloc_backtrace_depth;
 	int on_error;
