@@ -1,0 +1,158 @@
+#include "report/replay.h"
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interpose/ledger.h"
+#include "interpose/log.h"
+
+#define LINE_MAX_BYTES (1 << 20)
+
+/* The ledger keeps call names by pointer: intern them for the life of the process. */
+static const char *intern_call(const char *s)
+{
+	static char *names[256];
+	static int n;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(names[i], s))
+			return names[i];
+	if (n == 256)
+		return "?";
+	names[n] = strdup(s);
+	return names[n] ? names[n++] : "?";
+}
+
+static int get_hex(json_t *o, const char *key, uint64_t *out)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v) {
+		*out = 0;
+		return 0;
+	}
+	if (!json_is_string(v))
+		return -1;
+	char *end;
+	*out = strtoull(json_string_value(v), &end, 16);
+	return *end ? -1 : 0;
+}
+
+static int get_num(json_t *o, const char *key, uint64_t *out)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v) {
+		*out = 0;
+		return 0;
+	}
+	if (!json_is_integer(v))
+		return -1;
+	*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+/* One event line into ev; NULL on success, else what is wrong. */
+static const char *parse_event(json_t *o, gc_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	json_t *kind = json_object_get(o, "kind"), *call = json_object_get(o, "call");
+	if (!json_is_string(kind) || !json_is_string(call))
+		return "an event needs string fields \"kind\" and \"call\"";
+	ev->kind = gc_event_kind_from_name(json_string_value(kind));
+	if (ev->kind == GC_EV__COUNT)
+		return "unknown event kind";
+	ev->call = intern_call(json_string_value(call));
+	uint64_t result, mode, site;
+	if (get_num(o, "result", &result) || get_hex(o, "ptr", &ev->ptr) ||
+	    get_num(o, "size", &ev->size) || get_hex(o, "stream", &ev->stream) ||
+	    get_hex(o, "pool", &ev->pool) || get_hex(o, "graph", &ev->graph) ||
+	    get_hex(o, "exec", &ev->exec) || get_num(o, "flags", &ev->flags) ||
+	    get_num(o, "capture_id", &ev->capture_id) || get_num(o, "mode", &mode) ||
+	    get_num(o, "tid", &ev->tid) || get_num(o, "site", &site))
+		return "a field has the wrong type";
+	ev->result = (int)result;
+	ev->mode = (int)mode;
+	ev->site = (uint32_t)site;
+	return NULL;
+}
+
+static void emit(FILE *out, int json, const gc_event *ev, const gc_verdict *v, uint64_t seq,
+                 uint64_t pid)
+{
+	static char buf[24576];
+	gc_record r = {.call = ev->call, .result = ev->result, .ptr = ev->ptr, .size = ev->size,
+	               .stream = ev->stream, .graph = ev->graph, .exec = ev->exec,
+	               .capture_id = ev->capture_id, .pid = pid, .tid = ev->tid, .seq = seq};
+	size_t n = json ? gc_log_format_json(buf, sizeof(buf), &r, v)
+	                : gc_log_format_text(buf, sizeof(buf), &r, v);
+	fwrite(buf, 1, n, out);
+}
+
+int gc_replay(FILE *in, const char *name, FILE *out, int json, FILE *err,
+              gc_replay_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	gc_ledger_config cfg = {1u << 20};
+	gc_ledger *l = gc_ledger_new(&cfg);
+	if (!l)
+		return -1;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	unsigned long lineno = 0, seq = 0;
+	uint64_t pid = 0;
+	int saw_header = 0;
+	while ((len = getline(&line, &cap, in)) >= 0) {
+		lineno++;
+		if (len > LINE_MAX_BYTES || memchr(line, '\0', (size_t)len)) {
+			fprintf(err, "graphcheck-report: %s:%lu: not a text line; skipped\n", name, lineno);
+			res->bad_lines++;
+			continue;
+		}
+		json_error_t je;
+		json_t *o = json_loadb(line, (size_t)len, 0, &je);
+		if (!o || !json_is_object(o)) {
+			fprintf(err, "graphcheck-report: %s:%lu: invalid JSON (%s); skipped\n", name,
+			        lineno, o ? "not an object" : je.text);
+			res->bad_lines++;
+			json_decref(o);
+			continue;
+		}
+		const char *type = json_string_value(json_object_get(o, "type"));
+		if (type && !strcmp(type, "trace")) {
+			saw_header = 1;
+			pid = (uint64_t)json_integer_value(json_object_get(o, "pid"));
+		} else if (type && !strcmp(type, "event")) {
+			gc_event ev;
+			const char *why = parse_event(o, &ev);
+			if (why) {
+				fprintf(err, "graphcheck-report: %s:%lu: %s; skipped\n", name, lineno, why);
+				res->bad_lines++;
+			} else {
+				gc_verdict v[8];
+				int n = gc_ledger_apply(l, &ev, v, 8);
+				res->events++;
+				for (int i = 0; i < n; i++) {
+					emit(out, json, &ev, &v[i], ++seq, pid);
+					if (gc_rule_severity(v[i].rule) == GC_SEV_WARNING)
+						res->warnings++;
+					else
+						res->errors++;
+				}
+			}
+		} else if (!type || strcmp(type, "site") != 0) {
+			fprintf(err, "graphcheck-report: %s:%lu: not a trace line (type %s); skipped\n",
+			        name, lineno, type ? type : "missing");
+			res->bad_lines++;
+		}
+		json_decref(o);
+	}
+	free(line);
+	gc_ledger_free(l);
+	if (!saw_header && !res->events) {
+		fprintf(err, "graphcheck-report: %s: no trace header and no events: not a trace\n",
+		        name);
+		return -1;
+	}
+	return 0;
+}
