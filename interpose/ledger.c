@@ -26,6 +26,7 @@ enum alloc_flag {
 	F_OWNER_FREES = 1,  /* its own graph has a free node for it */
 	F_XFREED = 2,       /* another graph has a free node for it */
 	F_HISTORY = 4,      /* freed and kept only for explanations */
+	F_REUSED = 8,       /* its address was handed out again before its free was seen */
 };
 
 struct graph;
@@ -256,7 +257,7 @@ static void free_plain(gc_ledger *l, struct alloc *a, uint32_t site)
 	 * so chains stay short. */
 	for (gc_hnode *n = gc_table_next(&a->h); n; n = gc_table_next(n)) {
 		struct alloc *old = (struct alloc *)n;
-		if (old->kind != K_GRAPH && old->state == S_FREED) {
+		if (old->kind != K_GRAPH && old->state == S_FREED && !(old->flags & F_REUSED)) {
 			gc_table_remove(&l->allocs, &old->h);
 			old->h.key = 0;  /* the ring still points at it; evicting it frees it */
 			break;
@@ -579,6 +580,13 @@ static void free_outside(gc_ledger *l, out *o, const gc_event *ev, int sync)
 {
 	char gb[96], ob[256];
 	struct alloc *newest = first_at(l, ev->ptr);
+	for (struct alloc *a = newest; a && ev->result == GC_CUDA_SUCCESS; a = next_at(a)) {
+		if (a->flags & F_REUSED) {  /* the late free of a retired allocation: see on_alloc */
+			a->flags &= (uint8_t)~F_REUSED;
+			free_plain(l, a, ev->site);
+			return;
+		}
+	}
 	for (struct alloc *a = newest; a; a = next_at(a)) {
 		if (a->state != S_LIVE)
 			continue;
@@ -900,10 +908,15 @@ static void on_alloc(gc_ledger *l, const gc_event *ev, int kind)
 		on_alloc_in_graph(l, ev, c ? c->graph : NULL);
 		return;
 	}
-	/* A live record at this address means a free went unseen: retire it quietly. */
+	/* A live record at this address means its free has not reached the ledger yet: another
+	 * thread freed it and this one was given the address between that free's driver call
+	 * and its event. Retire it, and let that free claim it when it arrives. */
 	for (struct alloc *a = first_at(l, ev->ptr); a; a = next_at(a))
 		if (a->kind != K_GRAPH && a->state == S_LIVE) {
-			free_plain(l, a, 0);
+			/* Not into the history ring yet: it must not be evicted before it is claimed. */
+			set_live(l, a, 0);
+			a->state = S_FREED;
+			a->flags |= F_REUSED;
 			break;
 		}
 	alloc_new(l, ev, kind, NULL);

@@ -326,6 +326,23 @@ static void double_free_clean_after_reuse(void **state)
 	assert_int_equal(st.live_allocs, 0);
 }
 
+/* Thread A frees p; the driver gives p to thread B; B's allocation reaches the ledger
+ * before A's free does. No record may follow, and B's allocation stays live. */
+static void reordered_free_and_reuse_across_threads(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0xA000, 100, S1, 0));
+	apply(f, alloc(0xA000, 100, S2, 0));  /* B's, before A's free arrives */
+	apply(f, mfree(0xA000, S1, 0, 0));    /* A's late free */
+	expect_none(f);
+	apply(f, at_exit());
+	expect(f, 1, GC_RULE_LEAK_AT_EXIT);   /* B's is still live: the late free took A's */
+	assert_int_equal(f->v[0].leak_count, 1);
+	apply(f, mfree(0xA000, S2, 0, 0));
+	apply(f, mfree(0xA000, S2, 0, INVALID));  /* a real double free is still one */
+	expect(f, 1, GC_RULE_DOUBLE_FREE);
+}
+
 static void double_free_in_graph(void **state)
 {
 	fx *f = *state;
@@ -776,6 +793,7 @@ int main(void)
 		T(relaunch_clean_auto_free),
 		T(double_free_async),
 		T(double_free_clean_after_reuse),
+		T(reordered_free_and_reuse_across_threads),
 		T(double_free_in_graph),
 		T(unknown_free),
 		T(unknown_free_interior),
