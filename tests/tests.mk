@@ -27,3 +27,11 @@ test: all $(LIB)
 	done; \
 	if [ $$failed -ne 0 ]; then echo "make test: $$failed suite(s) failed"; exit 1; fi; \
 	echo "make test: all suites passed"
+
+# The object against the stand-in driver (tests/fakecuda/fakecuda.mk builds both).
+TEST_SCRIPTS += tests/interpose/run_fake.sh
+IP_PROGS := $(BUILD)/fakecuda/dlsym_versions
+$(BUILD)/fakecuda/dlsym_versions: tests/interpose/dlsym_versions.c $(FAKECUDA)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) -o $@ $< -ldl -Wl,-rpath,'$$ORIGIN'
+all: $(IP_PROGS)

@@ -1,0 +1,385 @@
+/* fakecuda: device memory. Fake addresses in three regions, one per allocator, and the
+ * rules for freeing each kind.
+ *
+ * Each region hands out addresses by bumping a pointer, after first reusing the most
+ * recently freed block of the same size (LIFO, as a real pool does). Graph allocations
+ * reuse addresses the same way: the real driver gave two successive captures the same
+ * address once the first allocation was freed, so an address alone does not name an
+ * allocation, and several graph blocks may share one address. */
+#include "fakecuda_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FC_REGION_SIZE 0x10000000000ull  /* 1 TiB of fake address space per allocator */
+#define FC_ALIGN 512u
+
+struct hole {
+    CUdeviceptr addr;
+    size_t size;
+};
+
+struct region {
+    CUdeviceptr next, end;
+    struct hole *holes;  /* freed addresses, most recent last */
+    size_t nholes, cap;
+};
+
+static struct region regions[FC_NKINDS] = {
+    [FC_SYNC] = { 0x7d0000000000ull, 0x7d0000000000ull + FC_REGION_SIZE, NULL, 0, 0 },
+    [FC_GRAPH] = { 0x7e0000000000ull, 0x7e0000000000ull + FC_REGION_SIZE, NULL, 0, 0 },
+    [FC_ASYNC] = { 0x7f0000000000ull, 0x7f0000000000ull + FC_REGION_SIZE, NULL, 0, 0 },
+};
+
+/* Every block the fake remembers, oldest first. Freed async and sync blocks stay (not
+ * live) so a double free is recognised as one; graph blocks go when nothing names them. */
+static struct fc_block **blocks;
+static size_t nblocks, cap_blocks;
+
+/* ---- addresses --------------------------------------------------------------------- */
+static size_t round_size(size_t n)
+{
+    return n > SIZE_MAX - FC_ALIGN ? 0 : (n + FC_ALIGN - 1) & ~(size_t)(FC_ALIGN - 1);
+}
+
+/* 0 when the region is exhausted (reported as CUDA_ERROR_OUT_OF_MEMORY). */
+static CUdeviceptr take_address(enum fc_kind kind, size_t size)
+{
+    struct region *r = &regions[kind];
+    for (size_t i = r->nholes; i-- > 0;)
+        if (r->holes[i].size == size) {
+            CUdeviceptr a = r->holes[i].addr;
+            memmove(&r->holes[i], &r->holes[i + 1], (r->nholes - i - 1) * sizeof *r->holes);
+            r->nholes--;
+            return a;
+        }
+    if (size == 0 || size > r->end - r->next)
+        return 0;
+    CUdeviceptr a = r->next;
+    r->next += size;
+    return a;
+}
+
+static void give_back(enum fc_kind kind, CUdeviceptr addr, size_t size)
+{
+    struct region *r = &regions[kind];
+    for (size_t i = 0; i < r->nholes; i++)
+        if (r->holes[i].addr == addr)
+            return;
+    if (r->nholes == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 16;
+        r->holes = fc_xrealloc(r->holes, r->cap, sizeof *r->holes);
+    }
+    r->holes[r->nholes++] = (struct hole){ addr, size };
+}
+
+/* A relaunch re-materializes an allocation at its fixed address: take it off the list. */
+static void take_back(enum fc_kind kind, CUdeviceptr addr)
+{
+    struct region *r = &regions[kind];
+    for (size_t i = 0; i < r->nholes; i++)
+        if (r->holes[i].addr == addr) {
+            memmove(&r->holes[i], &r->holes[i + 1], (r->nholes - i - 1) * sizeof *r->holes);
+            r->nholes--;
+            return;
+        }
+}
+
+/* ---- blocks ------------------------------------------------------------------------ */
+static struct fc_block *block_new(enum fc_kind kind, CUdeviceptr addr, size_t size)
+{
+    if (nblocks == cap_blocks) {
+        cap_blocks = cap_blocks ? 2 * cap_blocks : 64;
+        blocks = fc_xrealloc(blocks, cap_blocks, sizeof *blocks);
+    }
+    struct fc_block *b = fc_xcalloc(1, sizeof *b);
+    b->kind = kind;
+    b->addr = addr;
+    b->size = size;
+    blocks[nblocks++] = b;
+    return b;
+}
+
+static void block_delete(struct fc_block *b)
+{
+    for (size_t i = 0; i < nblocks; i++)
+        if (blocks[i] == b) {
+            memmove(&blocks[i], &blocks[i + 1], (nblocks - i - 1) * sizeof *blocks);
+            nblocks--;
+            break;
+        }
+    free(b);
+}
+
+static struct fc_block *live_block_at(CUdeviceptr addr)
+{
+    for (size_t i = nblocks; i-- > 0;)
+        if (blocks[i]->addr == addr && blocks[i]->live)
+            return blocks[i];
+    return NULL;
+}
+
+/* Gives a graph allocation's address back for reuse, once. */
+static void release(struct fc_block *b)
+{
+    if (!b->released) {
+        give_back(FC_GRAPH, b->addr, b->size);
+        b->released = true;
+    }
+}
+
+void fc_block_materialize(struct fc_block *b)
+{
+    b->live = true;
+    if (b->released) {
+        take_back(FC_GRAPH, b->addr);
+        b->released = false;
+    }
+}
+
+void fc_block_unmaterialize(struct fc_block *b)
+{
+    b->live = false;
+    release(b);
+}
+
+void fc_block_gc(struct fc_block *b)
+{
+    if (b->kind == FC_GRAPH && !b->owner && !b->freed_by && !b->exec_refs && !b->live) {
+        release(b);
+        block_delete(b);
+    }
+}
+
+void fc_mem_graph_gone(CUgraph g)
+{
+    for (size_t i = nblocks; i-- > 0;) {
+        struct fc_block *b = blocks[i];
+        if (b->kind != FC_GRAPH)
+            continue;
+        if (b->freed_by == g)
+            b->freed_by = NULL;
+        if (b->owner == g) {
+            /* a live allocation outlives its graph and can still be freed (GMN) */
+            b->owner = NULL;
+            if (!b->live)
+                release(b);
+        }
+        fc_block_gc(b);
+    }
+}
+
+/* ---- graph allocations ------------------------------------------------------------- */
+struct fc_block *fc_graph_alloc(CUgraph g, size_t size)
+{
+    size = round_size(size);
+    CUdeviceptr a = take_address(FC_GRAPH, size);
+    if (!a)
+        return NULL;
+    struct fc_block *b = block_new(FC_GRAPH, a, size);
+    b->owner = g;
+    return b;
+}
+
+/* The rules of cuda.h:19755-19771: an allocation may be freed once in its own graph, or
+ * in one other graph if its owner does not free it; nothing else may be freed in a graph
+ * (memory from outside the graph: CUDA_ERROR_INVALID_VALUE, observed). */
+struct fc_block *fc_graph_free_target(CUgraph g, CUdeviceptr addr)
+{
+    for (size_t i = nblocks; i-- > 0;) {
+        struct fc_block *b = blocks[i];
+        if (b->kind == FC_GRAPH && b->addr == addr && b->owner == g && !b->freed_in_owner &&
+            !b->freed_by) {
+            b->freed_in_owner = true;
+            release(b);  /* a later allocation may be given this address */
+            return b;
+        }
+    }
+    for (size_t i = nblocks; i-- > 0;) {
+        struct fc_block *b = blocks[i];
+        if (b->kind == FC_GRAPH && b->addr == addr && b->owner != g && !b->freed_in_owner &&
+            !b->freed_by) {
+            b->freed_by = g;
+            return b;
+        }
+    }
+    return NULL;
+}
+
+/* ---- allocation and free outside capture -------------------------------------------- */
+static CUresult alloc_plain(enum fc_kind kind, size_t size, CUdeviceptr *dptr)
+{
+    size = round_size(size);
+    CUdeviceptr a = take_address(kind, size);
+    if (!a)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    struct fc_block *b = NULL;
+    for (size_t i = 0; i < nblocks && !b; i++)
+        if (blocks[i]->addr == a && blocks[i]->kind == kind && !blocks[i]->live)
+            b = blocks[i];  /* a freed block whose address came back */
+    if (!b)
+        b = block_new(kind, a, size);
+    b->live = true;
+    *dptr = a;
+    return CUDA_SUCCESS;
+}
+
+/* cuMemFreeAsync outside capture, and cuMemFree: any live allocation, of any allocator,
+ * including a graph allocation a launch materialized. Everything else (never
+ * materialized, freed in its own graph, already freed, never allocated) is
+ * CUDA_ERROR_INVALID_VALUE, as observed. */
+static CUresult free_plain(CUdeviceptr addr)
+{
+    struct fc_block *b = live_block_at(addr);
+    if (!b)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (b->kind == FC_GRAPH) {
+        fc_block_unmaterialize(b);
+        fc_block_gc(b);
+    } else {
+        b->live = false;
+        give_back(b->kind, b->addr, b->size);
+    }
+    return CUDA_SUCCESS;
+}
+
+/* ---- stream-ordered allocation ------------------------------------------------------ */
+static CUresult alloc_async(CUdeviceptr *dptr, size_t size, CUstream h, bool ptsz)
+{
+    if (!dptr || size == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_lock();
+    CUstream s;
+    struct fc_capture *c = NULL;
+    CUresult r = fc_stream_get(h, ptsz, &s);
+    if (r == CUDA_SUCCESS)
+        r = fc_stream_work(s, &c);
+    if (r == CUDA_SUCCESS && fc_fault())
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (r == CUDA_SUCCESS && c) {
+        /* captured: an allocation node, and the pointer is written at once (observed) */
+        struct fc_block *b = fc_graph_alloc(c->graph, size);
+        if (b) {
+            fc_stream_did_work(s, fc_graph_add_node(c->graph, CU_GRAPH_NODE_TYPE_MEM_ALLOC, b));
+            *dptr = b->addr;
+        } else
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+    } else if (r == CUDA_SUCCESS)
+        r = alloc_plain(FC_ASYNC, size, dptr);
+    fc_unlock();
+    return r;
+}
+
+FC_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    FC_COUNT(cuMemAllocAsync);
+    return alloc_async(dptr, bytesize, hStream, false);
+}
+
+FC_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    FC_COUNT(cuMemAllocAsync_ptsz);
+    return alloc_async(dptr, bytesize, hStream, true);
+}
+
+/* Only the default pool exists; any other handle is refused. */
+FC_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                           CUstream hStream)
+{
+    FC_COUNT(cuMemAllocFromPoolAsync);
+    if (pool != fc_default_pool())
+        return CUDA_ERROR_INVALID_VALUE;
+    return alloc_async(dptr, bytesize, hStream, false);
+}
+
+FC_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+                                                CUmemoryPool pool, CUstream hStream)
+{
+    FC_COUNT(cuMemAllocFromPoolAsync_ptsz);
+    if (pool != fc_default_pool())
+        return CUDA_ERROR_INVALID_VALUE;
+    return alloc_async(dptr, bytesize, hStream, true);
+}
+
+static CUresult free_async(CUdeviceptr addr, CUstream h, bool ptsz)
+{
+    fc_lock();
+    CUstream s;
+    struct fc_capture *c = NULL;
+    CUresult r = fc_stream_get(h, ptsz, &s);
+    if (r == CUDA_SUCCESS)
+        r = fc_stream_work(s, &c);
+    if (r == CUDA_SUCCESS && fc_fault())
+        r = CUDA_ERROR_INVALID_HANDLE;
+    if (r == CUDA_SUCCESS && c) {
+        /* captured: a free node, if the graph may free it; a refusal leaves the capture
+         * active (observed: cuStreamEndCapture still succeeds) */
+        struct fc_block *b = fc_graph_free_target(c->graph, addr);
+        if (b)
+            fc_stream_did_work(s, fc_graph_add_node(c->graph, CU_GRAPH_NODE_TYPE_MEM_FREE, b));
+        else
+            r = CUDA_ERROR_INVALID_VALUE;
+    } else if (r == CUDA_SUCCESS)
+        r = free_plain(addr);
+    fc_unlock();
+    return r;
+}
+
+FC_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+    FC_COUNT(cuMemFreeAsync);
+    return free_async(dptr, hStream, false);
+}
+
+FC_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+{
+    FC_COUNT(cuMemFreeAsync_ptsz);
+    return free_async(dptr, hStream, true);
+}
+
+/* ---- synchronous allocation --------------------------------------------------------- */
+/* cuMemAlloc / cuMemFree are capture-unsafe: 900 and the capture is invalidated under
+ * GLOBAL and THREAD_LOCAL; under RELAXED they succeed (observed). */
+FC_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+    FC_COUNT(cuMemAlloc_v2);
+    if (!dptr || bytesize == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_lock();
+    CUresult r = fc_capture_unsafe_call();
+    if (r == CUDA_SUCCESS && fc_fault())
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (r == CUDA_SUCCESS)
+        r = alloc_plain(FC_SYNC, bytesize, dptr);
+    fc_unlock();
+    return r;
+}
+
+FC_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+    FC_COUNT(cuMemFree_v2);
+    fc_lock();
+    CUresult r = fc_capture_unsafe_call();
+    if (r == CUDA_SUCCESS && fc_fault())
+        r = CUDA_ERROR_INVALID_HANDLE;
+    if (r == CUDA_SUCCESS)
+        r = free_plain(dptr);
+    fc_unlock();
+    return r;
+}
+
+/* The 32-bit-pointer spellings from CUDA 2.x: exported so every spelling exists, but fake
+ * addresses do not fit in 32 bits, so they refuse. */
+FC_EXPORT CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
+{
+    FC_COUNT(cuMemAlloc);
+    (void)dptr, (void)bytesize;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FC_EXPORT CUresult cuMemFree(CUdeviceptr_v1 dptr)
+{
+    FC_COUNT(cuMemFree);
+    (void)dptr;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}

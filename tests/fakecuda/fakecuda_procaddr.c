@@ -1,0 +1,151 @@
+/* fakecuda: cuGetProcAddress, the way the CUDA runtime reaches the driver.
+ *
+ * A lookup name answers with a different spelling from each CUDA version on; the table
+ * below gives, per name, the version each spelling starts at and the _ptsz spelling (and
+ * its first version) that CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM selects. The
+ * versions are the ones the real driver answered with (cuda-driver-facts.md) and, for the
+ * rest, the versions in cudaTypedefs.h's PFN_<name>_v<version> names.
+ *
+ * The pointer returned is the exported function of that spelling itself, so
+ * dladdr(p).dli_sname is the spelling and dlsym(libcuda, spelling) == p, as on the real
+ * driver. */
+#include "fakecuda_int.h"
+
+#include <string.h>
+
+/* Each exported spelling's address, by its counter id. */
+static void *const sym_addr[FC_NSYMS] = {
+#define FC_SYM(name) [FC_ID_##name] = (void *)&name,
+#include "fakecuda_syms.def"
+#undef FC_SYM
+};
+
+struct variant {
+    int since;        /* first version answered with this spelling; 0 ends the list */
+    int id;           /* the spelling */
+    int ptsz_id;      /* its per-thread-stream spelling, or -1 */
+    int ptsz_since;   /* first version the _ptsz spelling is answered at */
+};
+
+struct entry {
+    const char *name;
+    struct variant v[4];
+};
+
+/* V: one spelling; P: a spelling with a _ptsz twin available from version pv. */
+#define V(ver, sym) { ver, FC_ID_##sym, -1, 0 }
+#define P(ver, sym, pv) { ver, FC_ID_##sym, FC_ID_##sym##_ptsz, pv }
+
+static const struct entry table[] = {
+    { "cuInit", { V(2000, cuInit) } },
+    { "cuDriverGetVersion", { V(2020, cuDriverGetVersion) } },
+    { "cuDeviceGet", { V(2000, cuDeviceGet) } },
+    { "cuDeviceGetCount", { V(2000, cuDeviceGetCount) } },
+    { "cuDevicePrimaryCtxRetain", { V(7000, cuDevicePrimaryCtxRetain) } },
+    { "cuDevicePrimaryCtxRelease",
+      { V(7000, cuDevicePrimaryCtxRelease), V(11000, cuDevicePrimaryCtxRelease_v2) } },
+    { "cuCtxSetCurrent", { V(4000, cuCtxSetCurrent) } },
+    { "cuCtxGetCurrent", { V(4000, cuCtxGetCurrent) } },
+    { "cuCtxSynchronize", { V(2000, cuCtxSynchronize), V(13000, cuCtxSynchronize_v2) } },
+    { "cuDeviceGetDefaultMemPool", { V(11020, cuDeviceGetDefaultMemPool) } },
+    { "cuMemPoolSetAttribute", { V(11020, cuMemPoolSetAttribute) } },
+    { "cuGetErrorName", { V(6000, cuGetErrorName) } },
+    { "cuGetErrorString", { V(6000, cuGetErrorString) } },
+    { "cuGetProcAddress", { V(11030, cuGetProcAddress), V(12000, cuGetProcAddress_v2) } },
+
+    { "cuStreamCreate", { V(2000, cuStreamCreate) } },
+    { "cuStreamDestroy", { V(2000, cuStreamDestroy), V(4000, cuStreamDestroy_v2) } },
+    { "cuStreamSynchronize", { P(2000, cuStreamSynchronize, 7000) } },
+    { "cuStreamQuery", { P(2000, cuStreamQuery, 7000) } },
+    { "cuStreamWaitEvent", { P(3020, cuStreamWaitEvent, 7000) } },
+    { "cuEventCreate", { V(2000, cuEventCreate) } },
+    { "cuEventDestroy", { V(2000, cuEventDestroy), V(4000, cuEventDestroy_v2) } },
+    { "cuEventRecord", { P(2000, cuEventRecord, 7000) } },
+    { "cuEventQuery", { V(2000, cuEventQuery) } },
+    { "cuEventSynchronize", { V(2000, cuEventSynchronize) } },
+    { "cuLaunchKernel", { P(4000, cuLaunchKernel, 7000) } },
+
+    { "cuStreamBeginCapture",
+      { P(10000, cuStreamBeginCapture, 10000), P(10010, cuStreamBeginCapture_v2, 10010) } },
+    { "cuStreamBeginCaptureToGraph", { P(12030, cuStreamBeginCaptureToGraph, 12030) } },
+    { "cuStreamEndCapture", { P(10000, cuStreamEndCapture, 10000) } },
+    { "cuStreamIsCapturing", { P(10000, cuStreamIsCapturing, 10000) } },
+    { "cuStreamGetCaptureInfo",
+      { P(10010, cuStreamGetCaptureInfo, 10010), P(11030, cuStreamGetCaptureInfo_v2, 11030),
+        P(12030, cuStreamGetCaptureInfo_v3, 12030) } },
+
+    { "cuMemAlloc", { V(2000, cuMemAlloc), V(3020, cuMemAlloc_v2) } },
+    { "cuMemFree", { V(2000, cuMemFree), V(3020, cuMemFree_v2) } },
+    { "cuMemAllocAsync", { P(11020, cuMemAllocAsync, 11020) } },
+    { "cuMemAllocFromPoolAsync", { P(11020, cuMemAllocFromPoolAsync, 11020) } },
+    { "cuMemFreeAsync", { P(11020, cuMemFreeAsync, 11020) } },
+
+    { "cuGraphCreate", { V(10000, cuGraphCreate) } },
+    { "cuGraphDestroy", { V(10000, cuGraphDestroy) } },
+    { "cuGraphClone", { V(10000, cuGraphClone) } },
+    { "cuGraphDestroyNode", { V(10000, cuGraphDestroyNode) } },
+    { "cuGraphAddMemAllocNode", { V(11040, cuGraphAddMemAllocNode) } },
+    { "cuGraphAddMemFreeNode", { V(11040, cuGraphAddMemFreeNode) } },
+    { "cuGraphAddNode", { V(12020, cuGraphAddNode), V(12030, cuGraphAddNode_v2) } },
+    { "cuGraphAddKernelNode", { V(10000, cuGraphAddKernelNode), V(12000, cuGraphAddKernelNode_v2) } },
+    { "cuGraphAddChildGraphNode", { V(10000, cuGraphAddChildGraphNode) } },
+    /* the legacy 5-argument form up to the driver's version; the flags forms are their own names */
+    { "cuGraphInstantiate", { V(10000, cuGraphInstantiate), V(11000, cuGraphInstantiate_v2) } },
+    { "cuGraphInstantiateWithFlags", { V(11040, cuGraphInstantiateWithFlags) } },
+    { "cuGraphInstantiateWithParams", { P(12000, cuGraphInstantiateWithParams, 12000) } },
+    { "cuGraphExecUpdate", { V(10020, cuGraphExecUpdate), V(12000, cuGraphExecUpdate_v2) } },
+    { "cuGraphUpload", { P(11010, cuGraphUpload, 11010) } },
+    { "cuGraphLaunch", { P(10000, cuGraphLaunch, 10000) } },
+    { "cuGraphExecDestroy", { V(10000, cuGraphExecDestroy) } },
+};
+
+static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                       CUdriverProcAddressQueryResult *status)
+{
+    if (!symbol || !pfn)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pfn = NULL;
+    if (version > FC_DRIVER_VERSION)
+        return CUDA_ERROR_INVALID_VALUE;  /* cuda.h:24295 */
+
+    const struct entry *e = NULL;
+    for (size_t i = 0; i < sizeof table / sizeof table[0] && !e; i++)
+        if (strcmp(table[i].name, symbol) == 0)
+            e = &table[i];
+    if (!e) {
+        if (status)
+            *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        return CUDA_ERROR_NOT_FOUND;
+    }
+
+    const struct variant *v = NULL;
+    for (int i = 0; i < 4 && e->v[i].since; i++)
+        if (e->v[i].since <= version)
+            v = &e->v[i];
+    if (!v) {
+        /* known, but too new for the caller's version: success with no pointer */
+        if (status)
+            *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+        return CUDA_SUCCESS;
+    }
+    bool ptsz = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && v->ptsz_id >= 0 &&
+                version >= v->ptsz_since;
+    *pfn = sym_addr[ptsz ? v->ptsz_id : v->id];
+    if (status)
+        *status = CU_GET_PROC_ADDRESS_SUCCESS;
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+                                    cuuint64_t flags)
+{
+    FC_COUNT(cuGetProcAddress);
+    return lookup(symbol, pfn, cudaVersion, flags, NULL);
+}
+
+FC_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+                                       cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
+{
+    FC_COUNT(cuGetProcAddress_v2);
+    return lookup(symbol, pfn, cudaVersion, flags, symbolStatus);
+}

@@ -1,0 +1,531 @@
+/* The driver-call sequences the fakecuda test programs run. See scenarios.h for how one
+ * source serves the three ways of reaching the driver.
+ *
+ * Each scenario mirrors a program of the project: `seed` and `seed-fixed` are the driver
+ * calls of /work/shared/seed/seed_pipeline{,_fixed}.cu (runtime calls replaced by the
+ * driver calls the runtime makes for them), `probe` is misuse_probe.cu, `probe-driver` is
+ * tests/gpu/probe_driver.cu, `rules` exercises the noted rules no probe runs, `clean` is a
+ * correct use of graph memory, `threads` is concurrent alloc/free and capture. Kernels
+ * are fake handles: the driver under test never runs them. */
+#include "scenarios.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef FC_LINKED
+struct fc_drv fc_drv;
+#define FC_DRV_ENTRY(spelling, name, version) \
+    { #spelling, name, version, offsetof(struct fc_drv, p_##spelling) },
+const struct fc_drv_entry fc_drv_entries[] = { FC_DRV_FUNCS(FC_DRV_ENTRY) };
+#undef FC_DRV_ENTRY
+const size_t fc_drv_nentries = sizeof fc_drv_entries / sizeof fc_drv_entries[0];
+#endif
+
+static CUresult report(const char *what, CUresult r)
+{
+    printf("%-72s -> %d\n", what, (int)r);
+    return r;
+}
+
+/* CK(cuX, (args)): call the driver the way this build reaches it and print the call as
+ * written with its result. #fn is the name before cuda.h's renaming, so every build
+ * prints the same text. */
+#define CK(fn, args) report(#fn #args, DRV(fn) args)
+
+/* Stand-ins for the seed's kernels; only the handle travels. */
+static const CUfunction shortKernel_0 = NULL, shortKernel_1 = NULL, shortKernel_2 = NULL;
+static const unsigned int blocks = (50000 + 128) / 128, threads = 128;
+#define KERNEL(k, stream, args) \
+    CK(cuLaunchKernel, (k, blocks, 1, 1, threads, 1, 1, 0, stream, args, NULL))
+
+/* What the CUDA runtime does before a program's first call. */
+static CUcontext init_driver(void)
+{
+    CUdevice dev = 0;
+    CUcontext ctx = NULL;
+    CK(cuInit, (0));
+    CK(cuDeviceGet, (&dev, 0));
+    CK(cuDevicePrimaryCtxRetain, (&ctx, dev));
+    CK(cuCtxSetCurrent, (ctx));
+    return ctx;
+}
+
+/* ---- seed_pipeline.cu and seed_pipeline_fixed.cu ------------------------------------ */
+static int seed(bool fixed)
+{
+    init_driver();
+    size_t size_bytes = 50000 * sizeof(float);
+    CUdeviceptr in_d_0 = 0, out_d_0 = 0, out_d_1 = 0, out_d_2 = 0;
+    void *k0_args[] = { &out_d_0, &in_d_0 }, *k1_args[] = { &out_d_1, &out_d_0 },
+         *k2_args[] = { &out_d_2, &out_d_1 };
+    CUstream stream = NULL;
+    CK(cuStreamCreate, (&stream, CU_STREAM_DEFAULT));
+    CUmemoryPool pool_ = NULL;
+    CK(cuDeviceGetDefaultMemPool, (&pool_, 0));
+    cuuint64_t threshold = UINT64_MAX;
+    CK(cuMemPoolSetAttribute, (pool_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
+    CUgraph graph = NULL;
+    CUgraphExec instance = NULL;
+    bool graphCreated = false;
+    for (int i = 0; i < 10; i++) {
+        printf("-- iteration %d\n", i);
+        CK(cuMemAllocFromPoolAsync, (&in_d_0, size_bytes, pool_, stream));
+        CK(cuMemAllocFromPoolAsync, (&out_d_0, size_bytes, pool_, stream));
+        KERNEL(shortKernel_0, stream, k0_args);
+        if (fixed)
+            CK(cuMemFreeAsync, (in_d_0, stream));
+        if (!graphCreated) {
+            CK(cuStreamBeginCapture, (stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+            CK(cuMemAllocFromPoolAsync, (&out_d_1, size_bytes, pool_, stream));
+            if (!fixed)
+                CK(cuMemFreeAsync, (in_d_0, stream));  /* frees outside memory in the graph */
+            KERNEL(shortKernel_1, stream, k1_args);
+            CK(cuStreamEndCapture, (stream, &graph));
+            CK(cuGraphInstantiate, (&instance, graph, 0));
+            CK(cuGraphUpload, (instance, stream));
+            graphCreated = true;
+            if (fixed)
+                CK(cuGraphLaunch, (instance, stream));
+        } else {
+            CK(cuGraphLaunch, (instance, stream));
+        }
+        CK(cuMemFreeAsync, (out_d_0, stream));
+        CK(cuMemAllocFromPoolAsync, (&out_d_2, size_bytes, pool_, stream));
+        KERNEL(shortKernel_2, stream, k2_args);
+        /* as written, on iteration 0 this frees an allocation no launch has made */
+        CK(cuMemFreeAsync, (out_d_1, stream));
+        CK(cuMemFreeAsync, (out_d_2, stream));
+    }
+    CK(cuCtxSynchronize, ());
+    printf("With async malloc done!\n");
+    CK(cuStreamDestroy, (stream));
+    CK(cuGraphDestroy, (graph));
+    CK(cuGraphExecDestroy, (instance));
+    return 0;
+}
+
+/* ---- misuse_probe.cu --------------------------------------------------------------- */
+static int probe(void)
+{
+    init_driver();
+    size_t sz = 50000 * sizeof(float);
+    CUstream s = NULL;
+    CK(cuStreamCreate, (&s, CU_STREAM_DEFAULT));
+    CUmemoryPool pool = NULL;
+    CK(cuDeviceGetDefaultMemPool, (&pool, 0));
+    CUdeviceptr a = 0, g = 0xdeadbeef, x = 0;
+    void *k_args[] = { &g, &a };
+    CK(cuMemAllocFromPoolAsync, (&a, sz, pool, s));
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuMemAllocFromPoolAsync, (&g, sz, pool, s));
+    printf("ptr written during capture: %s\n", g && g != 0xdeadbeef ? "yes" : "no");
+    CK(cuMemFreeAsync, (a, s)); /* free of outside-graph memory inside capture */
+    KERNEL(shortKernel_1, s, k_args);
+    CUgraph graph = NULL;
+    CK(cuStreamEndCapture, (s, &graph));
+    CUgraphExec ex = NULL;
+    CK(cuGraphInstantiate, (&ex, graph, 0));
+    CK(cuMemFreeAsync, (g, s)); /* free before any launch: never materialized */
+    CK(cuGraphLaunch, (ex, s));
+    CK(cuStreamSynchronize, (s));
+    CK(cuGraphLaunch, (ex, s)); /* relaunch with g still live */
+    CK(cuStreamSynchronize, (s));
+    CK(cuMemFreeAsync, (g, s));
+    CK(cuMemFreeAsync, (g, s)); /* double free */
+    CK(cuMemFreeAsync, (0x1234, s)); /* garbage */
+    CK(cuStreamSynchronize, (s));
+    CK(cuMemAllocFromPoolAsync, (&x, sz, pool, s));
+    CK(cuGraphInstantiate, (&ex, graph, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
+    CK(cuGraphLaunch, (ex, s));
+    CK(cuGraphLaunch, (ex, s));
+    CK(cuStreamSynchronize, (s));
+    printf("done\n");
+    return 0;
+}
+
+/* ---- tests/gpu/probe_driver.cu ------------------------------------------------------ */
+/* Same calls and the same printed text as the GPU probe, whose output on an H200 is in
+ * tests/gpu/logs/probe_driver.native.out, so the two can be compared line by line. */
+static void fresh_capture(CUstream s)
+{
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+}
+
+static int probe_driver(void)
+{
+    init_driver();
+    CUstream s = NULL, s2 = NULL;
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&s2, CU_STREAM_NON_BLOCKING));
+    size_t sz = 1 << 20;
+    CUdeviceptr g = 0;
+    CUgraph ga = NULL, gb = NULL;
+    CUgraphExec ea = NULL, eb = NULL;
+    printf("== cross-graph free\n");
+    fresh_capture(s);
+    CK(cuMemAllocAsync, (&g, sz, s));
+    CK(cuStreamEndCapture, (s, &ga));
+    CK(cuGraphInstantiate, (&ea, ga, 0));
+    fresh_capture(s);
+    CK(cuMemFreeAsync, (g, s)); /* graph B frees graph A's allocation */
+    CK(cuStreamEndCapture, (s, &gb));
+    CK(cuGraphInstantiate, (&eb, gb, 0));
+    CK(cuGraphLaunch, (eb, s)); /* before A ever ran */
+    CK(cuStreamSynchronize, (s));
+    CK(cuGraphLaunch, (ea, s));
+    CK(cuGraphLaunch, (eb, s));
+    CK(cuGraphLaunch, (ea, s)); /* A again after B freed it */
+    CK(cuGraphLaunch, (eb, s));
+    CK(cuStreamSynchronize, (s));
+    CK(cuMemFreeAsync, (g, s)); /* outside, after B freed it */
+    printf("== capture-unsafe calls\n");
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t id = 0;
+    CUgraph tmp = NULL;
+    fresh_capture(s);
+    CK(cuStreamGetCaptureInfo, (0, &st, &id, NULL, NULL, NULL, NULL)); /* legacy stream */
+    CK(cuStreamGetCaptureInfo, (s2, &st, &id, NULL, NULL, NULL, NULL)); /* an idle stream */
+    CK(cuStreamGetCaptureInfo, (s, &st, &id, NULL, NULL, NULL, NULL));
+    printf("status %d\n", (int)st);
+    CK(cuStreamEndCapture, (s, &tmp));
+    fresh_capture(s);
+    CUdeviceptr x = 0;
+    CK(cuMemAllocAsync, (&x, sz, 0)); /* legacy stream during a global capture */
+    CK(cuStreamEndCapture, (s, &tmp));
+    fresh_capture(s);
+    CK(cuStreamQuery, (s));
+    CK(cuStreamEndCapture, (s, &tmp));
+    fresh_capture(s);
+    CUevent ev = NULL;
+    CK(cuEventCreate, (&ev, 0));
+    CK(cuEventRecord, (ev, s));
+    CK(cuEventSynchronize, (ev));
+    CK(cuStreamEndCapture, (s, &tmp));
+    fresh_capture(s);
+    CK(cuCtxSynchronize, ());
+    CK(cuStreamEndCapture, (s, &tmp));
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CK(cuMemAlloc, (&x, 64));
+    CK(cuStreamEndCapture, (s, &tmp));
+    CK(cuMemFree, (x));
+    printf("== free of cuMemAlloc memory with cuMemFreeAsync, outside capture\n");
+    CK(cuMemAlloc, (&x, 64));
+    CK(cuMemFreeAsync, (x, s));
+    CK(cuStreamSynchronize, (s));
+    printf("done\n");
+    return 0;
+}
+
+/* ---- rules the facts state that the probes do not exercise ------------------------- */
+static int rules(void)
+{
+    init_driver();
+    CUstream s = NULL, s2 = NULL;
+    CUevent e1 = NULL, e2 = NULL;
+    CUdeviceptr g = 0, g2 = 0, x = 0;
+    CUgraph ga = NULL, gb = NULL, tmp = NULL;
+    CUgraphExec ea = NULL, eb = NULL;
+    cuuint64_t id1 = 0, id2 = 0;
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    CK(cuStreamCreate, (&s, CU_STREAM_DEFAULT));
+    CK(cuStreamCreate, (&s2, CU_STREAM_DEFAULT));
+    CK(cuEventCreate, (&e1, 0));
+    CK(cuEventCreate, (&e2, 0));
+
+    printf("== a fork not joined back, even one that only frees: 904 and no graph\n");
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuMemAllocAsync, (&g, 4096, s));
+    CK(cuEventRecord, (e1, s));
+    CK(cuStreamWaitEvent, (s2, e1, 0));
+    CK(cuMemFreeAsync, (g, s2));
+    CK(cuStreamEndCapture, (s, &ga));
+    printf("graph returned: %s\n", ga ? "yes" : "no");
+    CK(cuStreamIsCapturing, (s2, &st));
+    printf("s2 capture status %d\n", (int)st);
+    printf("== the same fork joined back: 0\n");
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuMemAllocAsync, (&g, 4096, s));
+    CK(cuEventRecord, (e1, s));
+    CK(cuStreamWaitEvent, (s2, e1, 0));
+    CK(cuMemFreeAsync, (g, s2));
+    CK(cuEventRecord, (e2, s2));
+    CK(cuStreamWaitEvent, (s, e2, 0));
+    CK(cuStreamEndCapture, (s, &ga));
+    CK(cuGraphDestroy, (ga));
+
+    printf("== capture ids are unique; a freed address is given to the next capture\n");
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuStreamGetCaptureInfo, (s, &st, &id1, NULL, NULL, NULL, NULL));
+    CK(cuMemAllocAsync, (&g, 1 << 20, s));
+    CK(cuMemFreeAsync, (g, s));
+    CK(cuStreamEndCapture, (s, &ga));
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuStreamGetCaptureInfo, (s, &st, &id2, NULL, NULL, NULL, NULL));
+    CK(cuMemAllocAsync, (&g2, 1 << 20, s));
+    CK(cuStreamEndCapture, (s, &gb));
+    printf("ids differ: %s; same address: %s\n", id1 && id1 != id2 ? "yes" : "no",
+           g && g == g2 ? "yes" : "no");
+    printf("== freed in its own graph: not freed outside after a launch\n");
+    CK(cuGraphInstantiate, (&ea, ga, 0));
+    CK(cuGraphLaunch, (ea, s));
+    CK(cuMemFreeAsync, (g, s)); /* g2 shares the address but was never launched */
+    CK(cuGraphExecDestroy, (ea));
+    CK(cuGraphDestroy, (ga));
+    CK(cuGraphDestroy, (gb));
+
+    printf("== one exec at a time for a graph with memory nodes; no clone\n");
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuMemAllocAsync, (&g, 4096, s));
+    CK(cuStreamEndCapture, (s, &ga));
+    CK(cuGraphInstantiate, (&ea, ga, 0));
+    CK(cuGraphInstantiate, (&eb, ga, 0));
+    CK(cuGraphClone, (&tmp, ga));
+    CK(cuGraphExecDestroy, (ea));
+    CK(cuGraphInstantiate, (&ea, ga, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
+    printf("== AUTO_FREE_ON_LAUNCH relaunches over a live allocation\n");
+    CK(cuGraphLaunch, (ea, s));
+    CK(cuGraphLaunch, (ea, s));
+    printf("== destroying the exec and graph leaves the allocation live\n");
+    CK(cuGraphExecDestroy, (ea));
+    CK(cuGraphDestroy, (ga));
+    CK(cuMemFreeAsync, (g, s));
+    CK(cuMemFreeAsync, (g, s));
+
+    printf("== capture rules\n");
+    CK(cuStreamBeginCapture, (CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuStreamEndCapture, (s, &tmp)); /* not capturing */
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)); /* already */
+    CK(cuMemAlloc, (&x, 64));
+    CK(cuStreamEndCapture, (s, &tmp));
+    printf("graph returned: %s\n", tmp ? "yes" : "no");
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuStreamSynchronize, (s));
+    CK(cuMemAllocAsync, (&x, 64, s)); /* the capture is invalidated */
+    CK(cuStreamEndCapture, (s, &tmp));
+
+    CK(cuEventDestroy, (e1));
+    CK(cuEventDestroy, (e2));
+    CK(cuStreamDestroy, (s2));
+    CK(cuStreamDestroy, (s));
+    printf("done\n");
+    return 0;
+}
+
+/* ---- a correct program ------------------------------------------------------------- */
+static int clean(void)
+{
+    init_driver();
+    CUstream s = NULL, s2 = NULL;
+    CUevent ev_fork = NULL, ev_join = NULL;
+    CUdeviceptr g = 0, p = 0;
+    void *k_args[] = { &g };
+    CK(cuStreamCreate, (&s, CU_STREAM_DEFAULT));
+    CK(cuStreamCreate, (&s2, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate, (&ev_fork, CU_EVENT_DISABLE_TIMING));
+    CK(cuEventCreate, (&ev_join, CU_EVENT_DISABLE_TIMING));
+
+    printf("-- captured graph: alloc, fork/join, free, launched 3 times\n");
+    CUgraph graph = NULL;
+    CUgraphExec ex = NULL;
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t id = 0;
+    CUgraph building = NULL;
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuMemAllocAsync, (&g, 4096, s));
+    CK(cuEventRecord, (ev_fork, s));
+    CK(cuStreamWaitEvent, (s2, ev_fork, 0));
+    KERNEL(shortKernel_1, s2, k_args);
+    CK(cuStreamIsCapturing, (s2, &st));
+    printf("s2 capture status %d\n", (int)st);
+    CK(cuEventRecord, (ev_join, s2));
+    CK(cuStreamWaitEvent, (s, ev_join, 0));
+    CK(cuStreamGetCaptureInfo, (s, &st, &id, &building, NULL, NULL, NULL));
+    printf("s capture status %d, id set %s, graph set %s\n", (int)st, id ? "yes" : "no",
+           building ? "yes" : "no");
+    KERNEL(shortKernel_2, s, k_args);
+    CK(cuMemFreeAsync, (g, s));
+    CK(cuStreamEndCapture, (s, &graph));
+    CK(cuGraphInstantiate, (&ex, graph, 0));
+    for (int i = 0; i < 3; i++) {
+        CK(cuGraphLaunch, (ex, s));
+        CK(cuStreamSynchronize, (s));
+    }
+    CK(cuGraphExecDestroy, (ex));
+    CK(cuGraphDestroy, (graph));
+
+    printf("-- built graph: alloc node, kernel node, free node, launched 3 times\n");
+    CUgraphNode alloc_node = NULL, kernel_node = NULL, free_node = NULL;
+    CUDA_MEM_ALLOC_NODE_PARAMS ap = { 0 };
+    ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    ap.bytesize = 4096;
+    CUDA_KERNEL_NODE_PARAMS kp = { 0 };
+    CUgraphNodeParams fp = { 0 };
+    CK(cuGraphCreate, (&graph, 0));
+    CK(cuGraphAddMemAllocNode, (&alloc_node, graph, NULL, 0, &ap));
+    CK(cuGraphAddKernelNode, (&kernel_node, graph, &alloc_node, 1, &kp));
+    fp.type = CU_GRAPH_NODE_TYPE_MEM_FREE;
+    fp.free.dptr = ap.dptr;
+    CK(cuGraphAddNode, (&free_node, graph, &kernel_node, NULL, 1, &fp));
+    CK(cuGraphInstantiate, (&ex, graph, 0));
+    CK(cuGraphUpload, (ex, s));
+    for (int i = 0; i < 3; i++)
+        CK(cuGraphLaunch, (ex, s));
+    CK(cuStreamSynchronize, (s));
+    CK(cuGraphExecDestroy, (ex));
+    CK(cuGraphDestroy, (graph));
+
+    printf("-- default stream: legacy, or this thread's stream with per-thread streams\n");
+    CK(cuMemAllocAsync, (&p, 256, 0));
+    CK(cuMemFreeAsync, (p, 0));
+    CK(cuStreamSynchronize, (0));
+
+    CK(cuEventDestroy, (ev_fork));
+    CK(cuEventDestroy, (ev_join));
+    CK(cuStreamDestroy, (s2));
+    CK(cuStreamDestroy, (s));
+    CK(cuCtxSynchronize, ());
+    CK(cuDevicePrimaryCtxRelease, (0));
+    printf("done\n");
+    return 0;
+}
+
+/* ---- threads ----------------------------------------------------------------------- */
+/* Results from many threads cannot be printed in a stable order, so they are counted per
+ * (call, code) and printed sorted at the end. */
+struct tally {
+    const char *what;
+    int code;
+    unsigned long n;
+};
+static struct tally tallies[64];
+static size_t ntallies;
+static pthread_mutex_t tally_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static CUresult tally(const char *what, CUresult r)
+{
+    pthread_mutex_lock(&tally_lock);
+    size_t i = 0;
+    while (i < ntallies && !(strcmp(tallies[i].what, what) == 0 && tallies[i].code == (int)r))
+        i++;
+    if (i == ntallies && ntallies < sizeof tallies / sizeof tallies[0])
+        tallies[ntallies++] = (struct tally){ what, (int)r, 0 };
+    if (i < ntallies)
+        tallies[i].n++;
+    pthread_mutex_unlock(&tally_lock);
+    return r;
+}
+
+static int tally_order(const void *a, const void *b)
+{
+    const struct tally *x = a, *y = b;
+    int c = strcmp(x->what, y->what);
+    return c ? c : (x->code > y->code) - (x->code < y->code);
+}
+
+#define CKQ(fn, args) tally(#fn, DRV(fn) args)
+
+struct worker_args {
+    CUcontext ctx;
+    int ops;
+};
+
+/* Each thread: alloc/free on its own stream, then one capture with a graph allocation
+ * freed in the graph, launched twice. */
+static void *worker(void *arg)
+{
+    const struct worker_args *w = arg;
+    CUstream s = NULL;
+    CUdeviceptr p = 0;
+    CUgraph g = NULL;
+    CUgraphExec e = NULL;
+    CKQ(cuCtxSetCurrent, (w->ctx));
+    CKQ(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    for (int i = 0; i < w->ops; i++) {
+        CKQ(cuMemAllocAsync, (&p, 256 * (size_t)(1 + i % 4), s));
+        CKQ(cuMemFreeAsync, (p, s));
+    }
+    CKQ(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CKQ(cuMemAllocAsync, (&p, 1024, s));
+    CKQ(cuLaunchKernel, (shortKernel_1, blocks, 1, 1, threads, 1, 1, 0, s, NULL, NULL));
+    CKQ(cuMemFreeAsync, (p, s));
+    CKQ(cuStreamEndCapture, (s, &g));
+    CKQ(cuGraphInstantiate, (&e, g, 0));
+    CKQ(cuGraphLaunch, (e, s));
+    CKQ(cuGraphLaunch, (e, s));
+    CKQ(cuStreamSynchronize, (s));
+    CKQ(cuGraphExecDestroy, (e));
+    CKQ(cuGraphDestroy, (g));
+    CKQ(cuStreamDestroy, (s));
+    return NULL;
+}
+
+static int run_threads(int nthreads, int ops)
+{
+    if (nthreads < 1 || nthreads > 1024 || ops < 0) {
+        fprintf(stderr, "threads: THREADS must be 1..1024 and OPS >= 0\n");
+        return 2;
+    }
+    struct worker_args w = { init_driver(), ops };
+    pthread_t *tid = calloc((size_t)nthreads, sizeof *tid);
+    if (!tid)
+        return 1;
+    printf("-- %d threads, %d alloc/free pairs each\n", nthreads, ops);
+    int started = 0;
+    while (started < nthreads && pthread_create(&tid[started], NULL, worker, &w) == 0)
+        started++;
+    for (int i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+    free(tid);
+    if (started < nthreads)
+        printf("only %d threads started\n", started);
+    qsort(tallies, ntallies, sizeof tallies[0], tally_order);
+    for (size_t i = 0; i < ntallies; i++)
+        printf("%-72s -> %d  x%lu\n", tallies[i].what, tallies[i].code, tallies[i].n);
+    printf("done\n");
+    return 0;
+}
+
+/* ---- dispatch ---------------------------------------------------------------------- */
+bool fc_scenario_uses_driver(const char *name)
+{
+    static const char *const uses[] = { "seed",  "seed-fixed", "probe",  "probe-driver",
+                                        "rules", "clean",      "threads" };
+    for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
+        if (strcmp(name, uses[i]) == 0)
+            return true;
+    return false;
+}
+
+int fc_run_scenario(int argc, char **argv)
+{
+    const char *name = argc > 1 ? argv[1] : "";
+    int rc = 2;
+    if (strcmp(name, "seed") == 0)
+        rc = seed(false);
+    else if (strcmp(name, "seed-fixed") == 0)
+        rc = seed(true);
+    else if (strcmp(name, "probe") == 0)
+        rc = probe();
+    else if (strcmp(name, "probe-driver") == 0)
+        rc = probe_driver();
+    else if (strcmp(name, "rules") == 0)
+        rc = rules();
+    else if (strcmp(name, "clean") == 0)
+        rc = clean();
+    else if (strcmp(name, "threads") == 0)
+        rc = run_threads(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atoi(argv[3]) : 100);
+    else if (strcmp(name, "nocuda") == 0) {
+        printf("nocuda: no driver calls\n");
+        rc = 0;
+    } else
+        fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|clean|"
+                "threads [THREADS [OPS]]|nocuda\n",
+                argc > 0 ? argv[0] : "prog");
+    fflush(stdout);
+    return rc;
+}

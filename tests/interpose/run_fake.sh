@@ -1,0 +1,95 @@
+#!/bin/sh
+# The preloaded object against the stand-in driver (tests/fakecuda), reached the three ways
+# programs reach libcuda: linked symbols (also with per-thread default stream), dlopen+dlsym,
+# and the runtime's cuGetProcAddress_v2 path (flags 0 and 2). For each way and scenario:
+# the program's output is the same with and without graphcheck (every result passes
+# through), and the rules recorded are those the real H200 run recorded
+# (tests/gpu/logs/*.json). Usage: sh tests/interpose/run_fake.sh BUILD_DIR
+set -u
+BUILD=${1:-build}
+LIB=$(cd "$BUILD" && pwd)/libgraphcheck.so
+P=$BUILD/fakecuda
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+case "$BUILD" in
+*tsan*) echo "skipped under TSan (the runtime cannot be preloaded)"; echo "0 passed, 0 failed"; exit 0 ;;
+*asan*) PRE="$(${CC:-gcc} -print-file-name=libasan.so):$LIB"
+	export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 ;;
+*) PRE=$LIB ;;
+esac
+
+# rules FILE: "count rule" lines of a JSON log, sorted.
+rules() {
+	jq -r 'select(.type == "violation") | .rule' "$1" 2>/dev/null | sort | uniq -c | sed 's/^ *//'
+}
+
+# check NAME EXPECTED_RULES PROGRAM ARGS...
+check() {
+	name=$1 want=$2
+	shift 2
+	"$@" > "$tmp/native.out" 2>&1
+	nrc=$?
+	rm -f "$tmp/gc.json" "$tmp/gc.txt"
+	LD_PRELOAD=$PRE GRAPHCHECK_JSON_FILE=$tmp/gc.json GRAPHCHECK_LOG_FILE=$tmp/gc.txt \
+		"$@" > "$tmp/gc.out" 2>&1
+	grc=$?
+	if [ "$nrc" -ne "$grc" ] || ! cmp -s "$tmp/native.out" "$tmp/gc.out"; then
+		bad "$name: output or status changed under graphcheck ($nrc vs $grc)"
+		diff "$tmp/native.out" "$tmp/gc.out" | head -5
+		return
+	fi
+	got=$(rules "$tmp/gc.json")
+	if [ "$got" = "$want" ]; then
+		ok "$name: $(echo "$got" | tr '\n' ' ')"
+	else
+		bad "$name: rules differ"
+		echo "  want: $(echo "$want" | tr '\n' ' ')"
+		echo "  got:  $(echo "$got" | tr '\n' ' ')"
+		head -c 600 "$tmp/gc.txt"
+	fi
+}
+
+h200=tests/gpu/logs
+seed=$(rules $h200/seed_pipeline.json)
+probe=$(rules $h200/misuse_probe.json)
+none=""
+[ -n "$seed" ] && [ -n "$probe" ] || { bad "H200 logs missing under $h200"; echo "$pass passed, $fail failed"; exit 1; }
+
+for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procaddr ptds"; do
+	set -- $way
+	prog=$P/$1
+	extra=${2:-}
+	check "$way seed" "$seed" $prog seed $extra
+	check "$way seed-fixed" "$none" $prog seed-fixed $extra
+	check "$way probe" "$probe" $prog probe $extra
+	check "$way clean" "$none" $prog clean $extra
+done
+
+# Nothing at all from a program that never touches CUDA: no log, no file.
+rm -f "$tmp/none.json"
+out=$(LD_PRELOAD=$PRE GRAPHCHECK_JSON_FILE=$tmp/none.json $P/prog_linked nocuda 2>&1)
+[ ! -e "$tmp/none.json" ] && [ "$out" = "$($P/prog_linked nocuda 2>&1)" ] &&
+	ok "nocuda: same output, no log file" || bad "nocuda: graphcheck wrote something"
+for cmd in "/bin/true" "python3 -c pass" "/bin/false"; do
+	a=$($cmd 2>&1; echo "rc=$?")
+	b=$(LD_PRELOAD=$PRE $cmd 2>&1; echo "rc=$?")
+	[ "$a" = "$b" ] && ok "preloaded into '$cmd': same output and status" ||
+		bad "preloaded into '$cmd': '$a' vs '$b'"
+done
+
+# dlsym under both symbol versions, RTLD_NEXT untouched.
+if LD_PRELOAD=$PRE $P/dlsym_versions > "$tmp/dlsym.out" 2>&1; then
+	ok "dlsym hook: $(grep -c '^ok' "$tmp/dlsym.out") lookups as expected"
+else
+	bad "dlsym hook:"; cat "$tmp/dlsym.out"
+fi
+
+# Threads: 16 threads alloc/free on their own streams, no records, same output.
+check "threads 16x20000" "$none" $P/prog_linked threads 16 20000
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
