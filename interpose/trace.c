@@ -27,7 +27,17 @@ static void put(const char *buf, size_t len)
 static void kernel_driver(char *out, size_t n)
 {
 	out[0] = '\0';
-	int f = open("/proc/driver/nvidia/version", O_RDONLY | O_CLOEXEC);
+	int f = open("/sys/module/nvidia/version", O_RDONLY | O_CLOEXEC);
+	if (f >= 0) {
+		ssize_t len = read(f, out, n - 1);
+		close(f);
+		while (len > 0 && (out[len - 1] == '\n' || out[len - 1] == ' '))
+			len--;
+		out[len > 0 ? len : 0] = '\0';
+		if (out[0])
+			return;
+	}
+	f = open("/proc/driver/nvidia/version", O_RDONLY | O_CLOEXEC);
 	if (f < 0)
 		return;
 	char buf[512];

@@ -7,8 +7,11 @@ set -u
 OUT=${1:-tests/gpu/logs}
 SEED=${SEED_DIR:-demo}
 mkdir -p "$OUT"
-BIN=$(mktemp -d)
-trap 'rm -rf "$BIN"' EXIT
+# A fixed place for the programs, so their logs name paths a report can find again.
+BIN=/tmp/graphcheck-gpu-bin
+rm -rf "$BIN"
+mkdir -p "$BIN"
+CUDA_ROOT=$(dirname "$(dirname "$(command -v nvcc)")")
 log() { echo "== $*"; }
 
 log "machine"
@@ -51,3 +54,33 @@ else
 fi
 log "probe codes (native)"
 cat "$OUT/misuse_probe.native.out" "$OUT/probe_driver.native.out"
+
+log "stand-in vs real driver: the same C scenarios, linked against each"
+make -s build/fakecuda/prog_linked
+gcc -std=c11 -D_GNU_SOURCE -I. -I"$CUDA_ROOT/include" -DFC_LINKED -o "$BIN/real_prog_linked" \
+	tests/fakecuda/progs/prog_linked.c tests/fakecuda/progs/scenarios.c \
+	-L"$CUDA_ROOT/lib64/stubs" -lcuda -lpthread
+for sc in probe probe-driver seed seed-fixed clean rules; do
+	build/fakecuda/prog_linked "$sc" > "$OUT/fake_$sc.out" 2>&1
+	"$BIN/real_prog_linked" "$sc" > "$OUT/real_$sc.out" 2>&1
+	if cmp -s "$OUT/fake_$sc.out" "$OUT/real_$sc.out"; then
+		echo "$sc: stand-in and H200 print the same codes ($(grep -c -- '->' "$OUT/real_$sc.out") calls)"
+	else
+		echo "$sc: DIFFERENT (< stand-in, > H200)"
+		diff "$OUT/fake_$sc.out" "$OUT/real_$sc.out" | head -30
+	fi
+done
+
+if [ -n "${WITH_DEMO:-1}" ] && make -s demo; then
+	log "demo gate (records traces into $OUT/traces)"
+	GATE_RECORD_DIR=$OUT/traces sh demo/gate.sh build | tee "$OUT/gate.txt"
+	log "compute-sanitizer on each rule program"
+	: > "$OUT/sanitizer.txt"
+	for p in build/demo/seed_pipeline build/demo/rules/*; do
+		name=$(basename "$p")
+		compute-sanitizer --print-limit 3 "$p" > "$OUT/cs_$name.txt" 2>&1
+		hit=$(grep -m1 'Program hit' "$OUT/cs_$name.txt" | sed 's/^========= *//')
+		summary=$(grep -m1 'ERROR SUMMARY' "$OUT/cs_$name.txt" | sed 's/^========= *//')
+		echo "$name | ${summary:-no summary} | ${hit:-no API error reported}" | tee -a "$OUT/sanitizer.txt"
+	done
+fi
