@@ -48,10 +48,12 @@ static void at_exit(void)
 static void fork_prepare(void)
 {
 	gc_ledger_fork_prepare(ledger);
+	gc_sites_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	gc_sites_fork_parent();
 	gc_ledger_fork_parent(ledger);
 }
 

@@ -116,6 +116,16 @@ uint32_t gc_sites_count(void)
 	return n;
 }
 
+void gc_sites_fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+void gc_sites_fork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
 void gc_sites_atfork_child(void)
 {
 	pthread_mutex_init(&lock, NULL);
