@@ -35,3 +35,4 @@ $(BUILD)/fakecuda/dlsym_versions: tests/interpose/dlsym_versions.c $(FAKECUDA)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) -o $@ $< -ldl -Wl,-rpath,'$$ORIGIN'
 all: $(IP_PROGS)
+TEST_SCRIPTS += tests/traces/replay.sh

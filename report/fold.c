@@ -1,0 +1,132 @@
+/* Folding: a misuse inside a loop writes one record per iteration, but it is one problem.
+ * Records of one rule whose backtraces name the same module+offset list become one entry
+ * with a count; the first record read stands for the rest. Only that one is kept, so memory
+ * grows with the number of distinct sites, not with the log. */
+#include "report/report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* FNV-1a: simple, and good enough for keys that are mostly distinct offsets. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t site_hash(const rp_record *r)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	int rule = (int)r->rule;
+	h = fnv(h, &rule, sizeof(rule));
+	for (size_t i = 0; i < r->backtrace.n; i++) {
+		const rp_frame *f = &r->backtrace.v[i];
+		h = fnv(h, f->module, strlen(f->module) + 1);
+		h = fnv(h, &f->offset, sizeof(f->offset));
+	}
+	return h;
+}
+
+static bool same_site(const rp_record *a, const rp_record *b)
+{
+	if (a->rule != b->rule || a->backtrace.n != b->backtrace.n)
+		return false;
+	for (size_t i = 0; i < a->backtrace.n; i++) {
+		const rp_frame *x = &a->backtrace.v[i], *y = &b->backtrace.v[i];
+		if (x->offset != y->offset || strcmp(x->module, y->module) != 0)
+			return false;
+	}
+	return true;
+}
+
+void rp_fold_init(rp_fold *f)
+{
+	memset(f, 0, sizeof(*f));
+}
+
+/* Slot of the entry with this hash and site, or the empty slot where it would go. */
+static size_t find_slot(const rp_fold *f, uint64_t h, const rp_record *r)
+{
+	size_t mask = f->n_slots - 1, i = (size_t)h & mask;
+	while (f->slots[i]) {
+		const rp_entry *e = &f->v[f->slots[i] - 1];
+		if (e->hash == h && same_site(e->first, r))
+			return i;
+		i = (i + 1) & mask;
+	}
+	return i;
+}
+
+/* Kept under half full so probes stay short. */
+static void grow_slots(rp_fold *f)
+{
+	free(f->slots);
+	f->n_slots = f->n_slots ? 2 * f->n_slots : 64;
+	while (f->n_slots < 2 * (f->n + 1))
+		f->n_slots *= 2;
+	f->slots = rp_xcalloc(f->n_slots, sizeof(*f->slots));
+	for (size_t k = 0; k < f->n; k++) {
+		size_t mask = f->n_slots - 1, i = (size_t)f->v[k].hash & mask;
+		while (f->slots[i])
+			i = (i + 1) & mask;
+		f->slots[i] = k + 1;
+	}
+}
+
+void rp_fold_add(rp_fold *f, rp_record *r)
+{
+	f->records[r->severity]++;
+	if (!f->slots || 2 * (f->n + 1) > f->n_slots)
+		grow_slots(f);
+	uint64_t h = site_hash(r);
+	size_t i = find_slot(f, h, r);
+	if (f->slots[i]) {
+		f->v[f->slots[i] - 1].count++;
+		rp_record_free(r);
+		return;
+	}
+	if (f->n == f->cap) {
+		f->cap = f->cap ? 2 * f->cap : 16;
+		f->v = rp_xrealloc(f->v, f->cap * sizeof(*f->v));
+	}
+	f->v[f->n] = (rp_entry){.first = r, .count = 1, .hash = h, .order = f->n};
+	f->n++;
+	f->slots[i] = f->n;
+	f->entries[r->severity]++;
+}
+
+void rp_fold_sink(void *ctx, rp_record *r)
+{
+	rp_fold_add(ctx, r);
+}
+
+static int entry_cmp(const void *pa, const void *pb)
+{
+	const rp_entry *a = pa, *b = pb;
+	if (a->first->severity != b->first->severity)
+		return a->first->severity == GC_SEV_ERROR ? -1 : 1;
+	if (a->first->rule != b->first->rule)
+		return a->first->rule < b->first->rule ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+void rp_fold_sort(rp_fold *f)
+{
+	if (f->n > 1)
+		qsort(f->v, f->n, sizeof(*f->v), entry_cmp);
+	/* The slots point at the old order; rp_fold_add rebuilds them if it is called again. */
+	free(f->slots);
+	f->slots = NULL;
+	f->n_slots = 0;
+}
+
+void rp_fold_free(rp_fold *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		rp_record_free(f->v[i].first);
+	free(f->v);
+	free(f->slots);
+	memset(f, 0, sizeof(*f));
+}

@@ -1,0 +1,110 @@
+/* The folded entries as one JSON document, for scripts: what the text report shows, with
+ * every frame both resolved and as logged. Built with jansson, so escaping is its job. */
+#include "report/report.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#ifndef GC_VERSION
+#define GC_VERSION "0.0.0"
+#endif
+
+/* A packing failure is a bug or no memory; neither leaves anything to report. */
+static json_t *must(json_t *v)
+{
+	if (!v) {
+		fputs("graphcheck-report: cannot build the JSON output\n", stderr);
+		exit(RP_EXIT_USAGE);
+	}
+	return v;
+}
+
+static json_t *hex(uint64_t v)
+{
+	return must(json_sprintf("0x%" PRIx64, v));
+}
+
+json_t *rp_json_frame(const rp_frame *f)
+{
+	char *text = rp_frame_str(f);
+	json_t *o = must(json_pack("{s:s, s:o, s:s?, s:s?, s:s?, s:s}", "module", f->module,
+	                           "offset", hex(f->offset), "symbol", f->symbol, "function",
+	                           f->loc.function, "file", f->loc.file, "text", text));
+	if (f->loc.file)
+		json_object_set_new(o, "line", json_integer(f->loc.line));
+	free(text);
+	return o;
+}
+
+json_t *rp_json_frames(const rp_frames *fs)
+{
+	json_t *a = must(json_array());
+	for (size_t i = 0; i < fs->n; i++)
+		json_array_append_new(a, rp_json_frame(&fs->v[i]));
+	return a;
+}
+
+static json_t *alloc_json(const rp_alloc *a)
+{
+	return must(json_pack("{s:s, s:o, s:I, s:o, s:o, s:I, s:b, s:I, s:o, s:o}", "call", a->call,
+	                      "ptr", hex(a->ptr), "size", (json_int_t)a->size, "stream",
+	                      hex(a->stream), "graph", hex(a->graph), "capture_id",
+	                      (json_int_t)a->capture_id, "in_graph", a->in_graph, "seq",
+	                      (json_int_t)a->seq, "backtrace", rp_json_frames(&a->backtrace),
+	                      "free_backtrace", rp_json_frames(&a->free_backtrace)));
+}
+
+static json_t *entry_json(const rp_entry *e)
+{
+	const rp_record *r = e->first;
+	const rp_frame *site = rp_record_site(r);
+	json_t *o = must(json_pack(
+	    "{s:s, s:s, s:I, s:s, s:I, s:s?, s:s, s:{s:s, s:I, s:I, s:I}, s:o, s:o}", "rule",
+	    gc_rule_id(r->rule), "severity", gc_severity_name(r->severity), "count",
+	    (json_int_t)e->count, "call", r->call, "result", (json_int_t)r->result, "result_name",
+	    r->result_name, "message", r->message, "first", "file", r->file, "line",
+	    (json_int_t)r->line, "pid", (json_int_t)r->pid, "seq", (json_int_t)r->seq, "site",
+	    site ? rp_json_frame(site) : json_null(), "backtrace", rp_json_frames(&r->backtrace)));
+	json_object_set_new(o, "alloc", r->has_alloc ? alloc_json(&r->alloc) : json_null());
+	if (r->n_leaks || r->rule == GC_RULE_LEAK_AT_EXIT) {
+		json_t *leaks = must(json_array());
+		for (size_t i = 0; i < r->n_leaks; i++) {
+			const rp_leak *l = &r->leaks[i];
+			json_array_append_new(
+			    leaks, must(json_pack("{s:I, s:I, s:s, s:b, s:o}", "count",
+			                          (json_int_t)l->count, "bytes", (json_int_t)l->bytes,
+			                          "call", l->call, "in_graph", l->in_graph, "backtrace",
+			                          rp_json_frames(&l->backtrace))));
+		}
+		json_object_set_new(o, "leaks", leaks);
+		json_object_set_new(o, "leak_count", json_integer((json_int_t)r->leak_count));
+		json_object_set_new(o, "leak_bytes", json_integer((json_int_t)r->leak_bytes));
+	}
+	return o;
+}
+
+static const char *fail_on_name(rp_fail_on f)
+{
+	return f == RP_FAIL_WARNING ? "warning" : f == RP_FAIL_NEVER ? "never" : "error";
+}
+
+int rp_format_json(FILE *out, const rp_report *rep)
+{
+	const rp_fold *fold = rep->fold;
+	json_t *entries = must(json_array());
+	for (size_t i = 0; i < fold->n; i++)
+		json_array_append_new(entries, entry_json(&fold->v[i]));
+	json_t *doc = must(json_pack(
+	    "{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:o}", "tool", "graphcheck-report",
+	    "version", GC_VERSION, "files", (json_int_t)rep->files, "records",
+	    (json_int_t)rep->records, "errors", (json_int_t)fold->entries[GC_SEV_ERROR], "warnings",
+	    (json_int_t)fold->entries[GC_SEV_WARNING], "error_records",
+	    (json_int_t)fold->records[GC_SEV_ERROR], "warning_records",
+	    (json_int_t)fold->records[GC_SEV_WARNING], "fail_on", fail_on_name(rep->fail_on),
+	    "entries", entries));
+	int rc = json_dumpf(doc, out, JSON_INDENT(2));
+	json_decref(doc);
+	if (rc == 0)
+		fputc('\n', out);
+	return rc == 0 && !ferror(out) ? 0 : -1;
+}

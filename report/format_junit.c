@@ -1,0 +1,144 @@
+/* JUnit XML, for CI test dashboards: one suite "graphcheck" with a testcase per rule of the
+ * table (failed when the rule has records, so a dashboard lists what was checked) and a
+ * failed testcase per folded entry, carrying the entry's details. */
+#include "report/report.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Text as XML character data or an attribute value. Characters XML 1.0 cannot hold at all
+ * (most controls, U+FFFE, U+FFFF), and bytes that are not UTF-8, become U+FFFD; in
+ * attributes, newlines and tabs are written as references so that parsers keep them. */
+static void xml_put(FILE *out, const char *s, bool attr)
+{
+	size_t left = strlen(s);
+	while (left) {
+		uint32_t cp;
+		size_t n = rp_utf8_next(s, left, &cp);
+		if (n == 0 || (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0xfffe ||
+		    cp == 0xffff) {
+			fputs("\xef\xbf\xbd", out);
+			n = n ? n : 1;
+			s += n;
+			left -= n;
+			continue;
+		}
+		switch (cp) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs(attr ? "&quot;" : "\"", out); break;
+		case '\'': fputs(attr ? "&apos;" : "'", out); break;
+		case '\n': fputs(attr ? "&#10;" : "\n", out); break;
+		case '\r': fputs("&#13;", out); break;
+		case '\t': fputs(attr ? "&#9;" : "\t", out); break;
+		default: fwrite(s, 1, n, out); break;
+		}
+		s += n;
+		left -= n;
+	}
+}
+
+static void put_frames(FILE *out, const char *title, const rp_frames *fs)
+{
+	if (!fs->n)
+		return;
+	fprintf(out, "%s\n", title);
+	for (size_t i = 0; i < fs->n; i++) {
+		char *s = rp_frame_str(&fs->v[i]);
+		fprintf(out, "  #%zu ", i);
+		xml_put(out, s, false);
+		fputc('\n', out);
+		free(s);
+	}
+}
+
+static void put_case_open(FILE *out, const char *rule, const char *name)
+{
+	fputs("    <testcase classname=\"graphcheck.", out);
+	xml_put(out, rule, true);
+	fputs("\" name=\"", out);
+	xml_put(out, name, true);
+	fputs("\">\n", out);
+}
+
+static void put_entry(FILE *out, size_t index, const rp_entry *e)
+{
+	const rp_record *r = e->first;
+	const char *rule = gc_rule_id(r->rule);
+	const rp_frame *site = rp_record_site(r);
+	char *where = site ? rp_frame_str(site) : rp_xstrdup("(no backtrace)");
+	char *name;
+	/* Numbered as in the text report: two sites can print alike (they differ deeper in
+	 * the stack), and dashboards merge testcases of one name. */
+	if (asprintf(&name, "[%zu] %s at %s", index + 1, rule, where) < 0)
+		name = NULL;
+	put_case_open(out, rule, name ? name : rule);
+	fputs("      <failure type=\"", out);
+	xml_put(out, gc_severity_name(r->severity), true);
+	fputs("\" message=\"", out);
+	xml_put(out, r->message, true);
+	fputs("\">", out);
+	fprintf(out, "%s: %s in ", gc_severity_name(r->severity), rule);
+	xml_put(out, r->call, false);
+	fprintf(out, ", %" PRIu64 " record%s, first at ", e->count, e->count == 1 ? "" : "s");
+	xml_put(out, r->file, false);
+	fprintf(out, ":%lu\n", r->line);
+	xml_put(out, r->message, false);
+	fputc('\n', out);
+	put_frames(out, "at:", &r->backtrace);
+	if (r->has_alloc) {
+		fprintf(out, "allocation #%" PRIu64 ": ", r->alloc.seq);
+		xml_put(out, r->alloc.call, false);
+		fprintf(out, ", %" PRIu64 " bytes at 0x%" PRIx64 "\n", r->alloc.size, r->alloc.ptr);
+		put_frames(out, "allocated at:", &r->alloc.backtrace);
+		put_frames(out, "freed at:", &r->alloc.free_backtrace);
+	}
+	for (size_t i = 0; i < r->n_leaks; i++) {
+		fprintf(out, "%" PRIu64 " allocations, %" PRIu64 " bytes, by ", r->leaks[i].count,
+		        r->leaks[i].bytes);
+		xml_put(out, r->leaks[i].call, false);
+		fputc('\n', out);
+		put_frames(out, "allocated at:", &r->leaks[i].backtrace);
+	}
+	fputs("</failure>\n    </testcase>\n", out);
+	free(name);
+	free(where);
+}
+
+int rp_format_junit(FILE *out, const rp_report *rep)
+{
+	const rp_fold *fold = rep->fold;
+	uint64_t by_rule[GC_RULE__COUNT] = {0};
+	size_t failing_rules = 0;
+	for (size_t i = 0; i < fold->n; i++)
+		by_rule[fold->v[i].first->rule] += fold->v[i].count;
+	for (int i = 0; i < GC_RULE__COUNT; i++)
+		failing_rules += by_rule[i] != 0;
+	size_t tests = GC_RULE__COUNT + fold->n, failures = failing_rules + fold->n;
+
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
+	fprintf(out, "<testsuites name=\"graphcheck-report\" tests=\"%zu\" failures=\"%zu\">\n",
+	        tests, failures);
+	fprintf(out,
+	        "  <testsuite name=\"graphcheck\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+	        "skipped=\"0\">\n",
+	        tests, failures);
+	for (int i = 0; i < GC_RULE__COUNT; i++) {
+		gc_rule r = (gc_rule)i;
+		put_case_open(out, gc_rule_id(r), gc_rule_id(r));
+		if (by_rule[i]) {
+			fprintf(out, "      <failure type=\"%s\" message=\"%" PRIu64 " record%s\">",
+			        gc_severity_name(gc_rule_severity(r)), by_rule[i],
+			        by_rule[i] == 1 ? "" : "s");
+			xml_put(out, gc_rule_help(r), false);
+			fputs("</failure>\n", out);
+		}
+		fputs("    </testcase>\n", out);
+	}
+	for (size_t i = 0; i < fold->n; i++)
+		put_entry(out, i, &fold->v[i]);
+	fputs("  </testsuite>\n</testsuites>\n", out);
+	return ferror(out) ? -1 : 0;
+}

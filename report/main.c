@@ -1,0 +1,170 @@
+/* graphcheck-report's command line: options to an rp_options, then rp_run. An option is a
+ * row of long_options, a case in parse_options and a line of the help text. */
+#include "report/report.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/replay.h"
+
+#ifndef GC_VERSION
+#define GC_VERSION "0.0.0"
+#endif
+
+static const char help_text[] =
+    "usage: graphcheck-report [options] LOG...\n"
+    "\n"
+    "Reads graphcheck's JSON-lines logs (GRAPHCHECK_JSON_FILE or --json-file; several\n"
+    "processes' %p files at once; - reads stdin), folds the records of one rule at one\n"
+    "call site (the same backtrace) into one entry with a count, resolves frames to\n"
+    "file:line in function from the modules' debug info, and writes a report.\n"
+    "\n"
+    "options:\n"
+    "  -f, --format=FMT     text (default): a summary table, each entry in full, totals\n"
+    "                       json: the folded entries as one JSON document\n"
+    "                       sarif: SARIF 2.1.0, one result per entry\n"
+    "                       junit: JUnit XML, a testcase per rule and per entry\n"
+    "  -o, --output=FILE    write the report to FILE instead of stdout\n"
+    "      --fail-on=LEVEL  error (default), warning or never: the severity at which\n"
+    "                       records fail the gate (exit status 1)\n"
+    "      --no-symbolize   show frames as module+offset without reading the modules\n"
+    "      --replay         the inputs are traces (GRAPHCHECK_TRACE_FILE): feed their events\n"
+    "                       through graphcheck's ledger and print the records a live run\n"
+    "                       would have printed (text, or JSON lines with --format=json)\n"
+    "  -h, --help           show this text\n"
+    "  -V, --version        show the version\n"
+    "\n"
+    "The totals line, \"graphcheck-report: N errors, M warnings (K records in F files)\",\n"
+    "counts entries (distinct rule and call site) by severity, and the records read.\n"
+    "Malformed lines are named as FILE:LINE on stderr and skipped.\n"
+    "\n"
+    "exit status:\n"
+    "  0  no record at or above the --fail-on level\n"
+    "  1  records at or above the --fail-on level: the gate failed\n"
+    "  2  usage error, or a log that cannot be opened or read, or an output that cannot\n"
+    "     be written\n"
+    "  3  malformed input seen (the good records are still reported)\n"
+    "  When several apply, 2 wins over 3, and 3 over 1.\n";
+
+enum { OPT_FAIL_ON = 256, OPT_NO_SYMBOLIZE, OPT_REPLAY };
+
+static const struct option long_options[] = {
+	{"format", required_argument, NULL, 'f'},
+	{"output", required_argument, NULL, 'o'},
+	{"fail-on", required_argument, NULL, OPT_FAIL_ON},
+	{"no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE},
+	{"replay", no_argument, NULL, OPT_REPLAY},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
+static int usage_error(const char *what, const char *arg)
+{
+	if (what)
+		fprintf(stderr, "graphcheck-report: %s%s%s\n", what, arg ? ": " : "", arg ? arg : "");
+	fputs("try 'graphcheck-report --help'\n", stderr);
+	return RP_EXIT_USAGE;
+}
+
+static int replay_mode;
+
+/* -1 to go on and run; otherwise the exit status (after --help, or a usage error). */
+static int parse_options(int argc, char **argv, rp_options *o)
+{
+	*o = (rp_options){.format = "text", .fail_on = RP_FAIL_ERROR, .symbolize = true};
+	int c;
+	while ((c = getopt_long(argc, argv, "f:o:hV", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!rp_formatter(optarg))
+				return usage_error("unknown format (text, json, sarif or junit)", optarg);
+			o->format = optarg;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_FAIL_ON:
+			if (strcmp(optarg, "error") == 0)
+				o->fail_on = RP_FAIL_ERROR;
+			else if (strcmp(optarg, "warning") == 0)
+				o->fail_on = RP_FAIL_WARNING;
+			else if (strcmp(optarg, "never") == 0)
+				o->fail_on = RP_FAIL_NEVER;
+			else
+				return usage_error("--fail-on takes error, warning or never", optarg);
+			break;
+		case OPT_NO_SYMBOLIZE:
+			o->symbolize = false;
+			break;
+		case OPT_REPLAY:
+			replay_mode = 1;
+			break;
+		case 'h':
+			fputs(help_text, stdout);
+			return RP_EXIT_OK;
+		case 'V':
+			printf("graphcheck-report %s\n", GC_VERSION);
+			return RP_EXIT_OK;
+		default:  /* getopt_long has said what was wrong */
+			return usage_error(NULL, NULL);
+		}
+	}
+	if (optind == argc)
+		return usage_error("no log given (- reads stdin)", NULL);
+	o->inputs = argv + optind;
+	o->n_inputs = argc - optind;
+	return -1;
+}
+
+/* --replay: each trace through the ledger; the exit statuses are the report's. */
+static int replay(const rp_options *o)
+{
+	int json = strcmp(o->format, "json") == 0;
+	if (!json && strcmp(o->format, "text") != 0)
+		return usage_error("--replay writes text or json", o->format);
+	FILE *out = o->output ? fopen(o->output, "w") : stdout;
+	if (!out) {
+		perror(o->output);
+		return RP_EXIT_USAGE;
+	}
+	int rc = RP_EXIT_OK;
+	unsigned long errors = 0, warnings = 0, events = 0;
+	for (int i = 0; i < o->n_inputs; i++) {
+		const char *name = o->inputs[i];
+		FILE *in = strcmp(name, "-") ? fopen(name, "r") : stdin;
+		if (!in) {
+			fprintf(stderr, "graphcheck-report: cannot open %s\n", name);
+			rc = RP_EXIT_USAGE;
+			continue;
+		}
+		gc_replay_result res;
+		if (gc_replay(in, name, out, json, stderr, &res) != 0)
+			rc = RP_EXIT_USAGE;
+		else if (res.bad_lines && rc != RP_EXIT_USAGE)
+			rc = RP_EXIT_MALFORMED;
+		errors += res.errors;
+		warnings += res.warnings;
+		events += res.events;
+		if (in != stdin)
+			fclose(in);
+	}
+	if (!json)
+		fprintf(out, "graphcheck-report: replayed %lu events: %lu errors, %lu warnings\n",
+		        events, errors, warnings);
+	if (out != stdout)
+		fclose(out);
+	int gate = (o->fail_on == RP_FAIL_ERROR && errors) ||
+	           (o->fail_on == RP_FAIL_WARNING && (errors || warnings));
+	return rc != RP_EXIT_OK ? rc : gate ? RP_EXIT_GATE : RP_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	rp_options o;
+	int rc = parse_options(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	return replay_mode ? replay(&o) : rp_run(&o);
+}

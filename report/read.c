@@ -1,0 +1,228 @@
+/* Logs to records: splits a stream into lines, bounds them, names the file and line of each
+ * problem, and cross-checks each process's summary line against what the file holds. A bad
+ * line is skipped, never fatal: the records around it are still worth reporting. */
+#include "report/report.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Messages per file before the rest are only counted: a binary or foreign file must not
+ * bury the report under thousands of lines. */
+#define DIAG_MAX 20
+
+typedef struct pid_count {
+	uint64_t pid, errors, warnings, records;
+} pid_count;
+
+typedef struct file_state {
+	rp_reader *rd;
+	const char *name;
+	unsigned long line;
+	unsigned diags;
+	pid_count *pids;  /* one file may hold several processes (a path without %p) */
+	size_t n_pids, cap_pids;
+} file_state;
+
+static void diag(file_state *fs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void diag(file_state *fs, const char *fmt, ...)
+{
+	FILE *d = fs->rd->diag;
+	if (!d || fs->diags > DIAG_MAX)
+		return;
+	if (fs->diags++ == DIAG_MAX) {
+		fprintf(d, "graphcheck-report: %s: more problems, not shown\n", fs->name);
+		return;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(d, "graphcheck-report: %s:%lu: ", fs->name, fs->line);
+	vfprintf(d, fmt, ap);
+	fputc('\n', d);
+	va_end(ap);
+}
+
+static pid_count *pid_entry(file_state *fs, uint64_t pid)
+{
+	for (size_t i = 0; i < fs->n_pids; i++)
+		if (fs->pids[i].pid == pid)
+			return &fs->pids[i];
+	if (fs->n_pids == fs->cap_pids) {
+		fs->cap_pids = fs->cap_pids ? 2 * fs->cap_pids : 4;
+		fs->pids = rp_xrealloc(fs->pids, fs->cap_pids * sizeof(*fs->pids));
+	}
+	pid_count *c = &fs->pids[fs->n_pids++];
+	memset(c, 0, sizeof(*c));
+	c->pid = pid;
+	return c;
+}
+
+/* A mismatch is only a note: a process killed before exit writes no summary, and logs can
+ * be concatenated; the records read are reported either way. */
+static void check_summary(file_state *fs, const rp_summary *s)
+{
+	const pid_count *c = pid_entry(fs, s->pid);
+	if (c->errors == s->errors && c->warnings == s->warnings && c->records == s->records)
+		return;
+	diag(fs,
+	     "note: the summary of pid %llu counts %llu errors, %llu warnings, %llu records; "
+	     "the file holds %llu, %llu, %llu",
+	     (unsigned long long)s->pid, (unsigned long long)s->errors,
+	     (unsigned long long)s->warnings, (unsigned long long)s->records,
+	     (unsigned long long)c->errors, (unsigned long long)c->warnings,
+	     (unsigned long long)c->records);
+}
+
+static void take_line(file_state *fs, const char *buf, size_t len, bool newline)
+{
+	rp_reader *rd = fs->rd;
+	rp_record *r;
+	rp_summary sum;
+	char why[512];
+	switch (rp_parse_line(buf, len, &r, &sum, why, sizeof(why))) {
+	case RP_LINE_BAD:
+		rd->malformed++;
+		/* The writer ends every record with its newline in the same write(2), so a last
+		 * line without one was cut short. */
+		if (!newline)
+			diag(fs, "truncated last line (no newline at the end): %s", why);
+		else
+			diag(fs, "%s", why);
+		break;
+	case RP_LINE_VIOLATION: {
+		pid_count *c = pid_entry(fs, r->pid);
+		c->records++;
+		if (r->severity == GC_SEV_ERROR)
+			c->errors++;
+		else
+			c->warnings++;
+		r->file = fs->name;
+		r->line = fs->line;
+		rd->records++;
+		rd->sink(rd->sink_ctx, r);
+		break;
+	}
+	case RP_LINE_START:
+		break;
+	case RP_LINE_SUMMARY:
+		check_summary(fs, &sum);
+		break;
+	case RP_LINE_UNKNOWN:
+		rd->unknown++;
+		diag(fs, "warning: unknown record type \"%s\", skipped", why);
+		break;
+	}
+}
+
+typedef struct line_buf {
+	char *buf;
+	size_t len, cap;
+	bool too_long, nul, newline;
+} line_buf;
+
+/* The next line into lb, without its newline; false at the end of the stream. Stops at a
+ * NUL byte (the caller gives up on the file); past RP_LINE_MAX bytes it only skips. */
+static bool read_line(FILE *f, line_buf *lb)
+{
+	int c;
+	bool any = false;
+	lb->len = 0;
+	lb->too_long = lb->nul = lb->newline = false;
+	while ((c = getc_unlocked(f)) != EOF) {
+		any = true;
+		if (c == '\n') {
+			lb->newline = true;
+			break;
+		}
+		if (c == '\0') {
+			lb->nul = true;
+			break;
+		}
+		if (lb->len == RP_LINE_MAX) {
+			lb->too_long = true;
+			continue;
+		}
+		/* Grown as needed, so that small logs do not cost the maximum. */
+		if (lb->len == lb->cap) {
+			lb->cap = lb->cap ? 2 * lb->cap : 4096;
+			if (lb->cap > RP_LINE_MAX)
+				lb->cap = RP_LINE_MAX;
+			lb->buf = rp_xrealloc(lb->buf, lb->cap);
+		}
+		lb->buf[lb->len++] = (char)c;
+	}
+	return any;
+}
+
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+int rp_read_stream(rp_reader *rd, FILE *f, const char *name)
+{
+	file_state fs = {.rd = rd, .name = name};
+	line_buf lb = {0};
+	bool content = false;
+	while (read_line(f, &lb)) {
+		fs.line++;
+		if (lb.nul) {
+			content = true;
+			rd->malformed++;
+			diag(&fs, "binary data (a NUL byte): not a JSON-lines log; the rest of the "
+			          "file is skipped");
+			break;
+		}
+		if (lb.too_long) {
+			content = true;
+			rd->malformed++;
+			diag(&fs, "line longer than %u bytes, skipped", RP_LINE_MAX);
+			continue;
+		}
+		if (blank(lb.buf, lb.len))
+			continue;
+		content = true;
+		take_line(&fs, lb.buf, lb.len, lb.newline);
+	}
+	int err = ferror(f) ? (errno ? errno : EIO) : 0;
+	int rc = 0;
+	if (err) {
+		if (rd->diag)
+			fprintf(rd->diag, "graphcheck-report: %s: cannot read: %s\n", name, strerror(err));
+		rd->io_errors++;
+		rc = -1;
+	} else {
+		rd->files++;
+		if (!content) {
+			/* graphcheck writes a start line first, so even a clean run's log has one. */
+			fs.line = 1;
+			rd->malformed++;
+			diag(&fs, "empty file: no log lines");
+		}
+	}
+	free(lb.buf);
+	free(fs.pids);
+	return rc;
+}
+
+int rp_read_file(rp_reader *rd, const char *path)
+{
+	if (strcmp(path, "-") == 0)
+		return rp_read_stream(rd, stdin, "<stdin>");
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		if (rd->diag)
+			fprintf(rd->diag, "graphcheck-report: %s: cannot open: %s\n", path,
+			        strerror(errno));
+		rd->io_errors++;
+		return -1;
+	}
+	int rc = rp_read_stream(rd, f, path);
+	fclose(f);
+	return rc;
+}

@@ -1,0 +1,240 @@
+/* graphcheck-report's internals: logs (docs/log-format.md) are read line by line into
+ * records, records of one rule and call site are folded into entries, the entries' frames
+ * are symbolized, and one formatter writes them. Each step is its own file. */
+#ifndef RP_REPORT_H
+#define RP_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "interpose/rules.h"
+
+/* Longest line accepted. The writer's records are at most 24 KiB (interpose/log.c), so a
+ * longer line is not one of them; the limit also bounds what one line can make us hold. */
+#define RP_LINE_MAX (1u << 20)
+
+/* ---- records (parse.c) ---------------------------------------------------------------- */
+
+/* Where a frame's address lies in the sources; all NULL/0 until symbolize.c fills it. */
+typedef struct rp_loc {
+	char *file;         /* source file, when the module has line info */
+	unsigned line;
+	char *function;     /* demangled where possible; from DWARF, else the ELF symbols */
+} rp_loc;
+
+typedef struct rp_frame {
+	const char *module; /* as logged: an absolute path, or "?" */
+	uint64_t offset;    /* ELF address of a return address */
+	const char *symbol; /* the logged dynamic symbol, or NULL */
+	rp_loc loc;
+} rp_frame;
+
+typedef struct rp_frames {
+	rp_frame *v;
+	size_t n;
+} rp_frames;
+
+typedef struct rp_alloc {
+	const char *call;
+	uint64_t ptr, size, stream, graph, capture_id, seq;
+	bool in_graph;
+	rp_frames backtrace;       /* where it was allocated */
+	rp_frames free_backtrace;  /* where it was freed, when it was */
+} rp_alloc;
+
+typedef struct rp_leak {
+	uint64_t count, bytes;
+	const char *call;
+	bool in_graph;
+	rp_frames backtrace;
+} rp_leak;
+
+/* One "violation" line. Its strings point into json, which the record owns. */
+typedef struct rp_record {
+	json_t *json;
+	const char *file;   /* the log it came from (not owned: outlives the record) */
+	unsigned long line;
+	gc_rule rule;
+	gc_severity severity;
+	uint64_t seq, pid, tid;
+	const char *call, *message, *result_name;
+	long long result;
+	uint64_t ptr, size, stream, graph, exec, capture_id;
+	rp_frames backtrace;
+	bool has_alloc;
+	rp_alloc alloc;
+	rp_leak *leaks;
+	size_t n_leaks;
+	uint64_t leak_count, leak_bytes;
+} rp_record;
+
+typedef enum rp_line_kind {
+	RP_LINE_BAD,        /* malformed: why says what is wrong */
+	RP_LINE_VIOLATION,  /* *rec is set */
+	RP_LINE_START,
+	RP_LINE_SUMMARY,    /* *sum is set */
+	RP_LINE_UNKNOWN,    /* a well-formed object of a type this reader does not know */
+} rp_line_kind;
+
+typedef struct rp_summary {
+	uint64_t pid, errors, warnings, records;
+} rp_summary;
+
+/* Parses one line (without its newline). why gets a one-line explanation for RP_LINE_BAD
+ * and the type name for RP_LINE_UNKNOWN. */
+rp_line_kind rp_parse_line(const char *buf, size_t len, rp_record **rec, rp_summary *sum,
+                           char *why, size_t why_len);
+void rp_record_free(rp_record *r);
+
+/* ---- reading logs (read.c) ------------------------------------------------------------ */
+
+/* Receives each good violation record and owns it from then on. */
+typedef void (*rp_sink)(void *ctx, rp_record *r);
+
+typedef struct rp_reader {
+	FILE *diag;          /* "FILE:LINE: ..." messages; NULL for none */
+	rp_sink sink;
+	void *sink_ctx;
+	/* Totals over every log read so far. */
+	size_t files;        /* logs opened and read */
+	uint64_t records;    /* good violation records */
+	uint64_t malformed;  /* lines skipped as malformed (and empty files) */
+	uint64_t unknown;    /* lines of an unknown type, skipped */
+	size_t io_errors;    /* logs that could not be opened or read */
+} rp_reader;
+
+/* Reads one log; name is used in messages and kept in records. Returns -1 when the stream
+ * failed (a read error), 0 otherwise: malformed lines are counted, not failures. */
+int rp_read_stream(rp_reader *rd, FILE *f, const char *name);
+/* Opens path ("-" is stdin) and reads it. -1 when it cannot be opened or read. */
+int rp_read_file(rp_reader *rd, const char *path);
+
+/* ---- folding (fold.c) ----------------------------------------------------------------- */
+
+/* Every record of one rule with one backtrace (module+offset list): the first one stands
+ * for the others. */
+typedef struct rp_entry {
+	rp_record *first;
+	uint64_t count;
+	uint64_t hash;       /* of the rule and the frames */
+	size_t order;        /* when it was first seen, for a stable sort */
+} rp_entry;
+
+typedef struct rp_fold {
+	rp_entry *v;
+	size_t n, cap;
+	size_t *slots;       /* open addressing: entry index + 1, 0 for empty */
+	size_t n_slots;
+	uint64_t records[2]; /* by severity (gc_severity) */
+	size_t entries[2];
+} rp_fold;
+
+void rp_fold_init(rp_fold *f);
+/* Takes r: it becomes an entry's first record, or is counted and freed. */
+void rp_fold_add(rp_fold *f, rp_record *r);
+/* Errors before warnings, then rule table order, then first seen. Adding after a sort
+ * still folds: the hash is rebuilt. */
+void rp_fold_sort(rp_fold *f);
+void rp_fold_free(rp_fold *f);
+/* An rp_sink for rp_reader: ctx is the rp_fold. */
+void rp_fold_sink(void *ctx, rp_record *r);
+
+/* ---- symbols (symbolize.c, demangle.c) ------------------------------------------------ */
+
+typedef struct rp_symbolizer rp_symbolizer;
+
+rp_symbolizer *rp_sym_new(void);
+/* Fills f->loc from the module's DWARF and symbols; leaves what cannot be found empty. */
+void rp_sym_frame(rp_symbolizer *s, rp_frame *f);
+void rp_sym_frames(rp_symbolizer *s, rp_frames *fs);
+/* Every frame of an entry's record: its backtrace, the allocation's and the leaks'. */
+void rp_sym_record(rp_symbolizer *s, rp_record *r);
+void rp_sym_free(rp_symbolizer *s);
+
+/* "file:line in function", or "module+0xoffset (symbol)" when the source is not known;
+ * malloc'd. */
+char *rp_frame_str(const rp_frame *f);
+/* The frame of fs that best names a place in the program: the first outside the system's
+ * libraries with a source line, else the first outside them, else the innermost; NULL for
+ * no frames. */
+const rp_frame *rp_first_site(const rp_frames *fs);
+/* Where a record happened, as one frame: its backtrace's site, except for leak-at-exit,
+ * whose call is exit(): there, where the largest leaked group was allocated. */
+const rp_frame *rp_record_site(const rp_record *r);
+/* The symbol to show for a frame without source: DWARF/ELF name, else the logged one. */
+const char *rp_frame_symbol(const rp_frame *f);
+
+/* A malloc'd demangled C++ name, or NULL when name is not mangled or no demangler is at
+ * hand (libstdc++'s, looked up at run time so the tool does not link C++). */
+char *rp_demangle(const char *name);
+
+/* ---- output (format_*.c, run.c) ------------------------------------------------------- */
+
+typedef enum rp_fail_on { RP_FAIL_ERROR, RP_FAIL_WARNING, RP_FAIL_NEVER } rp_fail_on;
+
+typedef struct rp_report {
+	const rp_fold *fold;  /* sorted */
+	uint64_t records;
+	size_t files;
+	rp_fail_on fail_on;
+} rp_report;
+
+/* Each writes the whole report to out; they return -1 when writing failed. */
+typedef int (*rp_format_fn)(FILE *out, const rp_report *rep);
+int rp_format_text(FILE *out, const rp_report *rep);
+int rp_format_json(FILE *out, const rp_report *rep);
+int rp_format_sarif(FILE *out, const rp_report *rep);
+int rp_format_junit(FILE *out, const rp_report *rep);
+
+/* Shared by the JSON formats: a frame, resolved or not, as an object. */
+json_t *rp_json_frame(const rp_frame *f);
+json_t *rp_json_frames(const rp_frames *fs);
+
+/* The totals line: "graphcheck-report: N errors, M warnings (K records in F files)". */
+void rp_totals_line(FILE *out, const rp_report *rep);
+
+/* Whether records of severity s fail the gate. */
+bool rp_gate_fails(rp_fail_on level, gc_severity s);
+
+typedef struct rp_options {
+	const char *format;   /* "text", "json", "sarif", "junit" */
+	const char *output;   /* NULL: stdout */
+	rp_fail_on fail_on;
+	bool symbolize;
+	char *const *inputs;
+	int n_inputs;
+} rp_options;
+
+/* Exit statuses, as documented in --help. */
+enum {
+	RP_EXIT_OK = 0,        /* no record at or above the --fail-on level */
+	RP_EXIT_GATE = 1,      /* records at or above it */
+	RP_EXIT_USAGE = 2,     /* bad usage, or a log or the output could not be opened/read */
+	RP_EXIT_MALFORMED = 3, /* malformed input was seen (good records are still reported) */
+};
+
+/* Reads, folds, symbolizes and writes; returns the exit status. */
+int rp_run(const rp_options *o);
+/* NULL for a format name that does not exist. */
+rp_format_fn rp_formatter(const char *name);
+
+/* ---- small helpers (util.c) ----------------------------------------------------------- */
+
+/* Allocation that cannot fail: a tool that runs out of memory says so and exits 2. */
+void *rp_xmalloc(size_t n);
+void *rp_xcalloc(size_t n, size_t size);
+void *rp_xrealloc(void *p, size_t n);
+char *rp_xstrdup(const char *s);
+
+/* Length of the valid UTF-8 sequence at s (of avail bytes), with its code point in *cp;
+ * 0 when the bytes there are not UTF-8. A NUL is a sequence of length 1. */
+size_t rp_utf8_next(const char *s, size_t avail, uint32_t *cp);
+/* Names from DWARF and ELF files are bytes, but JSON and XML need UTF-8: each byte that is
+ * not part of a valid sequence becomes '?'. */
+void rp_make_utf8(char *s);
+
+#endif

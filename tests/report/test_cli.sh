@@ -1,0 +1,247 @@
+#!/bin/sh
+# graphcheck-report from the outside: the exit status for each --fail-on value and for each
+# kind of malformed input, messages naming file and line, every output format parsed back,
+# and file:line resolution of a program built with -g.
+# Usage (from the repository root): sh tests/report/test_cli.sh BUILD_DIR
+set -u
+B=${1:-build}
+R=$B/graphcheck-report
+T=tests/report
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+# Symbolization must not wait on a debuginfod server.
+unset DEBUGINFOD_URLS
+pass=0
+fail=0
+skip=0
+
+ok() { pass=$((pass + 1)); }
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL: $*"
+}
+
+# expect STATUS WHAT COMMAND...: runs COMMAND (stdout to $tmp/out, stderr to $tmp/err).
+expect() {
+	want=$1
+	what=$2
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	if [ "$got" -eq "$want" ]; then
+		ok
+	else
+		bad "$what: exit status $got, expected $want"
+		sed 's/^/    /' "$tmp/err" | head -n 8
+	fi
+}
+
+# has FILE TEXT WHAT: FILE holds TEXT (a fixed string).
+has() {
+	if grep -qF -- "$2" "$1"; then
+		ok
+	else
+		bad "$3: '$2' not in the output"
+		sed 's/^/    /' "$1" | head -n 8
+	fi
+}
+
+if [ ! -x "$R" ]; then
+	echo "test_cli: $R not built"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+# ---- usage ---------------------------------------------------------------------------------
+expect 0 "--help" "$R" --help
+has "$tmp/out" "exit status:" "--help documents the exit status"
+has "$tmp/out" "  1  records at or above the --fail-on level" "--help: status 1"
+has "$tmp/out" "  3  malformed input seen" "--help: status 3"
+expect 0 "--version" "$R" --version
+has "$tmp/out" "graphcheck-report " "--version"
+expect 2 "no log" "$R"
+has "$tmp/err" "no log given" "no log: message"
+expect 2 "unknown option" "$R" --bogus "$T/clean.jsonl"
+expect 2 "unknown format" "$R" --format=xml "$T/clean.jsonl"
+expect 2 "bad --fail-on" "$R" --fail-on=sometimes "$T/clean.jsonl"
+expect 2 "missing log" "$R" "$T/no-such.jsonl"
+has "$tmp/err" "graphcheck-report: $T/no-such.jsonl: cannot open: No such file or directory" \
+	"missing log: message"
+expect 2 "a directory as log" "$R" "$T"
+has "$tmp/err" "cannot read: Is a directory" "directory: message"
+expect 2 "output that cannot be opened" "$R" -o "$tmp/no/such/dir/r.txt" "$T/clean.jsonl"
+has "$tmp/err" "cannot open for writing" "bad -o: message"
+# 2 wins over 3 and 1: the other logs are still reported.
+expect 2 "missing log beside a malformed one" "$R" "$T/no-such.jsonl" "$T/malformed/truncated.jsonl"
+has "$tmp/out" "(1 records in 1 files)" "missing log: the other log is still read"
+
+# ---- the gate: each --fail-on value ------------------------------------------------------
+# log, then the status for: no option, error, warning, never
+for row in "seed_pipeline 1 1 1 0" "warnings_only 0 0 1 0" "clean 0 0 0 0" \
+	"unknown_type 1 1 1 0" "summary_mismatch 1 1 1 0"; do
+	set -- $row
+	log=$T/$1.jsonl
+	expect "$2" "$1, default --fail-on" "$R" "$log"
+	expect "$3" "$1, --fail-on=error" "$R" --fail-on=error "$log"
+	expect "$4" "$1, --fail-on=warning" "$R" --fail-on=warning "$log"
+	expect "$5" "$1, --fail-on=never" "$R" --fail-on=never "$log"
+done
+expect 1 "seed log" "$R" "$T/seed_pipeline.jsonl"
+has "$tmp/out" "graphcheck-report: 2 errors, 1 warnings (11 records in 1 files)" "seed totals"
+has "$tmp/out" "free-unmaterialized      error         9  " "seed: 9 records folded into one row"
+expect 0 "unknown type" "$R" --fail-on=never "$T/unknown_type.jsonl"
+has "$tmp/err" "$T/unknown_type.jsonl:3: warning: unknown record type \"heartbeat\"" \
+	"unknown type: warning"
+expect 0 "summary mismatch" "$R" --fail-on=never "$T/summary_mismatch.jsonl"
+has "$tmp/err" "$T/summary_mismatch.jsonl:3: note: the summary of pid 714" "summary: note"
+
+# ---- malformed input: exit 3 whatever --fail-on says, named, good records kept -------------
+M=$T/malformed
+printf '%s\n' "$(sed -n 2p "$T/seed_pipeline.jsonl")" >"$tmp/good.jsonl"
+good=$(cat "$tmp/good.jsonl")
+# Made here, not kept as fixtures: binary, not UTF-8, and a line past the 1 MiB limit.
+{ cat "$tmp/good.jsonl"; printf '\177ELF\002\001\001\000\000\000\n'; } >"$tmp/binary.jsonl"
+{ cat "$tmp/good.jsonl"; printf '{"type":"start","program":"caf\351"}\n'; cat "$tmp/good.jsonl"; } \
+	>"$tmp/latin1.jsonl"
+{
+	cat "$tmp/good.jsonl"
+	printf '{"type":"start","pad":"'
+	head -c 1100000 /dev/zero | tr '\000' x
+	printf '"}\n'
+	cat "$tmp/good.jsonl"
+} >"$tmp/long.jsonl"
+# log|line|message|good records
+while IFS='|' read -r log line msg n; do
+	for f in "" --fail-on=error --fail-on=warning --fail-on=never; do
+		expect 3 "$log $f" "$R" $f "$log"
+	done
+	has "$tmp/err" "graphcheck-report: $log:$line: $msg" "$log: message"
+	has "$tmp/out" "($n records in 1 files)" "$log: good records still counted"
+done <<EOF
+$M/truncated.jsonl|3|truncated last line (no newline at the end)|1
+$M/invalid_json.jsonl|3|invalid JSON at column|2
+$M/wrong_types.jsonl|3|field "seq" must be an integer, not a string|2
+$M/wrong_types.jsonl|4|field "rule" must be a string, not an integer|2
+$M/wrong_types.jsonl|5|field "backtrace" must be an array of frames, not an object|2
+$M/unknown_rule.jsonl|3|unknown rule "free-twice-maybe"|2
+$M/empty.jsonl|1|empty file|0
+$tmp/binary.jsonl|2|binary data (a NUL byte)|1
+$tmp/latin1.jsonl|2|not valid UTF-8: byte 0xe9|2
+$tmp/long.jsonl|2|line longer than 1048576 bytes|2
+EOF
+expect 3 "malformed stdin" sh -c "cat '$M/wrong_types.jsonl' | '$R' -"
+has "$tmp/err" "graphcheck-report: <stdin>:3: field \"seq\"" "stdin: named <stdin>"
+expect 3 "malformed beside good logs" "$R" "$T/seed_pipeline.jsonl" "$M/unknown_rule.jsonl"
+has "$tmp/out" "(13 records in 2 files)" "malformed beside good: all good records"
+has "$tmp/err" "graphcheck-report: 1 malformed line skipped" "malformed: the count"
+
+# ---- folding -------------------------------------------------------------------------------
+expect 1 "two processes' logs" "$R" "$T/run.1001.jsonl" "$T/run.1002.jsonl"
+has "$tmp/out" "graphcheck-report: 2 errors, 0 warnings (3 records in 2 files)" "two logs: totals"
+has "$tmp/out" "free-unmaterialized  error         2" "two logs: one site from both files"
+yes "$good" | head -n 10000 >"$tmp/loop.jsonl"
+expect 1 "10,000 records at one site" "$R" "$tmp/loop.jsonl"
+has "$tmp/out" "free-foreign-in-capture  error     10000  " "loop: one row with count 10000"
+has "$tmp/out" "(10000 records in 1 files)" "loop: records"
+has "$tmp/out" "graphcheck-report: 1 errors, 0 warnings" "loop: one entry"
+
+# ---- formats, parsed back -----------------------------------------------------------------
+expect 1 "-o FILE" "$R" -o "$tmp/r.txt" "$T/seed_pipeline.jsonl"
+[ -s "$tmp/out" ] && bad "-o FILE: stdout not empty" || ok
+has "$tmp/r.txt" "(11 records in 1 files)" "-o FILE: the report"
+has "$tmp/err" "graphcheck-report: 2 errors, 1 warnings" "-o FILE: totals on stderr too"
+
+if command -v python3 >/dev/null 2>&1; then
+	expect 1 "json" "$R" --format=json "$T/seed_pipeline.jsonl"
+	if python3 - "$tmp/out" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["records"] == 11 and d["errors"] == 2 and d["warnings"] == 1, d
+assert [e["count"] for e in d["entries"]] == [1, 9, 1]
+assert all(f["text"] for e in d["entries"] for f in e["backtrace"])
+EOF
+	then ok; else bad "json: parsed back"; fi
+
+	for log in seed_pipeline clean run.1002; do
+		"$R" --format=sarif --fail-on=never "$T/$log.jsonl" >"$tmp/sarif.json" 2>/dev/null
+		if python3 - "$tmp/sarif.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["version"] == "2.1.0" and "sarif-schema-2.1.0" in d["$schema"]
+run, = d["runs"]
+drv = run["tool"]["driver"]
+assert drv["name"] == "graphcheck" and drv["version"] and "://" in drv["informationUri"]
+ids = [r["id"] for r in drv["rules"]]
+assert len(ids) == 10 and len(set(ids)) == 10
+for r in drv["rules"]:
+    assert r["shortDescription"]["text"] and r["fullDescription"]["text"] and r["help"]["text"]
+    assert r["defaultConfiguration"]["level"] in ("error", "warning")
+assert isinstance(run["results"], list)
+for res in run["results"]:
+    assert res["message"]["text"]
+    assert res["ruleId"] in ids and ids[res["ruleIndex"]] == res["ruleId"]
+    assert res["level"] in ("error", "warning", "note", "none")
+    assert res["properties"]["count"] >= 1
+    assert res["occurrenceCount"] == res["properties"]["count"]
+    for loc in res.get("locations", []):
+        pl = loc.get("physicalLocation")
+        assert pl is None or "artifactLocation" in pl or "address" in pl
+        if pl and "region" in pl:
+            assert pl["region"]["startLine"] >= 1
+EOF
+		then ok; else bad "sarif of $log: schema's required fields"; fi
+	done
+
+	# log: testcases, failures (10 rules, plus one per entry; failed: rules with records)
+	for row in "seed_pipeline 13 6" "clean 10 0" "run.1002 12 4"; do
+		set -- $row
+		"$R" --format=junit --fail-on=never "$T/$1.jsonl" >"$tmp/junit.xml" 2>/dev/null
+		if python3 - "$tmp/junit.xml" "$2" "$3" <<'EOF'
+import sys, xml.etree.ElementTree as E
+root = E.parse(sys.argv[1]).getroot()
+tests, failures = int(sys.argv[2]), int(sys.argv[3])
+suite, = root.findall("testsuite")
+assert suite.get("name") == "graphcheck"
+cases = suite.findall("testcase")
+assert len(cases) == tests == int(suite.get("tests")), (len(cases), suite.get("tests"))
+fails = suite.findall("testcase/failure")
+assert len(fails) == failures == int(suite.get("failures")), (len(fails), suite.get("failures"))
+assert all(f.get("message") and f.get("type") in ("error", "warning") for f in fails)
+EOF
+		then ok; else bad "junit of $1: parsed back, $2 testcases, $3 failures"; fi
+	done
+	# Every character XML minds, in a log: the output must still parse.
+	python3 - "$tmp/good.jsonl" >"$tmp/hostile.jsonl" <<'EOF'
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+r["message"] = "<&>\"' ]]> \x01\x1b[0m \ufffe end"
+r["call"] = "</testcase>"
+print(json.dumps(r))
+EOF
+	"$R" --format=junit "$tmp/hostile.jsonl" >"$tmp/junit.xml" 2>/dev/null
+	if python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$tmp/junit.xml"
+	then ok; else bad "junit of hostile strings: well-formed"; fi
+else
+	skip=$((skip + 1))
+	echo "test_cli: no python3: json, sarif and junit parse-back skipped"
+fi
+
+# ---- symbols ------------------------------------------------------------------------------
+line=$(grep -n 'call-site:' "$T/symprog.c" | cut -d: -f1)
+"$B/tests/report_symprog" >"$tmp/sym.jsonl"
+expect 1 "symbolized log" "$R" "$tmp/sym.jsonl"
+has "$tmp/out" "tests/report/symprog.c:$line in main" "file:line of the call"
+has "$tmp/out" "/nonexistent/libgone.so+0x1234 (" "missing module: module+offset (symbol)"
+expect 1 "--no-symbolize" "$R" --no-symbolize "$tmp/sym.jsonl"
+has "$tmp/out" "report_symprog+0x" "--no-symbolize: module+offset"
+"$B/tests/report_symprog_nodebug" >"$tmp/nodebug.jsonl"
+expect 1 "module without debug info" "$R" "$tmp/nodebug.jsonl"
+has "$tmp/out" "report_symprog_nodebug+0x" "no debug info: module+offset"
+has "$tmp/out" " (main)" "no debug info: the ELF symbol"
+
+if [ "$skip" -gt 0 ]; then
+	echo "$pass passed, $fail failed, $skip skipped"
+else
+	echo "$pass passed, $fail failed"
+fi
+[ "$fail" -eq 0 ]
