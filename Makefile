@@ -98,7 +98,7 @@ include tests/tests.mk
 -include demo/demo.mk
 
 # ---- housekeeping -----------------------------------------------------------
-DEB_PKGS := libcmocka-dev libjansson-dev libdw-dev libelf-dev jq
+DEB_PKGS := libcmocka-dev libjansson-dev libdw-dev libelf-dev jq clang libclang-rt-14-dev
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
