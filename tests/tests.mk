@@ -33,6 +33,6 @@ TEST_SCRIPTS += tests/interpose/run_fake.sh
 IP_PROGS := $(BUILD)/fakecuda/dlsym_versions
 $(BUILD)/fakecuda/dlsym_versions: tests/interpose/dlsym_versions.c $(FAKECUDA)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) -o $@ $< -ldl -Wl,-rpath,'$$ORIGIN'
+	$(Q)$(CC) $(BASE_CFLAGS) -o $@ $< -ldl -Wl,--disable-new-dtags,-rpath,'$$ORIGIN'
 all: $(IP_PROGS)
 TEST_SCRIPTS += tests/traces/replay.sh

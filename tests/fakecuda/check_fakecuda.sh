@@ -1,11 +1,14 @@
 #!/bin/sh
 # Runs the fakecuda programs against the stand-in driver and checks what they print:
-# every way of reaching the driver gives the same results, the probes give the codes the
-# real driver gave on an H200, lookups answer the recorded spellings, and the _ptsz
-# spellings are reached exactly when a program asks for per-thread streams.
+# every way of reaching the driver gives the same results, the scenarios print byte for
+# byte what the same programs printed linked against the real driver on an H200
+# (tests/gpu/logs/real_SCENARIO.out, made by tests/gpu/run.sh), lookups answer the
+# recorded spellings, and the _ptsz spellings are reached exactly when a program asks for
+# per-thread streams.
 # usage: sh tests/fakecuda/check_fakecuda.sh BUILD_DIR     (ends with "N passed, N failed")
 set -u
 B=${1:-build}/fakecuda
+REAL=$(dirname "$0")/../gpu/logs
 pass=0
 fail=0
 tmp=$(mktemp -d)
@@ -62,6 +65,24 @@ done
 check "probe-driver: with per-thread streams, stream 0 is not the legacy stream" \
     grep -q '^cuMemAllocAsync(&x, sz, 0) *-> 0$' "$tmp/probe-driver.linked_ptds"
 
+# ---- the H200's own output ---------------------------------------------------------------
+# tests/gpu/run.sh built the same scenarios against the real libcuda on the H200 and kept
+# what they printed (stdout and stderr). The reference is that file, never edited here.
+for scen in probe probe-driver seed seed-fixed clean rules; do
+    ref=$REAL/real_$scen.out
+    if [ ! -f "$ref" ]; then
+        bad "$scen: prints what the H200 printed (no $ref)"
+        continue
+    fi
+    "$B/prog_linked" "$scen" >"$tmp/h200.$scen" 2>&1
+    if cmp -s "$ref" "$tmp/h200.$scen"; then
+        ok "$scen: prints what the H200 printed, byte for byte ($(grep -c -- ' -> ' "$ref") calls)"
+    else
+        bad "$scen: prints what the H200 printed (< H200, > stand-in)"
+        diff "$ref" "$tmp/h200.$scen" | head -20 | sed 's/^/    /'
+    fi
+done
+
 # ---- codes -----------------------------------------------------------------------------
 # misuse_probe.cu on the H200 (tests/gpu/logs/misuse_probe.native.out). Among them the
 # noted facts: outside-graph free in capture 1; free before any launch 1; first launch 0;
@@ -75,14 +96,30 @@ driver_h200="0 0 0 0 0 0 0 0 1 0 0 0 0 0 0 1 0 0 0 0 0 0 900 901 0 900 901 0 0 9
 check "probe-driver: the codes probe_driver got on the H200" \
     [ "$(codes "$tmp/probe-driver.linked")" = "$driver_h200" ]
 
+# The scenarios' kernel handles are NULL (no module is loaded): cuLaunchKernel gives 400
+# (CUDA_ERROR_INVALID_HANDLE) on the H200 and here, leaving a capture active.
+# failures FILE: "call -> code" for every failing call but those launches.
+failures() {
+    grep -- ' -> ' "$1" | grep -v '^cuLaunchKernel' | grep -vE -- ' -> 0( |$)' |
+        sed -E 's/[( ].* -> / -> /' | tr '\n' ' ' | sed 's/ $//'
+}
+launches=$(for way in $WAYS; do grep -h '^cuLaunchKernel' "$tmp"/*."$way"; done)
+# shellcheck disable=SC2016  # $1 is the inner shell's
+check "kernels: a NULL function is 400 every way, every time" \
+    sh -c '[ -n "$1" ] && ! printf "%s\n" "$1" | grep -qv -- " -> 400"' _ "$launches"
 # seed_pipeline.cu: compute-sanitizer saw exactly two failing cuMemFreeAsync, both 1.
 check "seed: two failures, both cuMemFreeAsync -> 1" \
-    [ "$(grep -- ' -> ' "$tmp/seed.linked" | grep -v -- ' -> 0$' | sed -E 's/\(.* -> / -> /' | tr '\n' ' ')" = "cuMemFreeAsync -> 1 cuMemFreeAsync -> 1 " ]
-for scen in seed-fixed clean threads_4_50; do
-    check "$scen: every call succeeds" sh -c "! grep -- ' -> ' '$tmp/$scen.linked' | grep -qvE ' -> 0( |\$)'"
+    [ "$(failures "$tmp/seed.linked")" = "cuMemFreeAsync -> 1 cuMemFreeAsync -> 1" ]
+for scen in seed-fixed threads_4_50; do
+    check "$scen: every call but those launches succeeds" [ -z "$(failures "$tmp/$scen.linked")" ]
 done
+# clean's built graph: the kernel node fails (NULL function), so the free node that
+# depends on it fails too (1) and the graph never frees its allocation: relaunches are 1.
+check "clean: only the built graph's kernel node, free node and relaunches fail" \
+    [ "$(failures "$tmp/clean.linked")" = "cuGraphAddKernelNode -> 400 cuGraphAddNode -> 1 cuGraphLaunch -> 1 cuGraphLaunch -> 1" ]
 check "rules: the unjoined fork ends with 904" grep -q '^cuStreamEndCapture(s, &ga) *-> 904$' "$tmp/rules.linked"
-check "rules: the next capture gets the freed address" grep -q 'same address: yes' "$tmp/rules.linked"
+check "rules: an address freed in its own graph is not given to another while it exists" \
+    grep -q 'same address: no' "$tmp/rules.linked"
 check "nocuda: no driver call" sh -c "! grep -q -- ' -> ' '$tmp/nocuda.linked'"
 
 # ---- cuGetProcAddress answers ---------------------------------------------------------------

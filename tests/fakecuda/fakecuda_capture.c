@@ -605,9 +605,14 @@ FC_EXPORT CUresult cuEventQuery(CUevent hEvent)
 }
 
 /* ---- kernels ----------------------------------------------------------------------- */
-/* A kernel is a no-op; in a capture it becomes a kernel node. */
-static CUresult launch_kernel(CUstream h, bool ptsz)
+/* A kernel is a no-op; in a capture it becomes a kernel node. A NULL function is
+ * CUDA_ERROR_INVALID_HANDLE before the stream is looked at, and a capture it was aimed at
+ * stays active (H200: tests/gpu/logs/real_clean.out, EndCapture still 0). The fake loads no
+ * modules, so any other handle is taken as a kernel. */
+static CUresult launch_kernel(CUfunction f, CUstream h, bool ptsz)
 {
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
     fc_lock();
     CUstream s;
     struct fc_capture *c = NULL;
@@ -629,9 +634,9 @@ FC_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned 
                                   void **kernelParams, void **extra)
 {
     FC_COUNT(cuLaunchKernel);
-    (void)f, (void)gridDimX, (void)gridDimY, (void)gridDimZ, (void)blockDimX, (void)blockDimY;
+    (void)gridDimX, (void)gridDimY, (void)gridDimZ, (void)blockDimX, (void)blockDimY;
     (void)blockDimZ, (void)sharedMemBytes, (void)kernelParams, (void)extra;
-    return launch_kernel(hStream, false);
+    return launch_kernel(f, hStream, false);
 }
 
 FC_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
@@ -641,7 +646,7 @@ FC_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsi
                                        void **kernelParams, void **extra)
 {
     FC_COUNT(cuLaunchKernel_ptsz);
-    (void)f, (void)gridDimX, (void)gridDimY, (void)gridDimZ, (void)blockDimX, (void)blockDimY;
+    (void)gridDimX, (void)gridDimY, (void)gridDimZ, (void)blockDimX, (void)blockDimY;
     (void)blockDimZ, (void)sharedMemBytes, (void)kernelParams, (void)extra;
-    return launch_kernel(hStream, true);
+    return launch_kernel(f, hStream, true);
 }

@@ -143,25 +143,66 @@ FC_EXPORT CUresult cuGraphDestroyNode(CUgraphNode hNode)
 }
 
 /* ---- adding nodes ------------------------------------------------------------------ */
-static CUresult add_plain(CUgraphNode *out, CUgraph h, CUgraphNodeType type)
+/* The dependencies of a node being added: each must be a node of g. A NULL one (the
+ * handle of a node whose creation failed) is CUDA_ERROR_INVALID_VALUE and nothing is added
+ * (H200: tests/gpu/logs/real_clean.out). Past that they are ignored. */
+struct deps {
+    const CUgraphNode *nodes;
+    size_t n;
+};
+
+static bool deps_ok(CUgraph g, struct deps d)
+{
+    if (d.n && !d.nodes)
+        return false;
+    for (size_t i = 0; i < d.n; i++) {
+        size_t j = 0;
+        while (j < g->nnodes && g->nodes[j] != d.nodes[i])
+            j++;
+        if (!d.nodes[i] || j == g->nnodes)
+            return false;
+    }
+    return true;
+}
+
+/* The graph to add a node to, with its dependencies checked; called with the lock held. */
+static CUresult graph_for_add(CUgraph h, struct deps d, CUgraph *g)
+{
+    *g = fc_graph_find(h);
+    return *g && deps_ok(*g, d) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult add_plain(CUgraphNode *out, CUgraph h, struct deps d, CUgraphNodeType type)
 {
     if (!out)
         return CUDA_ERROR_INVALID_VALUE;
     fc_lock();
-    CUgraph g = fc_graph_find(h);
-    if (g)
+    CUgraph g;
+    CUresult r = graph_for_add(h, d, &g);
+    if (r == CUDA_SUCCESS)
         *out = fc_graph_add_node(g, type, NULL);
     fc_unlock();
-    return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    return r;
 }
 
-static CUresult add_mem_alloc(CUgraphNode *out, CUgraph h, size_t bytesize, CUdeviceptr *dptr)
+/* A kernel node needs a kernel: with neither a CUfunction nor a CUkernel it is
+ * CUDA_ERROR_INVALID_HANDLE, as cuLaunchKernel of a NULL function is (H200:
+ * tests/gpu/logs/real_clean.out, cuGraphAddKernelNode_v2). */
+static CUresult add_kernel(CUgraphNode *out, CUgraph h, struct deps d, bool has_kernel)
+{
+    if (!has_kernel)
+        return CUDA_ERROR_INVALID_HANDLE;
+    return add_plain(out, h, d, CU_GRAPH_NODE_TYPE_KERNEL);
+}
+
+static CUresult add_mem_alloc(CUgraphNode *out, CUgraph h, struct deps d, size_t bytesize,
+                              CUdeviceptr *dptr)
 {
     if (!out || !dptr || bytesize == 0)
         return CUDA_ERROR_INVALID_VALUE;
     fc_lock();
-    CUgraph g = fc_graph_find(h);
-    CUresult r = g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    CUgraph g;
+    CUresult r = graph_for_add(h, d, &g);
     if (r == CUDA_SUCCESS && fc_fault())
         r = CUDA_ERROR_OUT_OF_MEMORY;
     struct fc_block *b = r == CUDA_SUCCESS ? fc_graph_alloc(g, bytesize) : NULL;
@@ -176,13 +217,13 @@ static CUresult add_mem_alloc(CUgraphNode *out, CUgraph h, size_t bytesize, CUde
 }
 
 /* The same acceptance rules as a captured cuMemFreeAsync. */
-static CUresult add_mem_free(CUgraphNode *out, CUgraph h, CUdeviceptr dptr)
+static CUresult add_mem_free(CUgraphNode *out, CUgraph h, struct deps d, CUdeviceptr dptr)
 {
     if (!out)
         return CUDA_ERROR_INVALID_VALUE;
     fc_lock();
-    CUgraph g = fc_graph_find(h);
-    CUresult r = g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    CUgraph g;
+    CUresult r = graph_for_add(h, d, &g);
     if (r == CUDA_SUCCESS && fc_fault())
         r = CUDA_ERROR_INVALID_HANDLE;
     struct fc_block *b = r == CUDA_SUCCESS ? fc_graph_free_target(g, dptr) : NULL;
@@ -196,17 +237,18 @@ static CUresult add_mem_free(CUgraphNode *out, CUgraph h, CUdeviceptr dptr)
 
 /* A child graph with memory nodes must be moved into its parent, not cloned (801). A moved
  * child becomes a plain node: its allocations are not followed into the parent. */
-static CUresult add_child(CUgraphNode *out, CUgraph h, CUgraph child,
+static CUresult add_child(CUgraphNode *out, CUgraph h, struct deps d, CUgraph child,
                           CUgraphChildGraphNodeOwnership ownership)
 {
     if (!out)
         return CUDA_ERROR_INVALID_VALUE;
     fc_lock();
-    CUgraph g = fc_graph_find(h), c = fc_graph_find(child);
-    CUresult r = !g || !c || g == c ? CUDA_ERROR_INVALID_VALUE
-               : c->mem_nodes && ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE
-                   ? CUDA_ERROR_NOT_SUPPORTED
-                   : CUDA_SUCCESS;
+    CUgraph g, c = fc_graph_find(child);
+    CUresult r = graph_for_add(h, d, &g);
+    r = r != CUDA_SUCCESS || !c || g == c ? CUDA_ERROR_INVALID_VALUE
+      : c->mem_nodes && ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE
+          ? CUDA_ERROR_NOT_SUPPORTED
+          : CUDA_SUCCESS;
     if (r == CUDA_SUCCESS)
         *out = fc_graph_add_node(g, CU_GRAPH_NODE_TYPE_GRAPH, NULL);
     fc_unlock();
@@ -218,10 +260,10 @@ FC_EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGra
                                           CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
 {
     FC_COUNT(cuGraphAddMemAllocNode);
-    (void)dependencies, (void)numDependencies;
     if (!nodeParams)
         return CUDA_ERROR_INVALID_VALUE;
-    return add_mem_alloc(phGraphNode, hGraph, nodeParams->bytesize, &nodeParams->dptr);
+    return add_mem_alloc(phGraphNode, hGraph, (struct deps){ dependencies, numDependencies },
+                         nodeParams->bytesize, &nodeParams->dptr);
 }
 
 FC_EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
@@ -229,23 +271,24 @@ FC_EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGrap
                                          CUdeviceptr dptr)
 {
     FC_COUNT(cuGraphAddMemFreeNode);
-    (void)dependencies, (void)numDependencies;
-    return add_mem_free(phGraphNode, hGraph, dptr);
+    return add_mem_free(phGraphNode, hGraph, (struct deps){ dependencies, numDependencies }, dptr);
 }
 
-static CUresult add_node(CUgraphNode *out, CUgraph h, CUgraphNodeParams *p)
+static CUresult add_node(CUgraphNode *out, CUgraph h, struct deps d, CUgraphNodeParams *p)
 {
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
     switch (p->type) {
     case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
-        return add_mem_alloc(out, h, p->alloc.bytesize, &p->alloc.dptr);
+        return add_mem_alloc(out, h, d, p->alloc.bytesize, &p->alloc.dptr);
     case CU_GRAPH_NODE_TYPE_MEM_FREE:
-        return add_mem_free(out, h, p->free.dptr);
+        return add_mem_free(out, h, d, p->free.dptr);
     case CU_GRAPH_NODE_TYPE_GRAPH:
-        return add_child(out, h, p->graph.graph, p->graph.ownership);
+        return add_child(out, h, d, p->graph.graph, p->graph.ownership);
+    case CU_GRAPH_NODE_TYPE_KERNEL:
+        return add_kernel(out, h, d, p->kernel.func || p->kernel.kern);
     default:
-        return add_plain(out, h, p->type);
+        return add_plain(out, h, d, p->type);
     }
 }
 
@@ -255,8 +298,8 @@ FC_EXPORT CUresult cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
                                   CUgraphNodeParams *nodeParams)
 {
     FC_COUNT(cuGraphAddNode);
-    (void)dependencies, (void)numDependencies;
-    return add_node(phGraphNode, hGraph, nodeParams);
+    return add_node(phGraphNode, hGraph, (struct deps){ dependencies, numDependencies },
+                    nodeParams);
 }
 
 /* CUDA 12.3+ form, with edge data */
@@ -266,8 +309,9 @@ FC_EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
                                      size_t numDependencies, CUgraphNodeParams *nodeParams)
 {
     FC_COUNT(cuGraphAddNode_v2);
-    (void)dependencies, (void)dependencyData, (void)numDependencies;
-    return add_node(phGraphNode, hGraph, nodeParams);
+    (void)dependencyData;
+    return add_node(phGraphNode, hGraph, (struct deps){ dependencies, numDependencies },
+                    nodeParams);
 }
 
 FC_EXPORT CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
@@ -275,10 +319,10 @@ FC_EXPORT CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph
                                         const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
 {
     FC_COUNT(cuGraphAddKernelNode);
-    (void)dependencies, (void)numDependencies;
     if (!nodeParams)
         return CUDA_ERROR_INVALID_VALUE;
-    return add_plain(phGraphNode, hGraph, CU_GRAPH_NODE_TYPE_KERNEL);
+    return add_kernel(phGraphNode, hGraph, (struct deps){ dependencies, numDependencies },
+                      nodeParams->func != NULL);
 }
 
 FC_EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
@@ -287,10 +331,10 @@ FC_EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGr
                                            const CUDA_KERNEL_NODE_PARAMS *nodeParams)
 {
     FC_COUNT(cuGraphAddKernelNode_v2);
-    (void)dependencies, (void)numDependencies;
     if (!nodeParams)
         return CUDA_ERROR_INVALID_VALUE;
-    return add_plain(phGraphNode, hGraph, CU_GRAPH_NODE_TYPE_KERNEL);
+    return add_kernel(phGraphNode, hGraph, (struct deps){ dependencies, numDependencies },
+                      nodeParams->func || nodeParams->kern);
 }
 
 FC_EXPORT CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph,
@@ -298,8 +342,8 @@ FC_EXPORT CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hG
                                             size_t numDependencies, CUgraph childGraph)
 {
     FC_COUNT(cuGraphAddChildGraphNode);
-    (void)dependencies, (void)numDependencies;
-    return add_child(phGraphNode, hGraph, childGraph, CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE);
+    return add_child(phGraphNode, hGraph, (struct deps){ dependencies, numDependencies },
+                     childGraph, CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE);
 }
 
 /* ---- instantiation ----------------------------------------------------------------- */

@@ -3,9 +3,12 @@
  *
  * Each region hands out addresses by bumping a pointer, after first reusing the most
  * recently freed block of the same size (LIFO, as a real pool does). Graph allocations
- * reuse addresses the same way: the real driver gave two successive captures the same
- * address once the first allocation was freed, so an address alone does not name an
- * allocation, and several graph blocks may share one address. */
+ * reuse addresses the same way once an allocation is really released: freed outside its
+ * graph after a launch (or by another graph's launch), or its graph destroyed while it is
+ * not live. An address only freed inside its own graph stays reserved while that graph
+ * exists: on the H200 a second capture of the same size got a different address
+ * (tests/gpu/logs/real_rules.out). So an address alone does not name an allocation, and
+ * several graph blocks may share one address. */
 #include "fakecuda_int.h"
 
 #include <stdlib.h>
@@ -190,8 +193,8 @@ struct fc_block *fc_graph_free_target(CUgraph g, CUdeviceptr addr)
         struct fc_block *b = blocks[i];
         if (b->kind == FC_GRAPH && b->addr == addr && b->owner == g && !b->freed_in_owner &&
             !b->freed_by) {
+            /* the address stays the graph's until the graph is destroyed (H200) */
             b->freed_in_owner = true;
-            release(b);  /* a later allocation may be given this address */
             return b;
         }
     }

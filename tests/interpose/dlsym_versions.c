@@ -4,6 +4,7 @@
  * RTLD_NEXT lookups are answered as glibc would. Prints "ok"/"FAIL" lines; exit 1 on FAIL. */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void *dlsym_old(void *, const char *);
@@ -32,9 +33,11 @@ int main(void)
 	          "libgraphcheck");
 	expect_in("dlsym cuGetProcAddress_v2", dlsym(cuda, "cuGetProcAddress_v2"), "libgraphcheck");
 	expect_in("dlsym cuInit (not hooked)", dlsym(cuda, "cuInit"), "libcuda");
-	expect_in("dlsym RTLD_DEFAULT puts", dlsym(RTLD_DEFAULT, "puts"), "libc");
+	/* Under ASan its runtime comes first and defines puts: the run says where to expect it. */
+	const char *puts_in = getenv("EXPECT_PUTS_IN") ? getenv("EXPECT_PUTS_IN") : "libc";
+	expect_in("dlsym RTLD_DEFAULT puts", dlsym(RTLD_DEFAULT, "puts"), puts_in);
 	/* RTLD_NEXT from the program: the next puts after the program is libc's, not one
 	 * found relative to graphcheck. */
-	expect_in("dlsym RTLD_NEXT puts", dlsym(RTLD_NEXT, "puts"), "libc");
+	expect_in("dlsym RTLD_NEXT puts", dlsym(RTLD_NEXT, "puts"), puts_in);
 	return failures ? 1 : 0;
 }

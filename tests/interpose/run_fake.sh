@@ -18,7 +18,7 @@ trap 'rm -rf "$tmp"' EXIT
 case "$BUILD" in
 *tsan*) echo "skipped under TSan (the runtime cannot be preloaded)"; echo "0 passed, 0 failed"; exit 0 ;;
 *asan*) PRE="$(${CC:-gcc} -print-file-name=libasan.so):$LIB"
-	export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 ;;
+	export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 EXPECT_PUTS_IN=libasan ;;
 *) PRE=$LIB ;;
 esac
 
@@ -57,6 +57,10 @@ h200=tests/gpu/logs
 seed=$(rules $h200/seed_pipeline.json)
 probe=$(rules $h200/misuse_probe.json)
 none=""
+# The `clean` scenario is not clean on the real driver: its kernel node has no function
+# (400 on the H200, tests/gpu/logs/real_clean.out), so its free node is refused and the
+# relaunches find the allocation live. graphcheck must say exactly that.
+clean=$(printf "1 api-error\n1 leak-at-exit\n2 relaunch-unfreed")
 [ -n "$seed" ] && [ -n "$probe" ] || { bad "H200 logs missing under $h200"; echo "$pass passed, $fail failed"; exit 1; }
 
 for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procaddr ptds"; do
@@ -66,7 +70,7 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way seed" "$seed" $prog seed $extra
 	check "$way seed-fixed" "$none" $prog seed-fixed $extra
 	check "$way probe" "$probe" $prog probe $extra
-	check "$way clean" "$none" $prog clean $extra
+	check "$way clean" "$clean" $prog clean $extra
 done
 
 # Nothing at all from a program that never touches CUDA: no log, no file.

@@ -5,8 +5,10 @@
  * calls of /work/shared/seed/seed_pipeline{,_fixed}.cu (runtime calls replaced by the
  * driver calls the runtime makes for them), `probe` is misuse_probe.cu, `probe-driver` is
  * tests/gpu/probe_driver.cu, `rules` exercises the noted rules no probe runs, `clean` is a
- * correct use of graph memory, `threads` is concurrent alloc/free and capture. Kernels
- * are fake handles: the driver under test never runs them. */
+ * use of graph memory meant to be correct, `threads` is concurrent alloc/free and capture.
+ * Kernels are NULL handles: the real driver (H200, tests/gpu/logs/real_*.out) and the fake
+ * both refuse them with 400, and the outputs are compared with the H200's byte for byte, so
+ * they stay NULL. */
 #include "scenarios.h"
 
 #include <pthread.h>
@@ -35,7 +37,8 @@ static CUresult report(const char *what, CUresult r)
  * prints the same text. */
 #define CK(fn, args) report(#fn #args, DRV(fn) args)
 
-/* Stand-ins for the seed's kernels; only the handle travels. */
+/* Stand-ins for the seed's kernels; only the handle travels. NULL: cuLaunchKernel and
+ * cuGraphAddKernelNode give 400 (CUDA_ERROR_INVALID_HANDLE), as they did on the H200. */
 static const CUfunction shortKernel_0 = NULL, shortKernel_1 = NULL, shortKernel_2 = NULL;
 static const unsigned int blocks = (50000 + 128) / 128, threads = 128;
 #define KERNEL(k, stream, args) \
@@ -315,7 +318,10 @@ static int rules(void)
     return 0;
 }
 
-/* ---- a correct program ------------------------------------------------------------- */
+/* ---- a program meant to be correct ---------------------------------------------------
+ * With NULL kernels it is not quite: the built graph's kernel node is refused (400), so its
+ * free node, which depends on that node, is refused too (1); the graph keeps its allocation
+ * and the second and third launches give 1 (H200: tests/gpu/logs/real_clean.out). */
 static int clean(void)
 {
     init_driver();
