@@ -31,8 +31,10 @@ test: all $(LIB)
 # The object against the stand-in driver (tests/fakecuda/fakecuda.mk builds both).
 TEST_SCRIPTS += tests/interpose/run_fake.sh
 IP_PROGS := $(BUILD)/fakecuda/dlsym_versions
-$(BUILD)/fakecuda/dlsym_versions: tests/interpose/dlsym_versions.c $(FAKECUDA)
+# (fakecuda.mk is included after this file: name the stand-in by its path.)
+$(BUILD)/fakecuda/dlsym_versions: tests/interpose/dlsym_versions.c $(BUILD)/fakecuda/libcuda.so.1
 	$(call msg,CC,$@)
+	@mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) -o $@ $< -ldl -Wl,--disable-new-dtags,-rpath,'$$ORIGIN'
 all: $(IP_PROGS)
 TEST_SCRIPTS += tests/traces/replay.sh
