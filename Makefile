@@ -96,6 +96,7 @@ include tests/tests.mk
 -include tests/fakecuda/fakecuda.mk
 -include report/report.mk
 -include demo/demo.mk
+-include tests/bench/bench.mk
 
 # ---- housekeeping -----------------------------------------------------------
 DEB_PKGS := libcmocka-dev libjansson-dev libdw-dev libelf-dev jq clang libclang-rt-14-dev
