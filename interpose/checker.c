@@ -19,6 +19,9 @@ static gc_ledger *ledger;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int ready;
 static __thread int in_checker;
+static __thread void *my_caller;  /* the program's call instruction, from gc_enter */
+static __thread void *last_caller;
+static __thread uint32_t last_caller_site;  /* one-entry cache: loops call from one place */
 static __thread uint64_t my_tid;
 
 typedef CUresult (*capinfo_v3_fn)(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *,
@@ -62,6 +65,7 @@ static void fork_child(void)
 	gc_ledger_fork_child(ledger);
 	gc_sites_atfork_child();
 	my_tid = 0;
+	last_caller = NULL;
 	gc_log_reopen_child();
 	gc_trace_reopen_child();
 }
@@ -99,11 +103,12 @@ static void init(void)
 	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
 }
 
-int gc_enter(void)
+int gc_enter_at(void *caller)
 {
 	if (in_checker)
 		return 0;
 	in_checker = 1;
+	my_caller = caller;
 	pthread_once(&once, init);
 	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
 		in_checker = 0;
@@ -172,8 +177,16 @@ void gc_report(gc_event *ev)
 	void *frames[GC_SITE_DEPTH_MAX];
 	int nframes = -1;  /* captured lazily: only allocations and records need frames */
 	ev->tid = thread_id();
-	if (keeps_site(ev->kind) && opts.alloc_backtrace_depth > 0 &&
-	    ev->result == GC_CUDA_SUCCESS) {
+	if (keeps_site(ev->kind) && opts.alloc_backtrace_depth == 0 &&
+	    ev->result == GC_CUDA_SUCCESS && my_caller) {
+		/* The cheap site: the calling instruction alone (no unwinding). */
+		if (my_caller != last_caller) {
+			last_caller_site = gc_sites_intern(&my_caller, 1);
+			last_caller = my_caller;
+		}
+		ev->site = last_caller_site;
+	} else if (keeps_site(ev->kind) && opts.alloc_backtrace_depth > 0 &&
+	           ev->result == GC_CUDA_SUCCESS) {
 		nframes = gc_backtrace_capture(frames, opts.alloc_backtrace_depth >
 		                                               opts.backtrace_depth
 		                                           ? opts.alloc_backtrace_depth

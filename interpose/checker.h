@@ -8,8 +8,11 @@
 #include "interpose/ledger.h"
 
 /* Enters the checker for one intercepted call: 0 when the call must go straight to the
- * driver (graphcheck is inside one of its own calls on this thread, or failed to start). */
-int gc_enter(void);
+ * driver (graphcheck is inside one of its own calls on this thread, or failed to start).
+ * A macro so that it notes the wrapper's return address: the program's calling
+ * instruction, which is the call site kept when allocation backtraces are off. */
+int gc_enter_at(void *caller);
+#define gc_enter() gc_enter_at(__builtin_return_address(0))
 void gc_leave(void);
 
 /* The id of the capture the stream is in, 0 when none; skipped while no capture is active

@@ -80,7 +80,7 @@ static void bad_values_warned_defaults_used(void **state)
 	char w[4096];
 	assert_int_equal(load(&o, pairs, w, sizeof(w)), 6);
 	assert_int_equal(o.backtrace_depth, 8);
-	assert_int_equal(o.alloc_backtrace_depth, 8);
+	assert_int_equal(o.alloc_backtrace_depth, 0);
 	assert_int_equal(o.on_error, GC_ON_ERROR_CONTINUE);
 	assert_int_equal(o.leak_check, 1);
 	assert_int_equal(o.history, 4096);
