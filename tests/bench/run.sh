@@ -1,13 +1,13 @@
 #!/bin/sh
 # GPU benchmarks of graphcheck. Each workload (tests/bench/*.cu) runs natively, under
-# graphcheck (default options, and with GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=0 to show what the
+# graphcheck (default options, and with GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=8 to show what the
 # allocation backtraces cost) and under compute-sanitizer (memcheck), in interleaved rounds;
 # then per workload the median, min and max of the program's timed section (elapsed_s) and
 # of the whole process (wall), the ratios, and a table against the performance targets.
 # Run from the repo root on the GPU machine:
 #   make bench       (or: make build/libgraphcheck.so build/graphcheck && sh tests/bench/run.sh)
 # Environment: GRAPHCHECK_BENCH_ROUNDS (default 5); any other GRAPHCHECK_* variable reaches
-# the graphcheck runs (gc-bt0 overrides ALLOC_BACKTRACE_DEPTH); NVCC (default nvcc).
+# the graphcheck runs (gc-bt8 overrides ALLOC_BACKTRACE_DEPTH); NVCC (default nvcc).
 # Takes about 3-5 minutes on an H200.
 set -u
 B=${1:-build}
@@ -48,7 +48,7 @@ one() {
 	case $v in
 	native) "$@" ;;
 	gc) "$GC" --no-leak-check --log-file=/dev/null --error-exitcode=99 -- "$@" ;;
-	gc-bt0) GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=0 \
+	gc-bt8) GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=8 \
 		"$GC" --no-leak-check --log-file=/dev/null --error-exitcode=99 -- "$@" ;;
 	san) "$SAN" --print-limit 0 "$@" ;;
 	esac > "$out" 2>&1
@@ -74,7 +74,7 @@ bench() {
 	echo "== $w $args (compute-sanitizer: $sargs$([ "$scale" = 1 ] || echo ", timed section scaled x$scale"))"
 	r=0
 	while [ $r -lt "$ROUNDS" ]; do
-		for v in native gc gc-bt0 san; do
+		for v in native gc gc-bt8 san; do
 			case $v in
 			san) [ -n "$SAN" ] && one $w $v "$T/$w" $sargs ;;
 			*) one $w $v "$T/$w" $args ;;
@@ -84,7 +84,7 @@ bench() {
 	done
 	f='  %-8s %10s %10s %10s   %10s %10s %10s\n'
 	printf "$f" "" "elapsed_s" min max "wall_s" min max
-	for v in native gc gc-bt0 san; do
+	for v in native gc gc-bt8 san; do
 		# shellcheck disable=SC2046 # stats gives three words
 		printf "$f" $v $(stats "$T/$w.$v.el") $(stats "$T/$w.$v.wall")
 		put $w.$v.el "$(median "$T/$w.$v.el")"
@@ -92,16 +92,16 @@ bench() {
 	done
 	n=$(get $w.native.el)
 	put $w.gc.ratio "$(calc 'a / b' "$(get $w.gc.el)" "$n")"
-	put $w.gc-bt0.ratio "$(calc 'a / b' "$(get $w.gc-bt0.el)" "$n")"
+	put $w.gc-bt8.ratio "$(calc 'a / b' "$(get $w.gc-bt8.el)" "$n")"
 	put $w.san.ratio "$(FORMAT=%.2f calc 'a * c / b' "$(get $w.san.el)" "$n" "$scale")"
 	nw=$(get $w.native.wall)
 	put $w.gc.wratio "$(calc 'a / b' "$(get $w.gc.wall)" "$nw")"
-	put $w.gc-bt0.wratio "$(calc 'a / b' "$(get $w.gc-bt0.wall)" "$nw")"
+	put $w.gc-bt8.wratio "$(calc 'a / b' "$(get $w.gc-bt8.wall)" "$nw")"
 	if [ "$scale" = 1 ]; then put $w.san.wratio "$(FORMAT=%.2f calc 'a / b' "$(get $w.san.wall)" "$nw")"
 	else put $w.san.wratio "n/a(scaled)"; fi
-	echo "  ratio to native, timed section: graphcheck $(get $w.gc.ratio), gc-bt0 $(get $w.gc-bt0.ratio)," \
+	echo "  ratio to native, timed section: graphcheck $(get $w.gc.ratio), gc-bt8 $(get $w.gc-bt8.ratio)," \
 		"compute-sanitizer $(get $w.san.ratio)"
-	echo "  ratio to native, whole process: graphcheck $(get $w.gc.wratio), gc-bt0 $(get $w.gc-bt0.wratio)," \
+	echo "  ratio to native, whole process: graphcheck $(get $w.gc.wratio), gc-bt8 $(get $w.gc-bt8.wratio)," \
 		"compute-sanitizer $(get $w.san.wratio)"
 	[ -s "$T/$w.san.summary" ] && sed 's/^/  compute-sanitizer: /' "$T/$w.san.summary"
 }
@@ -109,18 +109,18 @@ bench() {
 bench seed_fixed_loop $SEED_N $SEED_N 1
 bench alloc_free_pairs $PAIRS $PAIRS_SAN $((PAIRS / PAIRS_SAN))
 # (tool - native) / (2 N): the added time per intercepted call
-for v in gc gc-bt0 san; do
+for v in gc gc-bt8 san; do
 	s=1; [ $v = san ] && s=$((PAIRS / PAIRS_SAN))
 	put pairs.$v.ns "$(FORMAT=%.1f calc "(a * c - b) / (2 * $PAIRS) * 1e9" \
 		"$(get alloc_free_pairs.$v.el)" "$(get alloc_free_pairs.native.el)" $s)"
 done
-echo "  added per intercepted call: graphcheck $(get pairs.gc.ns) ns, gc-bt0 $(get pairs.gc-bt0.ns) ns," \
+echo "  added per intercepted call: graphcheck $(get pairs.gc.ns) ns, gc-bt8 $(get pairs.gc-bt8.ns) ns," \
 	"compute-sanitizer $(get pairs.san.ns) ns"
 bench graph_launches $LAUNCHES $LAUNCHES_SAN $((LAUNCHES / LAUNCHES_SAN))
 bench threads_pairs "$THREADS $OPS" "$THREADS $OPS_SAN" $((OPS / OPS_SAN))
 # throughput under the tool / native = native time / tool time
-for v in gc gc-bt0 san; do put threads.$v.tput "$(calc '1 / a' "$(get threads_pairs.$v.ratio)" 1)"; done
-echo "  throughput / native: graphcheck $(get threads.gc.tput), gc-bt0 $(get threads.gc-bt0.tput)," \
+for v in gc gc-bt8 san; do put threads.$v.tput "$(calc '1 / a' "$(get threads_pairs.$v.ratio)" 1)"; done
+echo "  throughput / native: graphcheck $(get threads.gc.tput), gc-bt8 $(get threads.gc-bt8.tput)," \
 	"compute-sanitizer $(get threads.san.tput)"
 
 echo "== ledger alone (CPU)"
@@ -137,28 +137,28 @@ fi
 
 echo
 echo "== targets: $(date -u '+%Y-%m-%d'), ${GPU:-unknown GPU}; $ROUNDS rounds, medians;" \
-	"result columns judge graphcheck with default options / with ALLOC_BACKTRACE_DEPTH=0"
+	"result columns judge graphcheck with default options / with ALLOC_BACKTRACE_DEPTH=8"
 row() { # row WORKLOAD TARGET OP LIMIT GC GC-BT0 SANITIZER
 	printf '| %s | %s | %s | %s | %s | %s / %s |\n' "$1" "$2" "$5" "$6" "$7" \
 		"$(judge "$5" "$3" "$4")" "$(judge "$6" "$3" "$4")"
 }
-echo "| workload | target | graphcheck | gc-bt0 | compute-sanitizer | result |"
+echo "| workload | target | graphcheck | gc-bt8 | compute-sanitizer | result |"
 echo "|---|---|---|---|---|---|"
 row "fixed seed pipeline, $SEED_N iterations: timed section, tool / native" "<= 1.03" "<=" 1.03 \
-	"$(get seed_fixed_loop.gc.ratio)" "$(get seed_fixed_loop.gc-bt0.ratio)" "$(get seed_fixed_loop.san.ratio)"
+	"$(get seed_fixed_loop.gc.ratio)" "$(get seed_fixed_loop.gc-bt8.ratio)" "$(get seed_fixed_loop.san.ratio)"
 row "fixed seed pipeline, $SEED_N iterations: whole process, tool / native" "<= 1.03" "<=" 1.03 \
-	"$(get seed_fixed_loop.gc.wratio)" "$(get seed_fixed_loop.gc-bt0.wratio)" "$(get seed_fixed_loop.san.wratio)"
+	"$(get seed_fixed_loop.gc.wratio)" "$(get seed_fixed_loop.gc-bt8.wratio)" "$(get seed_fixed_loop.san.wratio)"
 row "$PAIRS cuMemAllocAsync + cuMemFreeAsync pairs, one stream: added ns per intercepted call" \
-	"<= 50 ns" "<=" 50 "$(get pairs.gc.ns)" "$(get pairs.gc-bt0.ns)" "$(get pairs.san.ns)"
+	"<= 50 ns" "<=" 50 "$(get pairs.gc.ns)" "$(get pairs.gc-bt8.ns)" "$(get pairs.san.ns)"
 row "capture + instantiate + $LAUNCHES launches, 8 alloc + 8 free nodes: tool / native" "<= 1.03" "<=" 1.03 \
-	"$(get graph_launches.gc.ratio)" "$(get graph_launches.gc-bt0.ratio)" "$(get graph_launches.san.ratio)"
+	"$(get graph_launches.gc.ratio)" "$(get graph_launches.gc-bt8.ratio)" "$(get graph_launches.san.ratio)"
 row "$THREADS threads x $OPS alloc/free pairs, one stream each: throughput tool / native" ">= 0.95" ">=" 0.95 \
-	"$(get threads.gc.tput)" "$(get threads.gc-bt0.tput)" "$(get threads.san.tput)"
+	"$(get threads.gc.tput)" "$(get threads.gc-bt8.tput)" "$(get threads.san.tput)"
 row "1,000,000 live allocations: ledger bytes per allocation" "<= 64" "<=" 64 \
 	"$(get ledger.bytes)" "$(get ledger.bytes)" "-"
 row "ledger ns per event, 1M live over 1k live (worst of alloc, free random, free recent)" \
 	"flat: <= 2.00" "<=" 2 "$(get ledger.growth)" "$(get ledger.growth)" "-"
 echo "compute-sanitizer ran fewer pairs ($PAIRS_SAN), launches ($LAUNCHES_SAN) and ops per thread ($OPS_SAN);"
-echo "its timed sections are scaled up by the work ratio. gc-bt0 = GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=0."
+echo "its timed sections are scaled up by the work ratio. gc-bt8 = GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=8."
 echo "The ledger rows are the same code with or without backtraces (run on this machine's CPU)."
 echo "total $(calc '(a - b) / 1e9' "$(now_ns)" "$START") s"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # graphcheck's added cost per call through the stand-in driver (tests/fakecuda), CPU only.
 # Runs `prog_linked threads T OPS` natively, under LD_PRELOAD=libgraphcheck.so, and the same
-# with GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=0, rounds interleaved; each also with OPS=0, so that
+# with GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=8, rounds interleaved; each also with OPS=0, so that
 # start-up and the fixed per-thread calls cancel out:
 #   added ns/call = ((gc[OPS] - gc[0]) - (native[OPS] - native[0])) / (2 * T * OPS)
 # The stand-in's own cost (a table and a mutex-guarded tally per call) is not the real
@@ -24,7 +24,7 @@ one() {
 	case $v in
 	native) "$PROG" threads "$@" ;;
 	gc) GRAPHCHECK_LOG_FILE=/dev/null GRAPHCHECK_LEAK_CHECK=0 LD_PRELOAD=$LIB "$PROG" threads "$@" ;;
-	gc-bt0) GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=0 GRAPHCHECK_LOG_FILE=/dev/null GRAPHCHECK_LEAK_CHECK=0 \
+	gc-bt8) GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=8 GRAPHCHECK_LOG_FILE=/dev/null GRAPHCHECK_LEAK_CHECK=0 \
 		LD_PRELOAD=$LIB "$PROG" threads "$@" ;;
 	esac > /dev/null 2>&1 || echo "standin.sh: $v threads $* failed" >&2
 	t1=$(now_ns)
@@ -37,12 +37,12 @@ for cfg in "1 200000" "16 20000"; do
 	set -- $cfg
 	r=0
 	while [ $r -lt "$ROUNDS" ]; do
-		for v in native gc gc-bt0; do one $v "$1" "$2"; one $v "$1" 0; done
+		for v in native gc gc-bt8; do one $v "$1" "$2"; one $v "$1" 0; done
 		r=$((r + 1))
 	done
 	calls=$((2 * $1 * $2))
 	base=$(calc 'a - b' "$(median "$T/native.$1.$2")" "$(median "$T/native.$1.0")")
-	for v in native gc gc-bt0; do
+	for v in native gc gc-bt8; do
 		full=$(median "$T/$v.$1.$2") empty=$(median "$T/$v.$1.0")
 		work=$(calc 'a - b' "$full" "$empty")
 		percall=$(FORMAT=%.1f calc 'a / b' "$work" "$calls")
