@@ -50,7 +50,7 @@ ZDEFS := $(if $(SAN),,-Wl,-z,defs)
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
-.PHONY: all test deps install clean demo gate bench fuzz help
+.PHONY: all run test deps install clean demo gate bench fuzz help
 .SECONDARY:
 all:
 
@@ -98,6 +98,16 @@ include tests/tests.mk
 -include demo/demo.mk
 -include tests/bench/bench.mk
 
+# ---- the main job -------------------------------------------------------------
+# With a GPU: the demo gate. Without: the seed pipeline's driver calls run under graphcheck
+# against the stand-in driver, then graphcheck-report on its log.
+run: all
+	@if nvidia-smi >/dev/null 2>&1; then $(MAKE) --no-print-directory gate; else \
+		echo "no GPU here: the seed pipeline's calls under graphcheck, on the stand-in driver"; \
+		rm -f $(BUILD)/seed.json; \
+		$(LAUNCHER) --json-file=$(BUILD)/seed.json -- $(BUILD)/fakecuda/prog_linked seed >/dev/null; \
+		$(REPORT) --fail-on=never $(BUILD)/seed.json; fi
+
 # ---- housekeeping -----------------------------------------------------------
 DEB_PKGS := libcmocka-dev libjansson-dev libdw-dev libelf-dev jq clang libclang-rt-14-dev
 deps:
@@ -118,6 +128,7 @@ clean:
 
 help:
 	@echo "make            build libgraphcheck.so, graphcheck, graphcheck-report, tests, demo"
+	@echo "make run        the main job: the demo gate on a GPU, else the seed under graphcheck on the stand-in"
 	@echo "make test       run the CPU tests (SAN=asan|tsan for sanitizer builds)"
 	@echo "make deps       install the Debian packages the build needs"
 	@echo "make demo       build the demo programs (needs nvcc)"
