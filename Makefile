@@ -105,7 +105,8 @@ run: all
 	@if nvidia-smi >/dev/null 2>&1; then $(MAKE) --no-print-directory gate; else \
 		echo "no GPU here: the seed pipeline's calls under graphcheck, on the stand-in driver"; \
 		rm -f $(BUILD)/seed.json; \
-		$(LAUNCHER) --json-file=$(BUILD)/seed.json -- $(BUILD)/fakecuda/prog_linked seed >/dev/null; \
+		$(LAUNCHER) --log-file=/dev/null --json-file=$(BUILD)/seed.json -- \
+			$(BUILD)/fakecuda/prog_linked seed >/dev/null; \
 		$(REPORT) --fail-on=never $(BUILD)/seed.json; fi
 
 # ---- housekeeping -----------------------------------------------------------
