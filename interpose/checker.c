@@ -18,11 +18,15 @@ static gc_options opts;
 static gc_ledger *ledger;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int ready;
-static __thread int in_checker;
-static __thread void *my_caller;  /* the program's call instruction, from gc_enter */
-static __thread void *last_caller;
-static __thread uint32_t last_caller_site;  /* one-entry cache: loops call from one place */
-static __thread uint64_t my_tid;
+/* initial-exec: the object is preloaded at start-up, so its thread-locals can live in static
+ * TLS and cost a plain load instead of a __tls_get_addr call on every intercepted call. */
+#define GC_TLS __thread __attribute__((tls_model("initial-exec")))
+static GC_TLS int in_checker;
+static GC_TLS void *my_caller;  /* the program's call instruction, from gc_enter */
+static GC_TLS uint64_t my_tid;
+/* Call sites by calling instruction: a loop allocates and frees from a few places. */
+#define SITE_CACHE 16
+static GC_TLS struct { void *pc; uint32_t site; } site_cache[SITE_CACHE];
 
 typedef CUresult (*capinfo_v3_fn)(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *,
                                   const CUgraphNode **, const CUgraphEdgeData **, size_t *);
@@ -65,7 +69,6 @@ static void fork_child(void)
 	gc_ledger_fork_child(ledger);
 	gc_sites_atfork_child();
 	my_tid = 0;
-	last_caller = NULL;
 	gc_log_reopen_child();
 	gc_trace_reopen_child();
 }
@@ -180,11 +183,12 @@ void gc_report(gc_event *ev)
 	if (keeps_site(ev->kind) && opts.alloc_backtrace_depth == 0 &&
 	    ev->result == GC_CUDA_SUCCESS && my_caller) {
 		/* The cheap site: the calling instruction alone (no unwinding). */
-		if (my_caller != last_caller) {
-			last_caller_site = gc_sites_intern(&my_caller, 1);
-			last_caller = my_caller;
+		unsigned slot = (unsigned)(((uintptr_t)my_caller >> 2) % SITE_CACHE);
+		if (site_cache[slot].pc != my_caller) {
+			site_cache[slot].site = gc_sites_intern(&my_caller, 1);
+			site_cache[slot].pc = my_caller;
 		}
-		ev->site = last_caller_site;
+		ev->site = site_cache[slot].site;
 	} else if (keeps_site(ev->kind) && opts.alloc_backtrace_depth > 0 &&
 	           ev->result == GC_CUDA_SUCCESS) {
 		nframes = gc_backtrace_capture(frames, opts.alloc_backtrace_depth >

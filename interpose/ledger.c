@@ -100,8 +100,11 @@ static uint8_t call_index(const char *name)
 {
 	if (!name)
 		return 0;
+	for (int i = 1; i < n_call_names; i++)  /* hooks pass string literals: same pointer */
+		if (call_names[i] == name)
+			return (uint8_t)i;
 	for (int i = 1; i < n_call_names; i++)
-		if (call_names[i] == name || strcmp(call_names[i], name) == 0)
+		if (strcmp(call_names[i], name) == 0)
 			return (uint8_t)i;
 	if (n_call_names == MAX_CALL_NAMES)
 		return 0;
