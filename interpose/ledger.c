@@ -51,6 +51,7 @@ struct graph {
 	struct alloc **xfrees;  /* other graphs' allocations this graph frees */
 	size_t n_xfrees, cap_xfrees;
 	int n_execs;
+	int n_captures;      /* captures building into it: it stays while they run */
 	uint64_t exec;       /* the newest exec, for messages */
 	int destroyed;
 	int in_table;
@@ -362,7 +363,7 @@ static void graph_free(gc_ledger *l, struct graph *g)
  * live; then it and its records go. */
 static void graph_maybe_release(gc_ledger *l, struct graph *g)
 {
-	if (!g || !g->destroyed || g->n_execs > 0)
+	if (!g || !g->destroyed || g->n_execs > 0 || g->n_captures > 0)
 		return;
 	for (size_t i = 0; i < g->n_allocs; i++)
 		if (g->allocs[i]->state == S_LIVE)
@@ -419,6 +420,8 @@ static struct capture *capture_new(gc_ledger *l, uint64_t id, uint64_t stream, i
 	c->tid = tid;
 	c->active = 1;
 	c->graph = g ? g : graph_new(l, 0, id);
+	if (c->graph)
+		c->graph->n_captures++;
 	gc_table_insert(&l->captures, &c->h);
 	__atomic_add_fetch(&l->active_captures, 1, __ATOMIC_RELAXED);
 	return c;
@@ -429,7 +432,12 @@ static void capture_close(gc_ledger *l, struct capture *c)
 	if (c->active)
 		__atomic_sub_fetch(&l->active_captures, 1, __ATOMIC_RELAXED);
 	gc_table_remove(&l->captures, &c->h);
+	struct graph *g = c->graph;
 	free(c);
+	if (g) {
+		g->n_captures--;
+		graph_maybe_release(l, g);
+	}
 }
 
 /* The capture a captured call belongs to; one seen only through its id (begun before

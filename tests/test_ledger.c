@@ -624,6 +624,22 @@ static void destroyed_unlaunched_graph(void **state)
 	expect(f, 1, GC_RULE_FREE_UNKNOWN);  /* its records went with the graph */
 }
 
+/* cuStreamBeginCaptureToGraph into a graph destroyed while the capture runs: the capture
+ * keeps its graph record alive (found by the ledger fuzzer as a use after free). */
+static void capture_into_destroyed_graph(void **state)
+{
+	fx *f = *state;
+	gc_event b = begin(S1, 1, GC_MODE_GLOBAL);
+	b.graph = 0x6000;
+	apply(f, b);
+	apply(f, ev_kind(GC_EV_GRAPH_DESTROY, 0x6000));
+	apply(f, alloc(0xB000, 64, S1, 1));
+	apply(f, mfree(0xB000, S1, 1, 0));
+	apply(f, end(S1, 1, 0x6000, 0));
+	apply(f, at_exit());
+	assert_int_equal(total(f), 0);
+}
+
 /* A stream joined into a capture by an event shares the capture's id. */
 static void joined_stream_allocations(void **state)
 {
@@ -815,6 +831,7 @@ int main(void)
 		T(explicit_memory_nodes),
 		T(destroy_keeps_live_allocations),
 		T(destroyed_unlaunched_graph),
+		T(capture_into_destroyed_graph),
 		T(joined_stream_allocations),
 		T(seed_as_written),
 		T(seed_fixed),
