@@ -179,6 +179,8 @@ void gc_report(gc_event *ev)
 {
 	void *frames[GC_SITE_DEPTH_MAX];
 	int nframes = -1;  /* captured lazily: only allocations and records need frames */
+	if (!my_tid && ev->kind != GC_EV_EXIT)  /* first event of a thread or forked child */
+		gc_log_activate();
 	ev->tid = thread_id();
 	if (keeps_site(ev->kind) && opts.alloc_backtrace_depth == 0 &&
 	    ev->result == GC_CUDA_SUCCESS && my_caller) {

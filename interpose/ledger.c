@@ -27,6 +27,7 @@ enum alloc_flag {
 	F_XFREED = 2,       /* another graph has a free node for it */
 	F_HISTORY = 4,      /* freed and kept only for explanations */
 	F_REUSED = 8,       /* its address was handed out again before its free was seen */
+	F_INHERITED = 16,   /* allocated before fork, in the parent: not this process's leak */
 };
 
 struct graph;
@@ -771,6 +772,9 @@ static void on_capture_end(gc_ledger *l, out *o, const gc_event *ev)
 	/* An invalidated capture explains the 901 already reported at the offending call. */
 	if (ev->result == GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
 		o->explained = 1;
+	/* Other refusals (908: ended from another thread, ...) leave the capture running. */
+	if (ev->result != GC_CUDA_SUCCESS && ev->result != GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+		return;
 	if (ev->result != GC_CUDA_SUCCESS && !g->in_table)
 		graph_discard(l, g);  /* no graph came of it: its allocations never exist */
 	capture_close(l, c);
@@ -945,7 +949,7 @@ static void leak_visit(gc_hnode *n, void *arg)
 {
 	struct leak_walk *w = arg;
 	struct alloc *a = (struct alloc *)n;
-	if (a->state != S_LIVE || a->kind == K_SYNC)
+	if (a->state != S_LIVE || a->kind == K_SYNC || (a->flags & F_INHERITED))
 		return;
 	w->count++;
 	w->bytes += a->size;
@@ -1011,7 +1015,8 @@ int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	out o = {v, 0, max, 0};
 	pthread_mutex_lock(&l->lock);
 	/* 907: waiting on an event recorded in a capture; the H200 invalidated the capture. */
-	if (ev->result == GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ||
+	if ((ev->result == GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED &&
+	     ev->kind != GC_EV_CAPTURE_BEGIN) ||  /* a refused begin broke nothing */
 	    (ev->kind == GC_EV_SYNC_CALL && ev->result == GC_CUDA_ERROR_CAPTURED_EVENT)) {
 		capture_invalidated(l, &o, ev);
 		pthread_mutex_unlock(&l->lock);
@@ -1143,11 +1148,20 @@ void gc_ledger_fork_parent(gc_ledger *l)
 		pthread_mutex_unlock(&l->lock);
 }
 
+static void inherit_visit(gc_hnode *n, void *arg)
+{
+	(void)arg;
+	((struct alloc *)n)->flags |= F_INHERITED;
+}
+
 void gc_ledger_fork_child(gc_ledger *l)
 {
 	/* Only the forking thread survives: a fresh lock, not an unlock of the old one. */
-	if (l)
-		pthread_mutex_init(&l->lock, NULL);
+	if (!l)
+		return;
+	pthread_mutex_init(&l->lock, NULL);
+	/* The parent's allocations are the parent's to free: the child does not leak them. */
+	gc_table_each(&l->allocs, inherit_visit, NULL);
 }
 
 static const char *const kind_names[GC_EV__COUNT] = {

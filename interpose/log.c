@@ -19,10 +19,19 @@ struct output {
 	int fd;                   /* -1: off */
 	char pattern[GC_PATH_MAX];
 	const char *what;         /* "log", "JSON log" */
+	int pending;              /* a %p path in a forked child: opened at its first record */
 };
 
-static struct output text_out = {2, "", "log"};
-static struct output json_out = {-1, "", "JSON log"};
+static struct output text_out = {2, "", "log", 0};
+static struct output json_out = {-1, "", "JSON log", 0};
+
+static void write_start(void);
+static void output_open(struct output *out, const char *pattern);
+
+static int output_on(const struct output *out)
+{
+	return out->fd >= 0 || out->pending;
+}
 static char summary_path[GC_PATH_MAX];
 static uint64_t n_errors, n_warnings, n_records;
 
@@ -312,12 +321,22 @@ static int open_log(const char *pattern, const char *what)
 		gc_log_note("the %s path '%.200s' is too long; writing to stderr", what, pattern);
 		return 2;
 	}
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+	/* O_NONBLOCK: a FIFO nobody reads must not hang the program (it fails with ENXIO). */
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+	              0644);
 	if (fd < 0) {
 		gc_log_note("cannot open the %s '%.200s': %s; writing to stderr instead", what, path,
 		            strerror(errno));
 		return 2;
 	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))) {
+		gc_log_note("the %s '%.200s' is not a file or a device; writing to stderr instead",
+		            what, path);
+		close(fd);
+		return 2;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	return fd;
 }
 
@@ -331,6 +350,14 @@ static void output_open(struct output *out, const char *pattern)
 
 static void output_write(struct output *out, const char *buf, size_t len)
 {
+	if (out->pending) {
+		char pattern[GC_PATH_MAX];
+		snprintf(pattern, sizeof(pattern), "%s", out->pattern);
+		out->pending = 0;
+		output_open(out, pattern);
+		if (out == &json_out && out->fd >= 0)
+			write_start();
+	}
 	if (out->fd < 0 || !len)
 		return;
 	while (len) {
@@ -377,17 +404,25 @@ void gc_log_open(const gc_options *o)
 void gc_log_reopen_child(void)
 {
 	n_errors = n_warnings = n_records = 0;  /* the child reports its own */
-	char text_pattern[GC_PATH_MAX], json_pattern[GC_PATH_MAX];
-	snprintf(text_pattern, sizeof(text_pattern), "%s", text_out.pattern);
-	snprintf(json_pattern, sizeof(json_pattern), "%s", json_out.pattern);
-	/* Only %p paths change; a shared file is kept (O_APPEND keeps lines whole). */
-	if (strstr(text_pattern, "%p"))
-		output_open(&text_out, text_pattern);
-	if (strstr(json_pattern, "%p")) {
-		output_open(&json_out, json_pattern);
-		if (json_out.fd >= 0)
-			write_start();
+	/* Only %p paths change; a shared file is kept (O_APPEND keeps lines whole). They are
+	 * opened at the child's first record, so a child that only execs leaves no file. */
+	struct output *outs[] = {&text_out, &json_out};
+	for (int i = 0; i < 2; i++) {
+		if (!strstr(outs[i]->pattern, "%p"))
+			continue;
+		if (outs[i]->fd > 2)
+			close(outs[i]->fd);
+		outs[i]->fd = -1;
+		outs[i]->pending = 1;
 	}
+}
+
+void gc_log_activate(void)
+{
+	if (text_out.pending)
+		output_write(&text_out, "", 0);
+	if (json_out.pending)
+		output_write(&json_out, "", 0);
 }
 
 uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v)
@@ -400,7 +435,7 @@ uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v)
 	else
 		__atomic_add_fetch(&n_errors, 1, __ATOMIC_RELAXED);
 	output_write(&text_out, buf, gc_log_format_text(buf, sizeof(buf), &rec, v));
-	if (json_out.fd >= 0)
+	if (output_on(&json_out))
 		output_write(&json_out, buf, gc_log_format_json(buf, sizeof(buf), &rec, v));
 	return rec.seq;
 }
@@ -419,7 +454,8 @@ void gc_log_summary(void)
 	long pid = (long)getpid();
 	int n = snprintf(buf, sizeof(buf), PREFIX "graphcheck: %llu errors, %llu warnings\n",
 	                 (unsigned long long)e, (unsigned long long)w);
-	output_write(&text_out, buf, (size_t)n);
+	if (!text_out.pending)  /* a forked child that never used CUDA leaves no file */
+		output_write(&text_out, buf, (size_t)n);
 	if (json_out.fd >= 0) {
 		n = snprintf(buf, sizeof(buf),
 		             "{\"type\":\"summary\",\"pid\":%ld,\"errors\":%llu,\"warnings\":%llu,"

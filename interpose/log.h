@@ -24,8 +24,10 @@ typedef struct gc_record {
 /* Opens the outputs the options name; a path that cannot be opened gets one message on
  * stderr and its records go to stderr. */
 void gc_log_open(const gc_options *o);
-/* After fork, in the child: paths with %p are opened again for the new pid. */
+/* After fork, in the child: paths with %p are opened again for the new pid, at the child's
+ * first intercepted call (gc_log_activate), so a child that only execs leaves no file. */
 void gc_log_reopen_child(void);
+void gc_log_activate(void);
 /* Writes one verdict (text and JSON); counts it for the summary. Returns its seq. */
 uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v);
 /* The exit summary: "graphcheck: N errors, M warnings" and the JSON summary line. */

@@ -48,9 +48,13 @@ static const opt table[] = {
 
 static void warn(int fd, const char *name, const char *value, const char *why, const char *dflt)
 {
-	char buf[512];
-	int n = snprintf(buf, sizeof(buf), "graphcheck: GRAPHCHECK_%s='%.200s' %s; using %s\n",
-	                 name, value, why, *dflt ? dflt : "the default");
+	char buf[512], shown[201];
+	size_t i = 0;
+	for (; value[i] && i < sizeof(shown) - 1; i++)  /* one line, whatever the value holds */
+		shown[i] = (unsigned char)value[i] < 0x20 || value[i] == 0x7f ? '?' : value[i];
+	shown[i] = '\0';
+	int n = snprintf(buf, sizeof(buf), "graphcheck: GRAPHCHECK_%s='%s' %s; using %s\n",
+	                 name, shown, why, *dflt ? dflt : "the default");
 	if (fd >= 0 && n > 0)
 		(void)!write(fd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }

@@ -99,7 +99,9 @@ void gc_trace_reopen_child(void)
 	fd = -1;
 	sites_written = 0;
 	seq = 0;
-	gc_trace_open(pattern_copy, driver);
+	char pattern[GC_PATH_MAX];  /* gc_trace_open copies its argument onto pattern_copy */
+	snprintf(pattern, sizeof(pattern), "%s", pattern_copy);
+	gc_trace_open(pattern, driver);
 }
 
 int gc_trace_on(void)
