@@ -97,6 +97,8 @@ include tests/tests.mk
 -include report/report.mk
 -include demo/demo.mk
 -include tests/bench/bench.mk
+-include tests/fuzz/fuzz_ledger.mk
+-include tests/reliability/reliability.mk
 
 # ---- the main job -------------------------------------------------------------
 # With a GPU: the demo gate. Without: the seed pipeline's driver calls run under graphcheck

@@ -1,0 +1,94 @@
+#!/bin/sh
+# Durability of the logs: a program commits N double frees (N records) and then dies, by a
+# signal (SIGKILL, abort(), a segfault, SIGTERM, SIGQUIT, SIGBUS), by _exit, or ends
+# normally (exit from main, return from main, exit() from another thread). Every record
+# written before is a whole JSON line (jq) and a whole text record, none lost (exactly N);
+# the exit summary (JSON "summary" line, text "graphcheck: N errors" line) is written on the
+# normal ends. Where it is not written is printed, not failed: graphcheck installs no signal
+# handlers, by design. Also: 8 threads writing records when SIGKILL comes, and
+# GRAPHCHECK_ON_ERROR=abort. Usage: sh tests/reliability/durability.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+
+# ASan would catch SIGSEGV and SIGBUS itself and exit 1: let the signals act as without it.
+[ "$ASAN" = 1 ] && export ASAN_OPTIONS=$ASAN_OPTIONS:handle_segv=0:handle_sigbus=0:handle_abort=0
+
+N=200
+# tab FILE: "type rule errors warnings records" per JSON line (one jq for the whole file).
+tab() {
+	jq -r '[.type, (.rule // "-"), (.errors // "-"), (.warnings // "-"), (.records // "-")] |
+	       map(tostring) | join(" ")' "$1" 2> "$tmp/jq.err"
+}
+not_written=""
+for mode in kill abort segv term quit bus _exit exit return thread-exit; do
+	timeout 60 "$REL" die $mode $N > "$tmp/native.out" 2> "$tmp/native.err"  # (sh may note a death by signal in .err)
+	nrc=$?
+	rm -f "$tmp/gc.json" "$tmp/gc.txt"
+	GRAPHCHECK_JSON_FILE=$tmp/gc.json GRAPHCHECK_LOG_FILE=$tmp/gc.txt \
+		timeout 60 env LD_PRELOAD="$PRE" "$REL" die $mode $N > "$tmp/gc.out" 2> "$tmp/gc.err"
+	grc=$?
+	[ $nrc -eq $grc ] && cmp -s "$tmp/native.out" "$tmp/gc.out" ||
+		{ bad "$mode: status $nrc vs $grc or output changed"; diff "$tmp/native.out" "$tmp/gc.out" | head -5; }
+	tab "$tmp/gc.json" > "$tmp/gc.tab"
+	lines=$(wc -l < "$tmp/gc.json")
+	v=$(grep -c '^violation double-free ' "$tmp/gc.tab")
+	others=$(grep -v '^violation double-free \|^start \|^summary ' "$tmp/gc.tab" | wc -l)
+	whole=no
+	[ "$(tail -c 1 "$tmp/gc.json" | od -An -c | tr -d ' ')" = '\n' ] && [ ! -s "$tmp/jq.err" ] &&
+		[ "$(wc -l < "$tmp/gc.tab")" -eq "$lines" ] && whole=yes
+	t=$(grep -c '^==graphcheck== error: double-free in cuMemFreeAsync' "$tmp/gc.txt")
+	tbad=$(grep -vc '^==graphcheck== ' "$tmp/gc.txt")
+	if [ $whole = yes ] && [ "$v" -eq $N ] && [ "$others" -eq 0 ] && [ "$t" -eq $N ] && [ "$tbad" -eq 0 ]; then
+		ok "$mode (exit status $grc): $N of $N records in the JSON log, all whole lines; $N whole text records"
+	else
+		bad "$mode: JSON whole: $whole, $v double-free of $N, $others other; text: $t records, $tbad foreign lines"
+	fi
+	js=$(grep '^summary ' "$tmp/gc.tab" | cut -d' ' -f3-)
+	ts=$(grep -c "^==graphcheck== graphcheck: $N errors, 0 warnings\$" "$tmp/gc.txt")
+	case $mode in
+	exit | return | thread-exit)
+		[ "$js" = "$N 0 $N" ] && [ "$ts" -eq 1 ] && [ "$(tail -n 1 "$tmp/gc.txt")" = "==graphcheck== graphcheck: $N errors, 0 warnings" ] &&
+			ok "$mode: summary written (JSON [$N,0,$N] and the text line)" ||
+			bad "$mode: summary missing or wrong: JSON '$js', text lines $ts" ;;
+	*)
+		if [ -z "$js" ] && [ "$ts" -eq 0 ]; then
+			not_written="$not_written $mode"
+		elif [ "$js" = "$N 0 $N" ] && [ "$ts" -eq 1 ]; then
+			echo "     ($mode: the summary was written)"
+		else
+			bad "$mode: a partial summary: JSON '$js', text lines $ts"
+		fi ;;
+	esac
+done
+echo "     summary not written on:$not_written (no atexit; graphcheck installs no signal handlers)"
+
+# Killed while 8 threads are writing records: no line torn, in either log.
+GRAPHCHECK_JSON_FILE=$tmp/mt.json GRAPHCHECK_LOG_FILE=$tmp/mt.txt \
+	timeout 60 env LD_PRELOAD="$PRE" "$REL" die-threads 8 300 > /dev/null 2>&1
+rc=$?
+tab "$tmp/mt.json" > "$tmp/mt.tab"
+lines=$(wc -l < "$tmp/mt.json")
+v=$(grep -c '^violation double-free ' "$tmp/mt.tab")
+t=$(grep -c '^==graphcheck== error: double-free' "$tmp/mt.txt")
+tbad=$(grep -vc '^==graphcheck== ' "$tmp/mt.txt")
+whole=no
+[ "$(tail -c 1 "$tmp/mt.json" | od -An -c | tr -d ' ')" = '\n' ] && [ ! -s "$tmp/jq.err" ] &&
+	[ "$(wc -l < "$tmp/mt.tab")" -eq "$lines" ] && [ "$(tail -c 1 "$tmp/mt.txt" | od -An -c | tr -d ' ')" = '\n' ] && whole=yes
+diff=$((t - v))
+[ $rc -eq 137 ] && [ $whole = yes ] && [ "$v" -gt 0 ] && [ "$tbad" -eq 0 ] && [ $diff -ge 0 ] && [ $diff -le 8 ] &&
+	ok "SIGKILL during 8 writing threads: $v JSON records and $t text records, every line whole (text is written first: at most one record per thread apart)" ||
+	bad "SIGKILL during 8 threads: rc $rc, whole $whole, JSON $v, text $t, foreign text lines $tbad"
+
+# GRAPHCHECK_ON_ERROR=abort: the first record, then the summary, then abort().
+rm -f "$tmp/ab.json" "$tmp/ab.txt"
+GRAPHCHECK_ON_ERROR=abort GRAPHCHECK_JSON_FILE=$tmp/ab.json GRAPHCHECK_LOG_FILE=$tmp/ab.txt \
+	timeout 60 env LD_PRELOAD="$PRE" "$REL" die exit 5 > /dev/null 2> "$tmp/ab.err"
+rc=$?
+tab "$tmp/ab.json" > "$tmp/ab.tab"
+got=$(cut -d' ' -f1-2 "$tmp/ab.tab" | tr '\n' ' ')
+js=$(grep '^summary ' "$tmp/ab.tab" | cut -d' ' -f3-)
+[ $rc -eq 134 ] && [ "$got" = "start - violation double-free summary - " ] && [ "$js" = "1 0 1" ] &&
+	[ "$(tail -n 1 "$tmp/ab.txt")" = "==graphcheck== graphcheck: 1 errors, 0 warnings" ] &&
+	grep -q 'aborting on the first error' "$tmp/ab.err" &&
+	ok "GRAPHCHECK_ON_ERROR=abort: one record, the summary, then SIGABRT (134)" ||
+	bad "GRAPHCHECK_ON_ERROR=abort: rc $rc, lines '$got', summary '$js'"
+finish

@@ -1,0 +1,179 @@
+#!/bin/sh
+# fork: a child that goes on using CUDA logs to its own %p files (its own records, its own
+# summary); a child that only execs leaves no trace of graphcheck (no extra log files, same
+# exit); forks while other threads are inside intercepted calls do not deadlock the child.
+# Usage: sh tests/reliability/fork.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+
+# ---- a child that goes on using CUDA ------------------------------------------------------
+"$REL" fork-cuda > "$tmp/native.out" 2>&1
+d=$tmp/cuda
+mkdir -p "$d"
+GRAPHCHECK_JSON_FILE=$d/%p.json GRAPHCHECK_LOG_FILE=$d/%p.txt GRAPHCHECK_SUMMARY_FILE=$d/summary \
+	timeout 60 env REL_PID_FILE=$tmp/pid LD_PRELOAD="$PRE" "$REL" fork-cuda > "$tmp/gc.out" 2> "$tmp/gc.err"
+rc=$?
+ppid=$(cat "$tmp/pid")
+[ $rc -eq 0 ] && cmp -s "$tmp/native.out" "$tmp/gc.out" && [ ! -s "$tmp/gc.err" ] &&
+	ok "fork-cuda: same output and status, nothing on stderr" ||
+	{ bad "fork-cuda: rc $rc, output or stderr differ"; diff "$tmp/native.out" "$tmp/gc.out" | head -5; head -c 300 "$tmp/gc.err"; }
+njson=$(ls "$d" | grep -c '\.json$')
+ntxt=$(ls "$d" | grep -c '\.txt$')
+cpid=$(ls "$d" | sed -n 's/^\([0-9]*\)\.json$/\1/p' | grep -vx "$ppid" | head -n 1)
+[ "$njson" -eq 2 ] && [ "$ntxt" -eq 2 ] && [ -n "$cpid" ] && [ -f "$d/$ppid.json" ] &&
+	ok "fork-cuda: two JSON and two text logs, one per process" ||
+	bad "fork-cuda: files: $(ls "$d" | tr '\n' ' ')"
+# check_log PID ERRORS: the JSON log of PID holds start, ERRORS double frees and the summary,
+# every line its own pid; the text log ends with its own summary line.
+check_log() {
+	f=$d/$1.json
+	if ! valid_jsonl "$f"; then
+		bad "pid $2: $f malformed or missing"
+		return
+	fi
+	types=$(jq -r '.type' "$f" | tr '\n' ' ')
+	want="start $(i=0; while [ $i -lt $2 ]; do printf 'violation '; i=$((i + 1)); done)summary "
+	pids=$(jq -r '.pid' "$f" | sort -u)
+	s=$(jq -c 'select(.type == "summary") | [.errors, .warnings, .records]' "$f")
+	[ "$types" = "$want" ] && [ "$pids" = "$1" ] && [ "$s" = "[$2,0,$2]" ] &&
+		[ "$(violations "$f")" = "$2 double-free" ] &&
+		ok "$3 $1: start, $2 double-free, summary [$2,0,$2], all lines its own pid" ||
+		bad "$3 $1: lines '$types', pids '$(echo $pids)', summary '$s'"
+	last=$(tail -n 1 "$d/$1.txt" 2>/dev/null)
+	[ "$last" = "==graphcheck== graphcheck: $2 errors, 0 warnings" ] &&
+		[ "$(grep -c '^==graphcheck== error: double-free' "$d/$1.txt")" -eq "$2" ] &&
+		ok "$3 $1: text log has its $2 records and its own summary line" ||
+		bad "$3 $1: text log ends '$last'"
+}
+check_log "$ppid" 2 parent
+[ -n "$cpid" ] && check_log "$cpid" 3 child
+sum=$(sort "$d/summary" 2>/dev/null | tr '\n' ' ')
+want=$(printf '%s 2 0\n%s 3 0\n' "$ppid" "$cpid" | sort | tr '\n' ' ')
+[ "$sum" = "$want" ] && ok "GRAPHCHECK_SUMMARY_FILE: one line each ($sum)" || bad "summary file: '$sum', want '$want'"
+
+# The trace (%p) as well: one per process, and nothing said on stderr.
+d=$tmp/trace
+mkdir -p "$d"
+GRAPHCHECK_TRACE_FILE=$d/%p.trace GRAPHCHECK_LOG_FILE=$d/log.txt \
+	timeout 60 env LD_PRELOAD="$PRE" "$REL" fork-cuda > "$tmp/gc.out" 2> "$tmp/gc.err"
+n=$(ls "$d" | grep -c '\.trace$')
+if [ "$n" -eq 2 ] && [ ! -s "$tmp/gc.err" ]; then
+	ok "fork-cuda: GRAPHCHECK_TRACE_FILE=%p gives one trace per process"
+else
+	bug "fork-cuda: GRAPHCHECK_TRACE_FILE=%p: $n trace file(s), stderr: '$(head -c 200 "$tmp/gc.err")' (trace.c: gc_trace_reopen_child passes pattern_copy to gc_trace_open, which snprintf's it onto itself)"
+fi
+
+# ---- a child that only execs --------------------------------------------------------------
+for prog in /bin/true /bin/false; do
+	"$REL" fork-exec $prog > "$tmp/native.out" 2>&1
+	nrc=$?
+	d=$tmp/exec$(basename $prog)
+	mkdir -p "$d"
+	GRAPHCHECK_JSON_FILE=$d/%p.json GRAPHCHECK_LOG_FILE=$d/%p.txt \
+		timeout 60 env REL_PID_FILE=$tmp/pid LD_PRELOAD="$PRE" "$REL" fork-exec $prog > "$tmp/gc.out" 2> "$tmp/gc.err"
+	grc=$?
+	ppid=$(cat "$tmp/pid")
+	[ $nrc -eq $grc ] && cmp -s "$tmp/native.out" "$tmp/gc.out" && [ ! -s "$tmp/gc.err" ] &&
+		ok "fork+exec $prog: same output and exit ($grc), nothing on stderr" ||
+		bad "fork+exec $prog: rc $nrc vs $grc, or output differs"
+	extra=$(ls "$d" | grep -v "^$ppid\.")
+	if [ -z "$extra" ] && [ -f "$d/$ppid.json" ]; then
+		ok "fork+exec $prog: no log file but the parent's"
+	else
+		bug "fork+exec $prog: extra files for the child: $(echo $extra) ($(for f in $extra; do printf '%s: %s bytes; ' $f $(wc -c < "$d/$f"); done)) (log.c: gc_log_reopen_child opens %p logs at fork, before the child uses CUDA)"
+	fi
+done
+# Without %p the child's exec adds nothing to the shared log either.
+GRAPHCHECK_JSON_FILE=$tmp/shared.json GRAPHCHECK_LOG_FILE=$tmp/shared.txt \
+	timeout 60 env LD_PRELOAD="$PRE" "$REL" fork-exec /bin/true > /dev/null 2>&1
+types=$(jq -r '.type' "$tmp/shared.json" 2>/dev/null | tr '\n' ' ')
+[ "$types" = "start violation summary " ] && ok "fork+exec, one shared log: only the parent's lines" ||
+	bad "fork+exec, one shared log: '$types'"
+
+# A child that makes no CUDA call and leaves through exit(), while the parent holds an
+# allocation it frees later: the child has nothing to report.
+"$REL" fork-idle > "$tmp/native.out" 2>&1
+d=$tmp/idle
+mkdir -p "$d"
+GRAPHCHECK_JSON_FILE=$d/%p.json GRAPHCHECK_LOG_FILE=$d/%p.txt \
+	timeout 60 env REL_PID_FILE=$tmp/pid LD_PRELOAD="$PRE" "$REL" fork-idle > "$tmp/gc.out" 2> "$tmp/gc.err"
+rc=$?
+ppid=$(cat "$tmp/pid")
+[ $rc -eq 0 ] && cmp -s "$tmp/native.out" "$tmp/gc.out" && [ -z "$(violations "$d/$ppid.json")" ] &&
+	ok "fork, child without CUDA exits: same output, no record in the parent" ||
+	bad "fork, child without CUDA exits: rc $rc, parent records: $(violations "$d/$ppid.json" | tr '\n' ' ')"
+extra=$(ls "$d" | grep -v "^$ppid\.")
+if [ -z "$extra" ]; then
+	ok "fork, child without CUDA exits: no log file for the child"
+else
+	crec=$(cat $(for f in $extra; do case $f in *.json) echo "$d/$f" ;; esac; done) | jq -r 'select(.type == "violation") | "\(.rule) (\(.leak_count // "") allocation)"' | tr '\n' ' ')
+	bug "fork, child without CUDA exits: child files $(echo $extra); its records: ${crec:-none} (the child inherits the parent's ledger and reports the parent's live allocation as its own leak at exit; log.c opens its %p logs at fork)"
+fi
+
+# ---- forks while other threads are in the middle of calls ---------------------------------
+# NFORKS forks from the main thread while 4 threads alloc/free (and make records) without
+# pause. Each child makes one intercepted call (an api-error record) and exits through
+# graphcheck's atexit summary. A child stuck on a lock dies of SIGALRM after 20 s.
+NFORKS=${REL_FORKS:-100}
+[ "$ASAN" = 1 ] && NFORKS=${REL_FORKS:-40}  # fork is slow with the shadow memory mapped
+for depth in 0 8; do
+	d=$tmp/busy$depth
+	mkdir -p "$d"
+	GRAPHCHECK_JSON_FILE=$d/%p.json GRAPHCHECK_LOG_FILE=$d/%p.txt GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=$depth \
+		timeout 120 env REL_PID_FILE=$tmp/pid LD_PRELOAD="$PRE" "$REL" fork-busy $NFORKS 4 > "$tmp/gc.out" 2> "$tmp/gc.err"
+	rc=$?
+	ppid=$(cat "$tmp/pid")
+	out=$(cat "$tmp/gc.out")
+	[ $rc -eq 0 ] && [ "$out" = "forks $NFORKS: exited $NFORKS, hung 0, other 0" ] &&
+		ok "fork under load (alloc backtrace depth $depth): $NFORKS children exited, none hung" ||
+		bad "fork under load (depth $depth): rc $rc, '$out'"
+	n=$(ls "$d" | grep -c '\.json$')
+	# One jq over all the children's logs (jq starts slowly): per file, the lines that
+	# parse, the api-error records, other records but leaks, the summary's error count.
+	mv "$d/$ppid.json" "$tmp/parent.json"
+	lines=$(cat "$d"/*.json | wc -l)
+	jq -r '[input_filename, .type, (.rule // "-"), (.call // "-"), (.result // "-"),
+	        (.errors // "-"), (.leak_count // 0)] | map(tostring) | join(" ")' "$d"/*.json \
+		> "$tmp/busy.tab" 2> "$tmp/busy.err"
+	parsed=$(wc -l < "$tmp/busy.tab")
+	good=$(awk '
+		{ seen[$1] = 1 }
+		$2 == "violation" && $3 == "api-error" && $4 == "cuMemAllocAsync" && $5 == "1" { api[$1]++ }
+		$2 == "violation" && $3 != "leak-at-exit" && $3 != "api-error" { other[$1]++ }
+		$2 == "summary" && $6 == "1" { sum[$1]++ }
+		$3 == "leak-at-exit" { leaks += $7 }
+		END { for (f in seen) if (api[f] == 1 && !other[f] && sum[f] == 1) g++
+		      print g + 0, leaks + 0 }' "$tmp/busy.tab")
+	leaks=${good#* }
+	good=${good% *}
+	[ "$n" -eq $((NFORKS + 1)) ] && [ "$good" -eq "$NFORKS" ] && [ "$lines" -eq "$parsed" ] &&
+		[ ! -s "$tmp/busy.err" ] &&
+		ok "fork under load (depth $depth): $NFORKS child logs, whole lines, each with its one api-error and its summary" ||
+		bad "fork under load (depth $depth): $n logs, $good children as expected, $parsed of $lines lines parse"
+	mv "$tmp/parent.json" "$d/$ppid.json"
+	echo "     (children reported $leaks leak(s) in total: the parent threads' allocations live at the fork)"
+	valid_jsonl "$d/$ppid.json" && [ "$(jq -r 'select(.type == "summary") | .warnings' "$d/$ppid.json")" = 0 ] &&
+		ok "fork under load (depth $depth): parent log whole, no leak in the parent" ||
+		bad "fork under load (depth $depth): parent log"
+done
+
+# A fork while other threads make the process's first intercepted calls (graphcheck's lazy
+# start may be under way): one process per try, the child makes one call and exits.
+# Not under ASan: GCC 12's libasan allocator is not fork-safe while threads start up.
+if [ "$ASAN" = 0 ]; then
+	TRIES=${REL_INIT_FORKS:-40}
+	d=$tmp/init
+	mkdir -p "$d"
+	i=0 hung=0
+	while [ $i -lt $TRIES ]; do
+		out=$(GRAPHCHECK_JSON_FILE=$d/%p.json GRAPHCHECK_LOG_FILE=$d/%p.txt \
+			timeout 60 env LD_PRELOAD="$PRE" "$REL" fork-init 4 2>&1)
+		[ "$out" = "child: exited" ] || hung=$((hung + 1))
+		i=$((i + 1))
+	done
+	n=$(ls "$d" | grep -c '\.json$')
+	sums=$(jq -r 'select(.type == "summary") | input_filename' "$d"/*.json | sort | uniq -c | awk '$1 != 1' | wc -l)
+	[ $hung -eq 0 ] && [ "$n" -eq $((2 * TRIES)) ] && [ "$sums" -eq 0 ] &&
+		ok "fork during graphcheck's start-up ($TRIES processes): every child ran and exited, one summary per log" ||
+		bad "fork during start-up: $hung of $TRIES children did not exit as expected, $n logs, $sums logs without exactly one summary"
+fi
+finish

@@ -1,0 +1,689 @@
+/* rel_prog: the programs the reliability tests (the scripts in tests/reliability) watch.
+ * Linked with -lcuda against the stand-in driver (tests/fakecuda), like its progs; the calls
+ * go through cuda.h's names, so the spellings bound are the ones a cuda.h program binds
+ * (cuMemAlloc_v2, cuStreamBeginCapture_v2, cuGraphInstantiateWithFlags ...).
+ *
+ * Every mode prints what the driver answered (never addresses or pids), so its stdout is the
+ * same with and without graphcheck preloaded.
+ *
+ *   rel_prog threads NTHREADS OPS NSHARED CAPTURE_EVERY
+ *       NTHREADS threads, OPS alloc/free pairs each; odd threads on their own stream, even
+ *       ones on NSHARED shared streams, thread 0 on its own stream capturing a graph (alloc
+ *       in the capture, instantiate, launch twice, free, destroy) every CAPTURE_EVERY pairs.
+ *       Each thread commits exactly one double free (of a size no other thread uses).
+ *   rel_prog die MODE N
+ *       N double frees (N records), then ends by MODE: kill abort segv term quit bus exit
+ *       return thread-exit _exit.
+ *   rel_prog die-threads NTHREADS MS
+ *       NTHREADS threads commit double frees without end; after MS ms, SIGKILL.
+ *   rel_prog fork-cuda
+ *       1 double free, fork; the child commits 3 and exits; the parent 1 more after it.
+ *   rel_prog fork-exec PROGRAM [ARGS]
+ *       1 double free, fork; the child only execs PROGRAM; exits with the child's status.
+ *   rel_prog fork-idle
+ *       one allocation live across a fork; the child makes no CUDA call and calls exit();
+ *       the parent frees the allocation afterwards.
+ *   rel_prog fork-busy NFORKS NTHREADS
+ *       NTHREADS threads alloc/free without pause while the main thread forks NFORKS
+ *       times (graphcheck started and the threads past their start-up first); each child
+ *       makes one intercepted call (a refused cuMemAllocAsync, which the stand-in answers
+ *       without taking its own lock) and exits. A child stuck for 20 s dies of SIGALRM and
+ *       is counted as hung.
+ *   rel_prog fork-init NTHREADS
+ *       NTHREADS threads make the first intercepted calls (graphcheck starts) while the main
+ *       thread forks at once; the child makes one intercepted call and exits.
+ *   rel_prog faults NSEQ [nocapture]
+ *       NSEQ sequences of every call the stand-in can fail (FAKECUDA_FAULT_RATE), each
+ *       failure handled the way a careful program does (retry a free, a launch, an end of
+ *       capture; skip what an allocation failure makes impossible). One line per call:
+ *       `spelling result`. nocapture: without the stream capture part (the hand-built graph
+ *       stays).
+ *   rel_prog begin-refused
+ *       cuStreamBeginCapture on the legacy stream (refused, 900), then ordinary work.
+ *   rel_prog end-wrong-thread
+ *       cuStreamEndCapture from another thread (refused, 908, the capture goes on), then
+ *       the capture ended by its own thread and its graph used correctly.
+ *   rel_prog plain
+ *       a few alloc/free pairs, one double free, one leak: 1 error, 1 warning.
+ *
+ * REL_PID_FILE=F in the environment: the program writes its pid to F first. */
+#include <cuda.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define STR_(x) #x
+#define STR(x) STR_(x) /* the spelling cuda.h's macros chose */
+
+static CUcontext ctx;
+
+static void init_driver(void)
+{
+	CUdevice dev = 0;
+	if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) ||
+	    cuCtxSetCurrent(ctx)) {
+		fprintf(stderr, "rel_prog: driver start-up failed\n");
+		exit(99);
+	}
+}
+
+static CUstream new_stream(void)
+{
+	CUstream s = NULL;
+	if (cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) {
+		fprintf(stderr, "rel_prog: cuStreamCreate failed\n");
+		exit(99);
+	}
+	return s;
+}
+
+/* One double free: alloc, free, free again. Returns the second free's result (1). */
+static CUresult double_free(CUstream s, size_t size)
+{
+	CUdeviceptr p = 0;
+	if (cuMemAllocAsync(&p, size, s) || cuMemFreeAsync(p, s))
+		return CUDA_ERROR_UNKNOWN;
+	return cuMemFreeAsync(p, s);
+}
+
+/* ---- threads -------------------------------------------------------------------------- */
+enum { C_ALLOC, C_FREE, C_DF_ALLOC, C_DF_FREE, C_DF_SECOND, C_BEGIN, C_GALLOC, C_GFREE_IN,
+       C_END, C_INST, C_LAUNCH, C_GFREE_OUT, C_SYNC, C_EXEC_DESTROY, C_GRAPH_DESTROY, C_N };
+static const char *const call_names[C_N] = {
+	"alloc/free: " STR(cuMemAllocAsync), "alloc/free: " STR(cuMemFreeAsync),
+	"double free: " STR(cuMemAllocAsync), "double free: first " STR(cuMemFreeAsync),
+	"double free: second " STR(cuMemFreeAsync), "capture: " STR(cuStreamBeginCapture),
+	"capture: " STR(cuMemAllocAsync), "capture: captured " STR(cuMemFreeAsync),
+	"capture: " STR(cuStreamEndCapture), "capture: " STR(cuGraphInstantiate),
+	"capture: " STR(cuGraphLaunch), "capture: after-launch " STR(cuMemFreeAsync),
+	"capture: " STR(cuStreamSynchronize), "capture: " STR(cuGraphExecDestroy),
+	"capture: " STR(cuGraphDestroy),
+};
+
+struct worker {
+	int idx, ops, capture_every;
+	CUstream stream; /* NULL: its own */
+	pthread_t tid;
+	unsigned long ok[C_N], bad[C_N];
+	int last_bad[C_N];
+};
+
+static void count(struct worker *w, int c, CUresult r)
+{
+	if (r == CUDA_SUCCESS) {
+		w->ok[c]++;
+	} else {
+		w->bad[c]++;
+		w->last_bad[c] = (int)r;
+	}
+}
+
+static void capture_once(struct worker *w, CUstream s, unsigned long n)
+{
+	CUgraph g = NULL;
+	CUgraphExec e = NULL;
+	CUdeviceptr p = 0;
+	int in_graph = (int)(n & 1); /* odd: the graph frees it; even: freed after each launch */
+	count(w, C_BEGIN, cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	count(w, C_GALLOC, cuMemAllocAsync(&p, 8192, s));
+	if (in_graph)
+		count(w, C_GFREE_IN, cuMemFreeAsync(p, s));
+	count(w, C_END, cuStreamEndCapture(s, &g));
+	count(w, C_INST, cuGraphInstantiate(&e, g, 0));
+	for (int i = 0; i < 2; i++) {
+		count(w, C_LAUNCH, cuGraphLaunch(e, s));
+		if (!in_graph)
+			count(w, C_GFREE_OUT, cuMemFreeAsync(p, s));
+	}
+	count(w, C_SYNC, cuStreamSynchronize(s));
+	count(w, C_EXEC_DESTROY, cuGraphExecDestroy(e));
+	count(w, C_GRAPH_DESTROY, cuGraphDestroy(g));
+}
+
+static pthread_barrier_t start_line;
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	cuCtxSetCurrent(ctx);
+	CUstream s = w->stream ? w->stream : new_stream();
+	pthread_barrier_wait(&start_line); /* all threads at once, not one after the other */
+	/* The double free's size is this thread's alone: no other thread can be handed the
+	 * address between the two frees, so the driver refuses the second one every time. */
+	size_t df_size = 65536 + 512 * (size_t)w->idx;
+	unsigned long captures = 0;
+	for (int i = 0; i < w->ops; i++) {
+		CUdeviceptr p = 0;
+		count(w, C_ALLOC, cuMemAllocAsync(&p, 256 * (size_t)(1 + (i + w->idx) % 4), s));
+		count(w, C_FREE, cuMemFreeAsync(p, s));
+		if (i == w->ops / 2) {
+			CUdeviceptr q = 0;
+			count(w, C_DF_ALLOC, cuMemAllocAsync(&q, df_size, s));
+			count(w, C_DF_FREE, cuMemFreeAsync(q, s));
+			count(w, C_DF_SECOND, cuMemFreeAsync(q, s));
+		}
+		if (w->capture_every > 0 && i % w->capture_every == 0)
+			capture_once(w, s, captures++);
+	}
+	if (!w->stream)
+		cuStreamDestroy(s);
+	return NULL;
+}
+
+static int run_threads(int nthreads, int ops, int nshared, int capture_every)
+{
+	if (nthreads < 1 || nthreads > 256 || ops < 1 || nshared < 1 || nshared > 64)
+		return 2;
+	init_driver();
+	CUstream shared[64];
+	for (int i = 0; i < nshared; i++)
+		shared[i] = new_stream();
+	struct worker *w = calloc((size_t)nthreads, sizeof(*w));
+	if (!w)
+		return 1;
+	for (int t = 0; t < nthreads; t++) {
+		w[t].idx = t;
+		w[t].ops = ops;
+		w[t].capture_every = t == 0 ? capture_every : 0;
+		w[t].stream = (t == 0 || t % 2) ? NULL : shared[(t / 2) % nshared];
+	}
+	pthread_barrier_init(&start_line, NULL, (unsigned)nthreads);
+	for (int t = 0; t < nthreads; t++)
+		if (pthread_create(&w[t].tid, NULL, worker_main, &w[t])) {
+			fprintf(stderr, "rel_prog: pthread_create failed\n");
+			return 1;
+		}
+	for (int t = 0; t < nthreads; t++)
+		pthread_join(w[t].tid, NULL);
+	pthread_barrier_destroy(&start_line);
+	printf("threads %d, %d alloc/free pairs each, %d shared streams, capture every %d\n",
+	       nthreads, ops, nshared, capture_every);
+	for (int c = 0; c < C_N; c++) {
+		unsigned long ok = 0, bad = 0;
+		int code = 0;
+		for (int t = 0; t < nthreads; t++) {
+			ok += w[t].ok[c];
+			bad += w[t].bad[c];
+			if (w[t].bad[c])
+				code = w[t].last_bad[c];
+		}
+		printf("%-44s ok %lu", call_names[c], ok);
+		if (bad)
+			printf(", failed %lu (last code %d)", bad, code);
+		printf("\n");
+	}
+	for (int i = 0; i < nshared; i++)
+		cuStreamDestroy(shared[i]);
+	free(w);
+	return 0;
+}
+
+/* ---- die -------------------------------------------------------------------------------- */
+static void *exit_from_thread(void *arg)
+{
+	exit((int)(intptr_t)arg);
+}
+
+static int run_die(const char *mode, int n)
+{
+	init_driver();
+	CUstream s = new_stream();
+	int refused = 0;
+	for (int i = 0; i < n; i++)
+		refused += double_free(s, 512) == CUDA_ERROR_INVALID_VALUE;
+	printf("double frees refused: %d of %d; ending by %s\n", refused, n, mode);
+	fflush(stdout);
+	if (!strcmp(mode, "kill"))
+		raise(SIGKILL);
+	else if (!strcmp(mode, "abort"))
+		abort();
+	else if (!strcmp(mode, "segv")) {
+		volatile int *volatile nowhere = (volatile int *)(uintptr_t)64; /* not NULL: UBSan */
+		*nowhere = 1;
+	} else if (!strcmp(mode, "term"))
+		raise(SIGTERM);
+	else if (!strcmp(mode, "quit"))
+		raise(SIGQUIT);
+	else if (!strcmp(mode, "bus"))
+		raise(SIGBUS);
+	else if (!strcmp(mode, "exit"))
+		exit(3);
+	else if (!strcmp(mode, "return"))
+		return 4;
+	else if (!strcmp(mode, "_exit"))
+		_exit(6);
+	else if (!strcmp(mode, "thread-exit")) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, exit_from_thread, (void *)(intptr_t)5))
+			return 1;
+		pthread_join(t, NULL); /* never returns: the thread's exit() ends the process */
+	}
+	fprintf(stderr, "rel_prog: unknown mode or still alive after '%s'\n", mode);
+	return 98;
+}
+
+static atomic_int stop;
+
+static void *df_forever(void *arg)
+{
+	cuCtxSetCurrent(ctx);
+	CUstream s = new_stream();
+	size_t size = 65536 + 512 * (size_t)(intptr_t)arg;
+	while (!atomic_load(&stop))
+		double_free(s, size);
+	return NULL;
+}
+
+static int run_die_threads(int nthreads, int ms)
+{
+	init_driver();
+	pthread_t t[64];
+	if (nthreads < 1 || nthreads > 64)
+		return 2;
+	for (int i = 0; i < nthreads; i++)
+		pthread_create(&t[i], NULL, df_forever, (void *)(intptr_t)i);
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+	raise(SIGKILL);
+	return 98;
+}
+
+/* ---- fork ------------------------------------------------------------------------------- */
+static int run_fork_cuda(void)
+{
+	init_driver();
+	CUstream s = new_stream();
+	printf("parent before fork: double free -> %d\n", (int)double_free(s, 512));
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		for (int i = 0; i < 3; i++)
+			printf("child: double free -> %d\n", (int)double_free(s, 1024));
+		exit(0);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	printf("child: %s %d\n", WIFEXITED(st) ? "exit" : "signal",
+	       WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	printf("parent after fork: double free -> %d\n", (int)double_free(s, 2048));
+	return 0;
+}
+
+static int run_fork_exec(char **argv)
+{
+	init_driver();
+	CUstream s = new_stream();
+	printf("parent: double free -> %d\n", (int)double_free(s, 512));
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	printf("child: %d\n", code);
+	return code;
+}
+
+/* The parent holds one live allocation across a fork; the child does no CUDA at all and
+ * leaves through exit(); the parent frees the allocation after the child is gone. */
+static int run_fork_idle(void)
+{
+	init_driver();
+	CUstream s = new_stream();
+	CUdeviceptr p = 0;
+	printf("parent: alloc -> %d\n", (int)cuMemAllocAsync(&p, 4096, s));
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0)
+		exit(0);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	printf("child: %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	printf("parent: free -> %d\n", (int)cuMemFreeAsync(p, s));
+	return 0;
+}
+
+static atomic_int warm; /* threads of fork-busy past their start-up */
+
+static void *alloc_free_forever(void *arg)
+{
+	(void)arg;
+	cuCtxSetCurrent(ctx);
+	CUstream s = new_stream();
+	for (unsigned long i = 0; !atomic_load(&stop); i++) {
+		CUdeviceptr p = 0;
+		if (i == 4096)
+			atomic_fetch_add(&warm, 1);
+		cuMemAllocAsync(&p, 512 * (1 + i % 3), s);
+		if (i % 4096 == 0) {
+			CUdeviceptr none = 0; /* a refused call: a record, so frames are taken */
+			cuMemAllocAsync(&none, 0, s);
+		}
+		cuMemFreeAsync(p, s);
+	}
+	return NULL;
+}
+
+static int run_fork_busy(int nforks, int nthreads)
+{
+	init_driver();
+	pthread_t t[64];
+	if (nthreads < 1 || nthreads > 64)
+		return 2;
+	CUstream s = new_stream();
+	CUdeviceptr none = 0;
+	cuMemAllocAsync(&none, 0, s); /* graphcheck starts here, before any thread or fork */
+	for (int i = 0; i < nthreads; i++)
+		pthread_create(&t[i], NULL, alloc_free_forever, NULL);
+	/* The first fork once every thread is in its loop: past thread start-up, which under
+	 * ASan (GCC 12) mallocs under an allocator lock that a forked child cannot take. */
+	while (atomic_load(&warm) < nthreads)
+		sched_yield();
+	int ok = 0, hung = 0, other = 0;
+	for (int i = 0; i < nforks; i++) {
+		pid_t pid = fork();
+		if (pid < 0) {
+			other++;
+			continue;
+		}
+		if (pid == 0) {
+			alarm(20);
+			CUdeviceptr p = 0;
+			/* Refused before the stand-in takes its lock (a parent thread may have held
+			 * it at the fork): what is exercised is graphcheck's state in the child. */
+			CUresult r = cuMemAllocAsync(&p, 0, s);
+			exit(r == CUDA_ERROR_INVALID_VALUE ? 0 : 1);
+		}
+		int st = 0;
+		waitpid(pid, &st, 0);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			ok++;
+		else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)
+			hung++;
+		else
+			other++;
+	}
+	atomic_store(&stop, 1);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(t[i], NULL);
+	printf("forks %d: exited %d, hung %d, other %d\n", nforks, ok, hung, other);
+	return ok == nforks ? 0 : 1;
+}
+
+/* Threads make the process's first intercepted calls (graphcheck's lazy start) while the
+ * main thread forks at once; the child makes one intercepted call and exits. */
+static void *first_calls(void *arg)
+{
+	(void)arg;
+	cuCtxSetCurrent(ctx);
+	CUstream s = new_stream();
+	for (int i = 0; i < 64; i++) {
+		CUdeviceptr p = 0;
+		cuMemAllocAsync(&p, 512, s);
+		cuMemFreeAsync(p, s);
+	}
+	cuStreamDestroy(s);
+	return NULL;
+}
+
+static int run_fork_init(int nthreads)
+{
+	init_driver();
+	CUstream s = new_stream();
+	pthread_t t[64];
+	if (nthreads < 1 || nthreads > 64)
+		return 2;
+	for (int i = 0; i < nthreads; i++)
+		pthread_create(&t[i], NULL, first_calls, NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		alarm(20);
+		CUdeviceptr p = 0;
+		exit(cuMemAllocAsync(&p, 0, s) == CUDA_ERROR_INVALID_VALUE ? 0 : 1);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(t[i], NULL);
+	printf("child: %s\n", WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "exited" :
+	                      WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM ? "hung" : "other");
+	return 0;
+}
+
+/* ---- faults ----------------------------------------------------------------------------- */
+/* Each call prints `spelling result`. */
+static CUresult say(const char *spelling, CUresult r)
+{
+	printf("%s %d\n", spelling, (int)r);
+	return r;
+}
+#define CALL(fn, args) say(STR(fn), fn args)
+#define RETRIES 64
+
+/* Frees until the driver takes it (an injected failure leaves the allocation live). */
+#define FREE_RETRY(call)                                                                   \
+	do {                                                                                   \
+		for (int try_ = 0; try_ < RETRIES && (call) != CUDA_SUCCESS; try_++)              \
+			;                                                                              \
+	} while (0)
+
+static int run_faults(int nseq, int with_capture)
+{
+	init_driver();
+	CUstream s = new_stream();
+	CUmemoryPool pool = NULL;
+	if (cuDeviceGetDefaultMemPool(&pool, 0))
+		return 99;
+	CUdeviceptr stale = 0; /* an address freed already: a failed call must not adopt it */
+	static const CUstreamCaptureMode modes[] = {CU_STREAM_CAPTURE_MODE_GLOBAL,
+	                                            CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+	                                            CU_STREAM_CAPTURE_MODE_RELAXED};
+	for (int q = 0; q < nseq; q++) {
+		printf("-- sequence %d\n", q);
+		/* stream-ordered, pool and synchronous allocations, each freed once */
+		CUdeviceptr a = stale, b = stale, c = stale;
+		int ra = CALL(cuMemAllocAsync, (&a, 1024 + 512 * (size_t)(q % 3), s));
+		int rb = CALL(cuMemAllocFromPoolAsync, (&b, 4096, pool, s));
+		int rc = CALL(cuMemAlloc, (&c, 8192));
+		if (ra == 0)
+			FREE_RETRY(CALL(cuMemFreeAsync, (a, s)));
+		else if (a != stale)
+			printf("failed cuMemAllocAsync wrote its pointer\n");
+		if (rb == 0)
+			FREE_RETRY(CALL(cuMemFreeAsync, (b, s)));
+		if (rc == 0)
+			FREE_RETRY(CALL(cuMemFree, (c)));
+		stale = ra == 0 ? a : stale;
+
+		/* a captured graph: one allocation freed in it, one freed after each launch */
+		CUgraph g = NULL;
+		CUgraphExec e = NULL;
+		if (with_capture && CALL(cuStreamBeginCapture, (s, modes[q % 3])) == CUDA_SUCCESS) {
+			CUdeviceptr in = stale, out = stale;
+			int rin = CALL(cuMemAllocAsync, (&in, 8192, s));
+			int rout = CALL(cuMemAllocAsync, (&out, 16384, s));
+			if (rin == 0)
+				FREE_RETRY(CALL(cuMemFreeAsync, (in, s)));
+			int rend = 1;
+			for (int t = 0; t < RETRIES && rend; t++)
+				rend = CALL(cuStreamEndCapture, (s, &g));
+			if (rend == 0 && CALL(cuGraphInstantiate, (&e, g, 0)) == CUDA_SUCCESS) {
+				for (int l = 0; l < 2; l++) {
+					int rl = 1;
+					for (int t = 0; t < RETRIES && rl; t++)
+						rl = CALL(cuGraphLaunch, (e, s));
+					if (rl == 0 && rout == 0)
+						FREE_RETRY(CALL(cuMemFreeAsync, (out, s)));
+				}
+				CALL(cuStreamSynchronize, (s));
+				CALL(cuGraphExecDestroy, (e));
+			}
+			if (rend == 0)
+				CALL(cuGraphDestroy, (g));
+		}
+
+		/* a graph built by hand: alloc node, free node */
+		if (CALL(cuGraphCreate, (&g, 0)) == CUDA_SUCCESS) {
+			CUgraphNode an = NULL, fn = NULL;
+			CUDA_MEM_ALLOC_NODE_PARAMS ap;
+			memset(&ap, 0, sizeof(ap));
+			ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+			ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+			ap.bytesize = 32768;
+			ap.dptr = stale;
+			int ran = CALL(cuGraphAddMemAllocNode, (&an, g, NULL, 0, &ap));
+			if (ran != 0 && ap.dptr != stale)
+				printf("failed cuGraphAddMemAllocNode wrote its pointer\n");
+			int rfn = 1;
+			for (int t = 0; ran == 0 && t < RETRIES && rfn; t++)
+				rfn = CALL(cuGraphAddMemFreeNode, (&fn, g, &an, 1, ap.dptr));
+			if (CALL(cuGraphInstantiate, (&e, g, 0)) == CUDA_SUCCESS) {
+				for (int l = 0; l < 2; l++) {
+					int rl = 1;
+					for (int t = 0; t < RETRIES && rl; t++)
+						rl = CALL(cuGraphLaunch, (e, s));
+				}
+				CALL(cuStreamSynchronize, (s));
+				CALL(cuGraphExecDestroy, (e));
+			}
+			CALL(cuGraphDestroy, (g));
+		}
+	}
+	CALL(cuStreamDestroy, (s));
+	printf("done\n");
+	return 0;
+}
+
+/* ---- refusals that leave no capture behind, or one still open ------------------------ */
+/* cuStreamBeginCapture on the legacy stream: the driver refuses (900) and no capture exists,
+ * before or after. The one record expected is api-error. */
+static int run_begin_refused(void)
+{
+	init_driver();
+	CUstream s = new_stream();
+	CUdeviceptr p = 0;
+	CALL(cuStreamBeginCapture, (0, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	CALL(cuMemAllocAsync, (&p, 512, s));
+	CALL(cuMemFreeAsync, (p, s));
+	CALL(cuStreamDestroy, (s));
+	printf("done\n");
+	return 0;
+}
+
+struct end_args {
+	CUstream s;
+	CUresult r;
+};
+
+static void *end_elsewhere(void *arg)
+{
+	struct end_args *a = arg;
+	CUgraph g = NULL;
+	cuCtxSetCurrent(ctx);
+	a->r = cuStreamEndCapture(a->s, &g);
+	return NULL;
+}
+
+/* cuStreamEndCapture from another thread of a GLOBAL capture: the driver refuses (908) and
+ * the capture goes on; its own thread then ends it and the graph is used correctly. The one
+ * record expected is api-error for the 908. */
+static int run_end_wrong_thread(void)
+{
+	init_driver();
+	CUstream s = new_stream();
+	CUdeviceptr p = 0;
+	CUgraph g = NULL;
+	CUgraphExec e = NULL;
+	CALL(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	CALL(cuMemAllocAsync, (&p, 8192, s));
+	struct end_args a = {s, CUDA_SUCCESS};
+	pthread_t t;
+	if (pthread_create(&t, NULL, end_elsewhere, &a))
+		return 1;
+	pthread_join(t, NULL);
+	say("other thread: " STR(cuStreamEndCapture), a.r);
+	CALL(cuStreamEndCapture, (s, &g));
+	CALL(cuGraphInstantiate, (&e, g, 0));
+	CALL(cuGraphLaunch, (e, s));
+	CALL(cuMemFreeAsync, (p, s));
+	CALL(cuStreamSynchronize, (s));
+	CALL(cuGraphExecDestroy, (e));
+	CALL(cuGraphDestroy, (g));
+	CALL(cuStreamDestroy, (s));
+	printf("done\n");
+	return 0;
+}
+
+/* ---- plain ------------------------------------------------------------------------------ */
+static int run_plain(void)
+{
+	init_driver();
+	CUstream s = new_stream();
+	CUdeviceptr p = 0;
+	for (int i = 0; i < 3; i++) {
+		printf("alloc %d\n", (int)cuMemAllocAsync(&p, 512, s));
+		printf("free %d\n", (int)cuMemFreeAsync(p, s));
+	}
+	printf("double free %d\n", (int)double_free(s, 1024));
+	printf("leaked alloc %d\n", (int)cuMemAllocAsync(&p, 2048, s));
+	printf("done\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *m = argc > 1 ? argv[1] : "";
+	const char *pid_file = getenv("REL_PID_FILE"); /* where the scripts learn the pid */
+	if (pid_file) {
+		FILE *f = fopen(pid_file, "w");
+		if (f) {
+			fprintf(f, "%ld\n", (long)getpid());
+			fclose(f);
+		}
+	}
+#define ARG(i, d) (argc > (i) ? atoi(argv[i]) : (d))
+	if (!strcmp(m, "threads"))
+		return run_threads(ARG(2, 16), ARG(3, 100000), ARG(4, 2), ARG(5, 100));
+	if (!strcmp(m, "die") && argc > 2)
+		return run_die(argv[2], ARG(3, 100));
+	if (!strcmp(m, "die-threads"))
+		return run_die_threads(ARG(2, 8), ARG(3, 200));
+	if (!strcmp(m, "fork-cuda"))
+		return run_fork_cuda();
+	if (!strcmp(m, "fork-exec") && argc > 2)
+		return run_fork_exec(argv + 2);
+	if (!strcmp(m, "fork-idle"))
+		return run_fork_idle();
+	if (!strcmp(m, "fork-init"))
+		return run_fork_init(ARG(2, 4));
+	if (!strcmp(m, "fork-busy"))
+		return run_fork_busy(ARG(2, 100), ARG(3, 4));
+	if (!strcmp(m, "faults"))
+		return run_faults(ARG(2, 50), !(argc > 3 && !strcmp(argv[3], "nocapture")));
+	if (!strcmp(m, "begin-refused"))
+		return run_begin_refused();
+	if (!strcmp(m, "end-wrong-thread"))
+		return run_end_wrong_thread();
+	if (!strcmp(m, "plain"))
+		return run_plain();
+	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|fork-idle|fork-busy|fork-init|"
+	                "faults|begin-refused|end-wrong-thread|plain ...\n");
+	return 2;
+}

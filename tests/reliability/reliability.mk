@@ -1,0 +1,24 @@
+# Reliability tests (tests/reliability): threads, fork, durability of the log, injected
+# driver faults, bad options and log paths, safety of the preload. Included by the top
+# Makefile after tests/fakecuda/fakecuda.mk (FC_OUT, FAKECUDA). Each script runs as
+# `sh SCRIPT BUILD_DIR` from `make test`.
+REL_SRC  := tests/reliability
+REL_OUT  := $(BUILD)/reliability
+REL_PROG := $(REL_OUT)/rel_prog
+
+$(REL_OUT)/obj/rel_prog.o: $(REL_SRC)/rel_prog.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) -c -o $@ $<
+
+# DT_RPATH (not RUNPATH) $ORIGIN/../fakecuda: the stand-in is found for -lcuda and for a
+# dlopen made by a preloaded library, as for the programs of tests/fakecuda.
+$(REL_PROG): $(REL_OUT)/obj/rel_prog.o $(FC_OUT)/libcuda.so
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) -L$(FC_OUT) -lcuda -lpthread \
+		-Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../fakecuda'
+
+all: $(REL_PROG)
+
+TEST_SCRIPTS += $(REL_SRC)/threads.sh $(REL_SRC)/fork.sh $(REL_SRC)/durability.sh \
+                $(REL_SRC)/faults.sh $(REL_SRC)/bad_input.sh $(REL_SRC)/safety.sh
