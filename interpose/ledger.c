@@ -864,7 +864,10 @@ static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 	for (size_t i = 0; i < e->n_allocs; i++) {
 		struct alloc *a = g->allocs[i];
 		if (a->flags & F_OWNER_FREES) {
-			a->state = S_UNLIVE;  /* allocated and freed within the launch */
+			/* allocated and freed within the launch (a free node added after an earlier
+			 * launch ends that launch's allocation too) */
+			set_live(l, a, 0);
+			a->state = S_UNLIVE;
 		} else {
 			set_live(l, a, 1);
 			a->state = S_LIVE;

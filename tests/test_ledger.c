@@ -640,6 +640,27 @@ static void capture_into_destroyed_graph(void **state)
 	assert_int_equal(total(f), 0);
 }
 
+/* A free node added to the owner after a launch: the next launch ends that allocation too,
+ * and the live count must follow (the ledger fuzzer found it drifting). */
+static void free_node_added_after_launch(void **state)
+{
+	fx *f = *state;
+	apply(f, (gc_event){.kind = GC_EV_ALLOC_NODE, .call = "cuGraphAddMemAllocNode",
+	                    .graph = 0x6000, .ptr = 0xB000, .size = 512});
+	apply(f, inst(0x6000, 0xE000, 0, 0));
+	apply(f, launch(0xE000, S1, 0));
+	apply(f, (gc_event){.kind = GC_EV_FREE_NODE, .call = "cuGraphAddMemFreeNode",
+	                    .graph = 0x6000, .ptr = 0xB000});
+	apply(f, ev_kind(GC_EV_EXEC_DESTROY, 0xE000));
+	apply(f, inst(0x6000, 0xE001, 0, 0));
+	apply(f, launch(0xE001, S1, 0));
+	gc_ledger_stats st;
+	gc_ledger_stats_get(f->l, &st);
+	assert_int_equal(st.live_allocs, 0);
+	apply(f, at_exit());
+	expect_none(f);
+}
+
 /* A stream joined into a capture by an event shares the capture's id. */
 static void joined_stream_allocations(void **state)
 {
@@ -832,6 +853,7 @@ int main(void)
 		T(destroy_keeps_live_allocations),
 		T(destroyed_unlaunched_graph),
 		T(capture_into_destroyed_graph),
+		T(free_node_added_after_launch),
 		T(joined_stream_allocations),
 		T(seed_as_written),
 		T(seed_fixed),
