@@ -320,6 +320,8 @@ static struct graph *graph_find(gc_ledger *l, uint64_t handle)
  * not watch, e.g. cuGraphCreate, are learnt when a memory node or instantiate names them). */
 static struct graph *graph_get(gc_ledger *l, uint64_t handle)
 {
+	if (!handle)
+		return NULL;  /* a call with no graph: nothing to learn, no record to keep */
 	struct graph *g = graph_find(l, handle);
 	return g ? g : graph_new(l, handle, 0);
 }
@@ -375,6 +377,15 @@ static void graph_maybe_release(gc_ledger *l, struct graph *g)
 			a->graph = NULL;  /* another graph's free node still points at it */
 		else
 			alloc_drop(l, a);
+	}
+	/* Allocations this graph frees: one whose own graph went first goes with it; the others
+	 * no longer have a free node elsewhere, so their own graph's release drops them. */
+	for (size_t i = 0; i < g->n_xfrees; i++) {
+		struct alloc *a = g->xfrees[i];
+		if (!a->graph)
+			alloc_drop(l, a);
+		else
+			a->flags &= (uint8_t)~F_XFREED;
 	}
 	graph_unlist(l, g);
 	graph_free(l, g);
@@ -437,6 +448,8 @@ static void capture_close(gc_ledger *l, struct capture *c)
 	free(c);
 	if (g) {
 		g->n_captures--;
+		if (!g->in_table)
+			g->destroyed = 1;  /* no handle: nothing can launch or destroy it */
 		graph_maybe_release(l, g);
 	}
 }
@@ -753,11 +766,13 @@ static void on_capture_end(gc_ledger *l, out *o, const gc_event *ev)
 		return;
 	struct graph *g = c->graph;
 	if (ev->result == GC_CUDA_SUCCESS && ev->graph) {
-		if (!g->in_table) {
+		if (!g->in_table && !g->destroyed) {
 			/* A handle reused after cuGraphDestroy: the old record goes out of the way. */
 			struct graph *stale = graph_find(l, ev->graph);
-			if (stale && stale != g)
+			if (stale && stale != g) {
 				graph_unlist(l, stale);
+				graph_discard(l, stale);  /* its destroy was missed: it goes when it can */
+			}
 			g->h.key = ev->graph;
 			gc_table_insert(&l->graphs, &g->h);
 			g->in_table = 1;
@@ -805,10 +820,13 @@ static void on_instantiate(gc_ledger *l, out *o, const gc_event *ev)
 		return;
 	struct exec *stale = (struct exec *)gc_table_find(&l->execs, ev->exec);
 	if (stale) {  /* handle reuse after a destroy we did not see */
-		stale->graph->n_execs--;
+		struct graph *sg = stale->graph;
+		sg->n_execs--;
 		gc_table_remove(&l->execs, &stale->h);
 		free(stale);
 		l->n_execs--;
+		if (sg != g)
+			graph_maybe_release(l, sg);  /* a destroyed graph waiting for this exec */
 	}
 	struct exec *e = calloc(1, sizeof(*e));
 	if (!e)
