@@ -110,10 +110,10 @@ GC_EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 static CUresult after_begin(const char *call, CUresult r, CUstream s, int mode, int ptsz,
                             CUgraph into)
 {
-	uint64_t graph = 0, id = r == CUDA_SUCCESS ? gc_capture_query(U64(s), ptsz, &graph) : 0;
+	/* A fresh capture's graph is learnt at its end; only the id is needed now. */
+	uint64_t id = r == CUDA_SUCCESS ? gc_capture_query(U64(s), ptsz, NULL) : 0;
 	gc_event ev = {.kind = GC_EV_CAPTURE_BEGIN, .call = call, .result = r, .stream = U64(s),
 	               .capture_id = id, .mode = mode, .graph = into ? U64(into) : 0};
-	(void)graph;  /* a fresh capture's graph is learnt at its end */
 	gc_report(&ev);
 	gc_leave();
 	return r;
