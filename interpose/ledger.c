@@ -76,42 +76,92 @@ struct capture {
 	struct graph *graph;
 };
 
-struct gc_ledger {
+/* Allocations made outside any graph, by address stripe. A thread allocating and freeing
+ * outside captures takes only its address's stripe lock, so threads on different streams
+ * (different addresses) do not contend. */
+struct stripe {
 	pthread_mutex_t lock;
-	gc_table allocs, graphs, execs, captures;
-	gc_slab alloc_slab;
+	gc_table allocs;     /* plain records: K_ASYNC and K_SYNC */
+	gc_slab slab;
 	size_t live_allocs;
 	uint64_t live_bytes;
 	/* Freed allocations kept for double-free and explanations: a ring, oldest evicted. */
 	struct alloc **history;
 	size_t history_cap, history_head, history_len;
+} __attribute__((aligned(64)));  /* one cache line's worth apart: no false sharing */
+
+/* Lock order: the graph lock, then stripes in index order. Events that touch only plain
+ * records take their stripe alone (the fast path); the others take the graph lock, and
+ * those that may read plain records every stripe too. */
+struct gc_ledger {
+	pthread_mutex_t lock;  /* graphs, execs, captures and graph allocations */
+	gc_table gallocs, graphs, execs, captures;
+	gc_slab galloc_slab;
+	size_t g_live_allocs;
+	uint64_t g_live_bytes;
+	struct stripe *stripes;
+	unsigned nstripes;     /* a power of two */
 	struct graph *all_graphs;
 	size_t n_graphs, n_execs;
-	uint32_t alloc_seq;
+	uint32_t alloc_seq;    /* atomic: taken under any lock */
 	uint64_t graph_seq;
-	int active_captures;  /* read without the lock by gc_ledger_capturing */
+	int active_captures;   /* read without the lock by gc_ledger_capturing */
 };
+
+static struct stripe *stripe_of(const gc_ledger *l, uint64_t ptr)
+{
+	/* Pools hand out addresses a few hundred bytes to megabytes apart: mix, then mask. */
+	return &l->stripes[(((ptr >> 8) * 0x9E3779B97F4A7C15ull) >> 40) & (l->nstripes - 1)];
+}
+
+static void lock_stripes(gc_ledger *l)
+{
+	for (unsigned i = 0; i < l->nstripes; i++)
+		pthread_mutex_lock(&l->stripes[i].lock);
+}
+
+static void unlock_stripes(gc_ledger *l)
+{
+	for (unsigned i = l->nstripes; i-- > 0;)
+		pthread_mutex_unlock(&l->stripes[i].lock);
+}
 
 /* ---- call names ---------------------------------------------------------- */
 /* Allocations keep a one-byte index instead of a pointer to their allocating call's name. */
 #define MAX_CALL_NAMES 64
 static const char *call_names[MAX_CALL_NAMES] = {"?"};
-static int n_call_names = 1;
+static int n_call_names = 1;  /* published with release after its slot is written */
+static pthread_mutex_t call_names_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static int call_known(const char *name, int n)
+{
+	for (int i = 1; i < n; i++)  /* hooks pass string literals: same pointer */
+		if (call_names[i] == name)
+			return i;
+	for (int i = 1; i < n; i++)
+		if (strcmp(call_names[i], name) == 0)
+			return i;
+	return 0;
+}
+
+/* Stripes call this concurrently: lookups read without a lock, additions take one. */
 static uint8_t call_index(const char *name)
 {
 	if (!name)
 		return 0;
-	for (int i = 1; i < n_call_names; i++)  /* hooks pass string literals: same pointer */
-		if (call_names[i] == name)
-			return (uint8_t)i;
-	for (int i = 1; i < n_call_names; i++)
-		if (strcmp(call_names[i], name) == 0)
-			return (uint8_t)i;
-	if (n_call_names == MAX_CALL_NAMES)
-		return 0;
-	call_names[n_call_names] = name;
-	return (uint8_t)n_call_names++;
+	int i = call_known(name, __atomic_load_n(&n_call_names, __ATOMIC_ACQUIRE));
+	if (i)
+		return (uint8_t)i;
+	pthread_mutex_lock(&call_names_lock);
+	int n = n_call_names;
+	i = call_known(name, n);
+	if (!i && n < MAX_CALL_NAMES) {
+		call_names[n] = name;
+		__atomic_store_n(&n_call_names, n + 1, __ATOMIC_RELEASE);
+		i = n;
+	}
+	pthread_mutex_unlock(&call_names_lock);
+	return (uint8_t)i;
 }
 
 /* ---- verdict helpers ----------------------------------------------------- */
@@ -208,11 +258,23 @@ static const char *alloc_origin(const struct alloc *a, char *buf, size_t n)
 
 /* ---- records ------------------------------------------------------------- */
 
-static void history_push(gc_ledger *l, struct alloc *a);
+static void history_push(struct stripe *st, struct alloc *a);
+
+/* A record's table, slab and live counters: its stripe's for plain ones, the graph lock's
+ * for graph ones. The caller holds that lock. */
+static gc_table *table_of(gc_ledger *l, const struct alloc *a)
+{
+	return a->kind == K_GRAPH ? &l->gallocs : &stripe_of(l, a->h.key)->allocs;
+}
+
+static gc_slab *slab_of(gc_ledger *l, int kind, uint64_t ptr)
+{
+	return kind == K_GRAPH ? &l->galloc_slab : &stripe_of(l, ptr)->slab;
+}
 
 static struct alloc *alloc_new(gc_ledger *l, const gc_event *ev, int kind, struct graph *g)
 {
-	struct alloc *a = gc_slab_alloc(&l->alloc_slab);
+	struct alloc *a = gc_slab_alloc(slab_of(l, kind, ev->ptr));
 	if (!a)
 		return NULL;
 	a->h.key = ev->ptr;
@@ -220,22 +282,23 @@ static struct alloc *alloc_new(gc_ledger *l, const gc_event *ev, int kind, struc
 	a->stream = ev->stream;
 	a->graph = g;
 	a->site = ev->site;
-	a->seq = ++l->alloc_seq;
+	a->seq = __atomic_add_fetch(&l->alloc_seq, 1, __ATOMIC_RELAXED);
 	a->kind = (uint8_t)kind;
 	a->state = kind == K_GRAPH ? S_PENDING : S_LIVE;
 	a->call = call_index(ev->call);
-	gc_table_insert(&l->allocs, &a->h);
+	gc_table_insert(table_of(l, a), &a->h);
 	if (kind != K_GRAPH) {
-		l->live_allocs++;
-		l->live_bytes += a->size;
+		struct stripe *st = stripe_of(l, a->h.key);
+		st->live_allocs++;
+		st->live_bytes += a->size;
 	}
 	return a;
 }
 
 static void alloc_drop(gc_ledger *l, struct alloc *a)
 {
-	gc_table_remove(&l->allocs, &a->h);
-	gc_slab_release(&l->alloc_slab, a);
+	gc_table_remove(table_of(l, a), &a->h);
+	gc_slab_release(slab_of(l, a->kind, a->h.key), a);
 }
 
 static void set_live(gc_ledger *l, struct alloc *a, int live)
@@ -243,18 +306,26 @@ static void set_live(gc_ledger *l, struct alloc *a, int live)
 	int was = a->state == S_LIVE;
 	if (was == live)
 		return;
+	size_t *count = &l->g_live_allocs;
+	uint64_t *bytes = &l->g_live_bytes;
+	if (a->kind != K_GRAPH) {
+		struct stripe *st = stripe_of(l, a->h.key);
+		count = &st->live_allocs;
+		bytes = &st->live_bytes;
+	}
 	if (live) {
-		l->live_allocs++;
-		l->live_bytes += a->size;
+		++*count;
+		*bytes += a->size;
 	} else {
-		l->live_allocs--;
-		l->live_bytes -= a->size;
+		--*count;
+		*bytes -= a->size;
 	}
 }
 
-/* A free of a non-graph allocation: it leaves the live set for the history ring. */
+/* A free of a non-graph allocation: it leaves the live set for its stripe's history ring. */
 static void free_plain(gc_ledger *l, struct alloc *a, uint32_t site)
 {
+	struct stripe *st = stripe_of(l, a->h.key);
 	set_live(l, a, 0);
 	a->state = S_FREED;
 	a->free_site = site;
@@ -262,32 +333,33 @@ static void free_plain(gc_ledger *l, struct alloc *a, uint32_t site)
 	 * so chains stay short. */
 	for (gc_hnode *n = gc_table_next(&a->h); n; n = gc_table_next(n)) {
 		struct alloc *old = (struct alloc *)n;
-		if (old->kind != K_GRAPH && old->state == S_FREED && !(old->flags & F_REUSED)) {
-			gc_table_remove(&l->allocs, &old->h);
+		if (old->state == S_FREED && !(old->flags & F_REUSED)) {
+			gc_table_remove(&st->allocs, &old->h);
 			old->h.key = 0;  /* the ring still points at it; evicting it frees it */
 			break;
 		}
 	}
-	history_push(l, a);
+	history_push(st, a);
 }
 
-static void history_push(gc_ledger *l, struct alloc *a)
+static void history_push(struct stripe *st, struct alloc *a)
 {
-	if (!l->history_cap) {
-		alloc_drop(l, a);
+	if (!st->history_cap) {
+		gc_table_remove(&st->allocs, &a->h);
+		gc_slab_release(&st->slab, a);
 		return;
 	}
 	a->flags |= F_HISTORY;
-	if (l->history_len == l->history_cap) {
-		struct alloc *old = l->history[l->history_head];
+	if (st->history_len == st->history_cap) {
+		struct alloc *old = st->history[st->history_head];
 		if (old->h.key)  /* still listed: superseded records were unlisted with key 0 */
-			gc_table_remove(&l->allocs, &old->h);
-		gc_slab_release(&l->alloc_slab, old);
-		l->history[l->history_head] = a;
-		l->history_head = (l->history_head + 1) % l->history_cap;
+			gc_table_remove(&st->allocs, &old->h);
+		gc_slab_release(&st->slab, old);
+		st->history[st->history_head] = a;
+		st->history_head = (st->history_head + 1) % st->history_cap;
 	} else {
-		l->history[(l->history_head + l->history_len) % l->history_cap] = a;
-		l->history_len++;
+		st->history[(st->history_head + st->history_len) % st->history_cap] = a;
+		st->history_len++;
 	}
 }
 
@@ -474,14 +546,37 @@ static const char *mode_name(int mode)
 
 /* ---- frees --------------------------------------------------------------- */
 
-static struct alloc *first_at(gc_ledger *l, uint64_t ptr)
+/* Every record, plain and graph: the caller holds every lock. */
+static void each_alloc(gc_ledger *l, void (*fn)(gc_hnode *n, void *arg), void *arg)
 {
-	return (struct alloc *)gc_table_find(&l->allocs, ptr);
+	gc_table_each(&l->gallocs, fn, arg);
+	for (unsigned i = 0; i < l->nstripes; i++)
+		gc_table_each(&l->stripes[i].allocs, fn, arg);
 }
 
-static struct alloc *next_at(struct alloc *a)
+/* The records at an address, plain and graph ones merged newest first. The caller holds the
+ * graph lock and the address's stripe. */
+typedef struct at_iter {
+	struct alloc *plain, *graph;
+} at_iter;
+
+static struct alloc *next_at(at_iter *it)
 {
-	return (struct alloc *)gc_table_next(&a->h);
+	struct alloc *p = it->plain, *g = it->graph;
+	if (p && (!g || (int32_t)(p->seq - g->seq) > 0)) {  /* seq wraps: compare the distance */
+		it->plain = (struct alloc *)gc_table_next(&p->h);
+		return p;
+	}
+	if (g)
+		it->graph = (struct alloc *)gc_table_next(&g->h);
+	return g;
+}
+
+static struct alloc *first_at(gc_ledger *l, uint64_t ptr, at_iter *it)
+{
+	it->plain = (struct alloc *)gc_table_find(&stripe_of(l, ptr)->allocs, ptr);
+	it->graph = (struct alloc *)gc_table_find(&l->gallocs, ptr);
+	return next_at(it);
 }
 
 /* A live allocation holding ptr inside it (not at its start): the error path only. */
@@ -502,7 +597,7 @@ static void free_unknown(gc_ledger *l, out *o, const gc_event *ev, const char *w
 {
 	struct interior_search s = {ev->ptr, NULL};
 	char ob[256];
-	gc_table_each(&l->allocs, interior_visit, &s);
+	each_alloc(l, interior_visit, &s);
 	if (s.found)
 		verdict_on(o, GC_RULE_FREE_UNKNOWN, s.found,
 		           "%s frees 0x%llx%s, which no allocation returned: it lies %llu bytes "
@@ -524,7 +619,8 @@ static void free_in_graph(gc_ledger *l, out *o, const gc_event *ev, struct graph
 {
 	char gb[96], gb2[96], ob[256];
 	struct alloc *own = NULL, *plain = NULL, *other = NULL;
-	for (struct alloc *a = first_at(l, ev->ptr); a; a = next_at(a)) {
+	at_iter it;
+	for (struct alloc *a = first_at(l, ev->ptr, &it); a; a = next_at(&it)) {
 		if (a->kind == K_GRAPH && a->graph == h) {
 			if (!own)
 				own = a;
@@ -604,15 +700,17 @@ static void free_in_graph(gc_ledger *l, out *o, const gc_event *ev, struct graph
 static void free_outside(gc_ledger *l, out *o, const gc_event *ev, int sync)
 {
 	char gb[96], ob[256];
-	struct alloc *newest = first_at(l, ev->ptr);
-	for (struct alloc *a = newest; a && ev->result == GC_CUDA_SUCCESS; a = next_at(a)) {
+	at_iter it;
+	struct alloc *newest = first_at(l, ev->ptr, &it);
+	for (struct alloc *a = newest; a && ev->result == GC_CUDA_SUCCESS; a = next_at(&it)) {
 		if (a->flags & F_REUSED) {  /* the late free of a retired allocation: see on_alloc */
 			a->flags &= (uint8_t)~F_REUSED;
 			free_plain(l, a, ev->site);
 			return;
 		}
 	}
-	for (struct alloc *a = newest; a; a = next_at(a)) {
+	first_at(l, ev->ptr, &it);
+	for (struct alloc *a = newest; a; a = next_at(&it)) {
 		if (a->state != S_LIVE)
 			continue;
 		if (ev->result != GC_CUDA_SUCCESS)
@@ -935,6 +1033,39 @@ static void on_alloc_in_graph(gc_ledger *l, const gc_event *ev, struct graph *g)
 		alloc_drop(l, a);
 }
 
+/* Retired records an address keeps waiting for their frees: one per thread racing on it is
+ * plenty; past that the oldest is taken for a free graphcheck never saw. */
+#define RETIRED_MAX 64
+
+/* An allocation outside any graph; the caller holds its stripe. */
+static void on_alloc_plain(gc_ledger *l, const gc_event *ev, int kind)
+{
+	/* A live record at this address means its free has not reached the ledger yet: another
+	 * thread freed it and this one was given the address between that free's driver call
+	 * and its event. Retire it, and let that free claim it when it arrives. */
+	struct stripe *st = stripe_of(l, ev->ptr);
+	struct alloc *oldest = NULL;
+	int retired = 0;
+	for (struct alloc *a = (struct alloc *)gc_table_find(&st->allocs, ev->ptr); a;
+	     a = (struct alloc *)gc_table_next(&a->h)) {
+		if (a->state == S_LIVE) {
+			/* Not into the history ring yet: it must not be evicted before it is claimed. */
+			set_live(l, a, 0);
+			a->state = S_FREED;
+			a->flags |= F_REUSED;
+		}
+		if (a->flags & F_REUSED) {
+			retired++;
+			oldest = a;
+		}
+	}
+	if (retired > RETIRED_MAX) {
+		oldest->flags &= (uint8_t)~F_REUSED;
+		history_push(st, oldest);
+	}
+	alloc_new(l, ev, kind, NULL);
+}
+
 static void on_alloc(gc_ledger *l, const gc_event *ev, int kind)
 {
 	if (ev->result != GC_CUDA_SUCCESS || !ev->ptr)
@@ -944,18 +1075,7 @@ static void on_alloc(gc_ledger *l, const gc_event *ev, int kind)
 		on_alloc_in_graph(l, ev, c ? c->graph : NULL);
 		return;
 	}
-	/* A live record at this address means its free has not reached the ledger yet: another
-	 * thread freed it and this one was given the address between that free's driver call
-	 * and its event. Retire it, and let that free claim it when it arrives. */
-	for (struct alloc *a = first_at(l, ev->ptr); a; a = next_at(a))
-		if (a->kind != K_GRAPH && a->state == S_LIVE) {
-			/* Not into the history ring yet: it must not be evicted before it is claimed. */
-			set_live(l, a, 0);
-			a->state = S_FREED;
-			a->flags |= F_REUSED;
-			break;
-		}
-	alloc_new(l, ev, kind, NULL);
+	on_alloc_plain(l, ev, kind);
 }
 
 /* ---- leaks --------------------------------------------------------------- */
@@ -1004,7 +1124,7 @@ static int by_bytes_desc(const void *x, const void *y)
 static void on_exit_check(gc_ledger *l, out *o)
 {
 	struct leak_walk w = {0};
-	gc_table_each(&l->allocs, leak_visit, &w);
+	each_alloc(l, leak_visit, &w);
 	if (!w.count) {
 		free(w.groups);
 		return;
@@ -1031,17 +1151,66 @@ static int benign(const gc_event *ev)
 	return ev->result == GC_CUDA_ERROR_NOT_READY && ev->kind == GC_EV_SYNC_CALL;
 }
 
+/* The fast path: an allocation outside any graph, or a free of a live one, under the
+ * address's stripe alone. 1 when done; 0 sends the event to the locked path. */
+static int apply_plain(gc_ledger *l, const gc_event *ev)
+{
+	int alloc = ev->kind == GC_EV_SYNC_ALLOC || (ev->kind == GC_EV_ALLOC && !ev->capture_id);
+	int free_ = ev->kind == GC_EV_SYNC_FREE || (ev->kind == GC_EV_FREE && !ev->capture_id);
+	if ((!alloc && !free_) || ev->result != GC_CUDA_SUCCESS || !ev->ptr)
+		return 0;
+	struct stripe *st = stripe_of(l, ev->ptr);
+	pthread_mutex_lock(&st->lock);
+	int done = 1;
+	if (alloc) {
+		on_alloc_plain(l, ev, ev->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);
+	} else {
+		/* A retired record's late free first (see on_alloc_plain), then the live one. A
+		 * free that fits no live plain record may concern a graph allocation, or be a
+		 * violation: the locked path decides. */
+		struct alloc *live = NULL, *a;
+		for (a = (struct alloc *)gc_table_find(&st->allocs, ev->ptr); a;
+		     a = (struct alloc *)gc_table_next(&a->h)) {
+			if (a->flags & F_REUSED) {
+				a->flags &= (uint8_t)~F_REUSED;
+				break;
+			}
+			if (a->state == S_LIVE && !live)
+				live = a;
+		}
+		if (!a)
+			a = live;
+		if (a)
+			free_plain(l, a, ev->site);
+		else
+			done = 0;
+	}
+	pthread_mutex_unlock(&st->lock);
+	return done;
+}
+
+/* Events that may read plain records besides graph state. */
+static int needs_stripes(const gc_event *ev)
+{
+	return ev->kind == GC_EV_FREE || ev->kind == GC_EV_SYNC_FREE ||
+	       ev->kind == GC_EV_FREE_NODE || ev->kind == GC_EV_EXIT;
+}
+
 int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 {
+	if (apply_plain(l, ev))
+		return 0;
 	out o = {v, 0, max, 0};
+	int all = needs_stripes(ev);
 	pthread_mutex_lock(&l->lock);
+	if (all)
+		lock_stripes(l);
 	/* 907: waiting on an event recorded in a capture; the H200 invalidated the capture. */
 	if ((ev->result == GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED &&
 	     ev->kind != GC_EV_CAPTURE_BEGIN) ||  /* a refused begin broke nothing */
 	    (ev->kind == GC_EV_SYNC_CALL && ev->result == GC_CUDA_ERROR_CAPTURED_EVENT)) {
 		capture_invalidated(l, &o, ev);
-		pthread_mutex_unlock(&l->lock);
-		return o.n < max ? o.n : max;
+		goto done;
 	}
 	switch (ev->kind) {
 	case GC_EV_ALLOC: on_alloc(l, ev, K_ASYNC); break;
@@ -1089,6 +1258,9 @@ int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 		        "with the call's work undone. Check its arguments and the calls before it.",
 		        ev->call, ev->result, name ? name : "unknown code");
 	}
+done:
+	if (all)
+		unlock_stripes(l);
 	pthread_mutex_unlock(&l->lock);
 	return o.n < max ? o.n : max;
 }
@@ -1098,20 +1270,51 @@ int gc_ledger_capturing(const gc_ledger *l)
 	return __atomic_load_n(&l->active_captures, __ATOMIC_RELAXED) > 0;
 }
 
+static int stripe_init(struct stripe *st, size_t history)
+{
+	pthread_mutex_init(&st->lock, NULL);
+	gc_slab_init(&st->slab, sizeof(struct alloc));
+	st->history_cap = history;
+	if (history) {
+		st->history = calloc(history, sizeof(*st->history));
+		if (!st->history)
+			st->history_cap = 0;
+	}
+	return gc_table_init(&st->allocs, 64);
+}
+
+static void stripe_destroy(struct stripe *st)
+{
+	gc_slab_destroy(&st->slab);
+	gc_table_destroy(&st->allocs);
+	free(st->history);
+	pthread_mutex_destroy(&st->lock);
+}
+
 gc_ledger *gc_ledger_new(const gc_ledger_config *cfg)
 {
 	gc_ledger *l = calloc(1, sizeof(*l));
 	if (!l)
 		return NULL;
 	pthread_mutex_init(&l->lock, NULL);
-	gc_slab_init(&l->alloc_slab, sizeof(struct alloc));
-	l->history_cap = cfg ? cfg->history : 4096;
-	if (l->history_cap) {
-		l->history = calloc(l->history_cap, sizeof(*l->history));
-		if (!l->history)
-			l->history_cap = 0;
+	gc_slab_init(&l->galloc_slab, sizeof(struct alloc));
+	size_t history = cfg ? cfg->history : 4096;
+	unsigned want = cfg && cfg->stripes ? cfg->stripes : GC_LEDGER_STRIPES;
+	l->nstripes = 1;
+	while (l->nstripes < want && l->nstripes < 1024)
+		l->nstripes <<= 1;
+	/* The history is split among stripes, rounded up: each keeps its own newest. */
+	size_t per_stripe = (history + l->nstripes - 1) / l->nstripes;
+	l->stripes = aligned_alloc(64, l->nstripes * sizeof(*l->stripes));
+	if (!l->stripes) {
+		free(l);
+		return NULL;
 	}
-	if (gc_table_init(&l->allocs, 1024) || gc_table_init(&l->graphs, 64) ||
+	memset(l->stripes, 0, l->nstripes * sizeof(*l->stripes));
+	int bad = 0;
+	for (unsigned i = 0; i < l->nstripes; i++)
+		bad |= stripe_init(&l->stripes[i], per_stripe);
+	if (bad || gc_table_init(&l->gallocs, 64) || gc_table_init(&l->graphs, 64) ||
 	    gc_table_init(&l->execs, 64) || gc_table_init(&l->captures, 16)) {
 		gc_ledger_free(l);
 		return NULL;
@@ -1124,7 +1327,7 @@ void gc_ledger_free(gc_ledger *l)
 	if (!l)
 		return;
 	/* Execs and captures are mallocs reached through their tables, graphs through their
-	 * list, allocations live in the slab. */
+	 * list, allocations live in the slabs. */
 	gc_table *owned[] = {&l->execs, &l->captures};
 	for (size_t t = 0; t < 2; t++)
 		for (size_t i = 0; i < owned[t]->nbuckets; i++)
@@ -1134,12 +1337,14 @@ void gc_ledger_free(gc_ledger *l)
 			}
 	while (l->all_graphs)
 		graph_free(l, l->all_graphs);
-	gc_slab_destroy(&l->alloc_slab);
-	gc_table_destroy(&l->allocs);
+	for (unsigned i = 0; i < l->nstripes; i++)
+		stripe_destroy(&l->stripes[i]);
+	free(l->stripes);
+	gc_slab_destroy(&l->galloc_slab);
+	gc_table_destroy(&l->gallocs);
 	gc_table_destroy(&l->graphs);
 	gc_table_destroy(&l->execs);
 	gc_table_destroy(&l->captures);
-	free(l->history);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 }
@@ -1147,26 +1352,39 @@ void gc_ledger_free(gc_ledger *l)
 void gc_ledger_stats_get(gc_ledger *l, gc_ledger_stats *st)
 {
 	pthread_mutex_lock(&l->lock);
-	st->live_allocs = l->live_allocs;
-	st->history = l->history_len;
+	lock_stripes(l);
+	st->live_allocs = l->g_live_allocs;
+	st->history = 0;
 	st->graphs = l->n_graphs;
 	st->execs = l->n_execs;
 	st->captures = l->captures.count;
-	st->bytes = l->alloc_slab.chunk_bytes_total + gc_table_bytes(&l->allocs) +
-	            l->history_cap * sizeof(*l->history);
+	st->bytes = sizeof(*l) + l->galloc_slab.chunk_bytes_total + gc_table_bytes(&l->gallocs) +
+	            l->nstripes * sizeof(*l->stripes);
+	for (unsigned i = 0; i < l->nstripes; i++) {
+		struct stripe *s = &l->stripes[i];
+		st->live_allocs += s->live_allocs;
+		st->history += s->history_len;
+		st->bytes += s->slab.chunk_bytes_total + gc_table_bytes(&s->allocs) +
+		             s->history_cap * sizeof(*s->history);
+	}
+	unlock_stripes(l);
 	pthread_mutex_unlock(&l->lock);
 }
 
 void gc_ledger_fork_prepare(gc_ledger *l)
 {
-	if (l)
-		pthread_mutex_lock(&l->lock);
+	if (!l)
+		return;
+	pthread_mutex_lock(&l->lock);
+	lock_stripes(l);
 }
 
 void gc_ledger_fork_parent(gc_ledger *l)
 {
-	if (l)
-		pthread_mutex_unlock(&l->lock);
+	if (!l)
+		return;
+	unlock_stripes(l);
+	pthread_mutex_unlock(&l->lock);
 }
 
 static void inherit_visit(gc_hnode *n, void *arg)
@@ -1177,12 +1395,14 @@ static void inherit_visit(gc_hnode *n, void *arg)
 
 void gc_ledger_fork_child(gc_ledger *l)
 {
-	/* Only the forking thread survives: a fresh lock, not an unlock of the old one. */
+	/* Only the forking thread survives: fresh locks, not unlocks of the old ones. */
 	if (!l)
 		return;
 	pthread_mutex_init(&l->lock, NULL);
+	for (unsigned i = 0; i < l->nstripes; i++)
+		pthread_mutex_init(&l->stripes[i].lock, NULL);
 	/* The parent's allocations are the parent's to free: the child does not leak them. */
-	gc_table_each(&l->allocs, inherit_visit, NULL);
+	each_alloc(l, inherit_visit, NULL);
 }
 
 static const char *const kind_names[GC_EV__COUNT] = {

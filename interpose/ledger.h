@@ -1,7 +1,8 @@
 /* The ledger: graphcheck's model of stream-ordered and graph allocations, and its rules.
  *
  * Plain C: no CUDA calls, no dlsym, no I/O. Everything it needs arrives in an event, so a
- * trace replayed offline reaches the same verdicts as the live run. Thread-safe.
+ * trace replayed offline reaches the same verdicts as the live run. Thread-safe: allocations
+ * and frees outside graphs lock only their address's stripe; the rest one graph lock.
  *
  * Handles (streams, pools, graphs, execs) and device pointers are opaque 64-bit values here.
  */
@@ -84,8 +85,13 @@ typedef struct gc_verdict {
 
 typedef struct gc_ledger gc_ledger;
 
+/* Plain allocations are kept in this many address stripes, each with its own lock. */
+#define GC_LEDGER_STRIPES 32
+
 typedef struct gc_ledger_config {
-	size_t history;       /* freed allocations kept for explanations; 0 keeps none */
+	size_t history;       /* freed allocations kept for explanations; 0 keeps none. Split
+	                       * among the stripes, rounded up: each keeps its newest. */
+	unsigned stripes;     /* 0: GC_LEDGER_STRIPES; rounded up to a power of two */
 } gc_ledger_config;
 
 gc_ledger *gc_ledger_new(const gc_ledger_config *cfg);

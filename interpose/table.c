@@ -111,7 +111,7 @@ size_t gc_table_bytes(const gc_table *t)
 
 /* ---- slab ---------------------------------------------------------------- */
 
-#define SLAB_CHUNK_OBJECTS 1024
+#define SLAB_CHUNK_OBJECTS 256  /* 14 KiB chunks: one per stripe in use is the floor */
 
 void gc_slab_init(gc_slab *s, size_t size)
 {

@@ -92,7 +92,7 @@ int gc_replay(FILE *in, const char *name, FILE *out, int json, FILE *err,
               gc_replay_result *res)
 {
 	memset(res, 0, sizeof(*res));
-	gc_ledger_config cfg = {1u << 20};
+	gc_ledger_config cfg = {.history = 1u << 20};
 	gc_ledger *l = gc_ledger_new(&cfg);
 	if (!l)
 		return -1;

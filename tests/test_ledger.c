@@ -30,7 +30,7 @@ static int setup(void **state)
 {
 	static fx f;
 	memset(&f, 0, sizeof(f));
-	gc_ledger_config cfg = {4096};
+	gc_ledger_config cfg = {.history = 4096};
 	f.l = gc_ledger_new(&cfg);
 	*state = &f;
 	return f.l ? 0 : -1;
@@ -762,7 +762,7 @@ static void threads_hammer(void **state)
 {
 	(void)state;
 	/* History for every free: what the threads check must not depend on scheduling. */
-	gc_ledger_config cfg = {2 * THREADS * OPS};
+	gc_ledger_config cfg = {.history = 2 * THREADS * OPS};
 	shared_ledger = gc_ledger_new(&cfg);
 	assert_non_null(shared_ledger);
 	pthread_t th[THREADS];
@@ -790,7 +790,7 @@ static void threads_hammer(void **state)
 static void history_is_bounded(void **state)
 {
 	(void)state;
-	gc_ledger_config cfg = {8};
+	gc_ledger_config cfg = {.history = 8, .stripes = 1};
 	gc_ledger *l = gc_ledger_new(&cfg);
 	gc_verdict v[4];
 	for (uint64_t i = 0; i < 1000; i++) {
@@ -808,6 +808,72 @@ static void history_is_bounded(void **state)
 	gc_event old = mfree(0x10000, S1, 0, INVALID);
 	assert_int_equal(gc_ledger_apply(l, &old, v, 4), 1);
 	assert_int_equal(v[0].rule, GC_RULE_FREE_UNKNOWN);
+	gc_ledger_free(l);
+}
+
+/* With the default stripes the history is split by address; each stripe keeps its newest,
+ * and the whole stays within the option rounded up to a multiple of the stripes. */
+static void history_striped_keeps_newest(void **state)
+{
+	(void)state;
+	gc_ledger_config cfg = {.history = 256};
+	gc_ledger *l = gc_ledger_new(&cfg);
+	gc_verdict v[4];
+	for (uint64_t i = 0; i < 5000; i++) {
+		gc_event a = alloc(0x7f0000000000 + i * 0x200, 64, S1, 0), fr = mfree(a.ptr, S1, 0, 0);
+		gc_ledger_apply(l, &a, v, 4);
+		gc_ledger_apply(l, &fr, v, 4);
+	}
+	gc_ledger_stats st;
+	gc_ledger_stats_get(l, &st);
+	assert_true(st.history <= 256);
+	assert_true(st.history >= 256 - GC_LEDGER_STRIPES);  /* every stripe's ring is full */
+	gc_event recent = mfree(0x7f0000000000 + 4999 * 0x200, S1, 0, INVALID);
+	assert_int_equal(gc_ledger_apply(l, &recent, v, 4), 1);
+	assert_int_equal(v[0].rule, GC_RULE_DOUBLE_FREE);
+	gc_event old = mfree(0x7f0000000000, S1, 0, INVALID);
+	assert_int_equal(gc_ledger_apply(l, &old, v, 4), 1);
+	assert_int_equal(v[0].rule, GC_RULE_FREE_UNKNOWN);
+	gc_ledger_free(l);
+}
+
+/* Frees that arrive after their address was handed out again (another thread's late event)
+ * each claim one retired record: ten allocations then ten frees are clean... */
+static void late_frees_claim_retired(void **state)
+{
+	fx *f = *state;
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(apply(f, alloc(0x5000, 64, S1, 0)), 0);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(apply(f, mfree(0x5000, S1, 0, 0)), 0);
+	gc_ledger_stats st;
+	gc_ledger_stats_get(f->l, &st);
+	assert_int_equal(st.live_allocs, 0);
+	/* ... and an eleventh is a double free. */
+	assert_int_equal(apply(f, mfree(0x5000, S1, 0, 0)), 1);
+	assert_int_equal(f->v[0].rule, GC_RULE_DOUBLE_FREE);
+}
+
+/* Frees never seen at all: the records waiting for them stay bounded. */
+static void retired_records_bounded(void **state)
+{
+	(void)state;
+	gc_ledger_config cfg = {.history = 0, .stripes = 1};
+	gc_ledger *l = gc_ledger_new(&cfg);
+	gc_verdict v[4];
+	gc_ledger_stats st;
+	uint64_t after_1k = 0;
+	for (int i = 1; i <= 100000; i++) {
+		gc_event a = alloc(0x6000, 64, S1, 0);
+		assert_int_equal(gc_ledger_apply(l, &a, v, 4), 0);
+		if (i == 1000) {
+			gc_ledger_stats_get(l, &st);
+			after_1k = st.bytes;
+		}
+	}
+	gc_ledger_stats_get(l, &st);
+	assert_int_equal(st.live_allocs, 1);
+	assert_int_equal(st.bytes, after_1k);  /* no growth from 1,000 to 100,000 */
 	gc_ledger_free(l);
 }
 
@@ -859,6 +925,9 @@ int main(void)
 		T(seed_fixed),
 		cmocka_unit_test(threads_hammer),
 		cmocka_unit_test(history_is_bounded),
+		cmocka_unit_test(history_striped_keeps_newest),
+		cmocka_unit_test(retired_records_bounded),
+		T(late_frees_claim_retired),
 	};
 	return cmocka_run_group_tests_name("ledger", tests, NULL, NULL);
 }

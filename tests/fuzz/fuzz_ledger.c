@@ -30,7 +30,8 @@
  * chooses which, so both the real slab and the checked one are fuzzed.
  *
  * Input format: byte 0 is the configuration (bits 0-1 history 16/0/1/4, bits 2-4 the small
- * ledger's verdict slots 0..7, bit 5 the real slab); then 4 bytes per event (see decode()):
+ * ledger's verdict slots 0..7, bit 5 the real slab, bit 6 one address stripe instead of the
+ * default GC_LEDGER_STRIPES); then 4 bytes per event (see decode()):
  * the 14 kinds, GC_EV__COUNT (which the ledger must ignore) and a fork (the atfork handlers
  * run as in a child), at most 4096 events. tests/fuzz/ledger_crashes/ holds inputs that
  * broke the ledger once.
@@ -232,12 +233,20 @@ typedef struct fl_config {
 	size_t history;
 	int small_max;  /* verdict slots of the second ledger */
 	int real_slab;
+	unsigned stripes;
 } fl_config;
 
 static fl_config decode_config(const uint8_t *data, size_t size)
 {
 	uint8_t b = size ? data[0] : 0;
-	return (fl_config){D_HISTORY[b & 3], (b >> 2) & 7, (b >> 5) & 1};
+	return (fl_config){D_HISTORY[b & 3], (b >> 2) & 7, (b >> 5) & 1,
+	                   (b >> 6) & 1 ? 1 : GC_LEDGER_STRIPES};
+}
+
+/* The history the ledger keeps: split among its stripes, each rounded up. */
+static size_t kept_history(const fl_config *c)
+{
+	return (c->history + c->stripes - 1) / c->stripes * c->stripes;
 }
 
 static size_t n_events(size_t size)
@@ -519,9 +528,10 @@ static void check_stats(fl_run *r)
 	CHECK(r, "live-allocs", st.live_allocs <= r->allocs_ok,
 	      "stats.live_allocs %llu exceeds the %llu successful allocation events so far",
 	      (unsigned long long)st.live_allocs, (unsigned long long)r->allocs_ok);
-	CHECK(r, "history", st.history <= r->cfg.history,
-	      "stats.history %llu exceeds the configured %zu", (unsigned long long)st.history,
-	      r->cfg.history);
+	CHECK(r, "history", st.history <= kept_history(&r->cfg),
+	      "stats.history %llu exceeds the configured %zu (%zu over %u stripes)",
+	      (unsigned long long)st.history, kept_history(&r->cfg), r->cfg.history,
+	      r->cfg.stripes);
 	/* No event makes more than one graph record, or capture. */
 	CHECK(r, "graphs", st.graphs <= r->applied, "stats.graphs %llu after %zu events",
 	      (unsigned long long)st.graphs, r->applied);
@@ -533,10 +543,11 @@ static void check_stats(fl_run *r)
 	CHECK(r, "capturing", !!gc_ledger_capturing(r->big) == (st.captures > 0),
 	      "gc_ledger_capturing %d with %llu captures", gc_ledger_capturing(r->big),
 	      (unsigned long long)st.captures);
-	/* A slab chunk (57 KiB), the allocation table's first 1024 buckets and the history ring
-	 * up front; then at most one record (56 bytes, and at most one bucket per two records)
-	 * per event, with room to spare. */
-	uint64_t limit = 128 * 1024 + r->cfg.history * sizeof(void *) + 128 * (uint64_t)r->applied;
+	/* Up front: the ledger, a slab chunk (14 KiB) and a small table for the graph records
+	 * and for each stripe, and the history rings; then at most one record (56 bytes, and at
+	 * most one bucket per two records) per event, with room to spare. */
+	uint64_t limit = 64 * 1024 + r->cfg.stripes * 20 * 1024 +
+	                 kept_history(&r->cfg) * sizeof(void *) + 128 * (uint64_t)r->applied;
 	CHECK(r, "bytes", st.bytes <= limit, "stats.bytes %llu over %llu after %zu events",
 	      (unsigned long long)st.bytes, (unsigned long long)limit, r->applied);
 }
@@ -687,7 +698,7 @@ static void teardown(fl_run *r)
 	      (unsigned long long)st.graphs, (unsigned long long)st.execs,
 	      (unsigned long long)st.captures);
 	long held = records_held();
-	CHECK(r, "teardown-records", held < 0 || (size_t)held <= 2 * r->cfg.history,
+	CHECK(r, "teardown-records", held < 0 || (size_t)held <= 2 * kept_history(&r->cfg),
 	      "everything freed and destroyed, yet the two ledgers hold %ld allocation records "
 	      "(history %zu each, stats.history %llu, stats.live_allocs %llu)",
 	      held, r->cfg.history, (unsigned long long)st.history,
@@ -697,8 +708,8 @@ static void teardown(fl_run *r)
 static void print_input(FILE *f, const uint8_t *data, size_t size, size_t upto)
 {
 	fl_config c = decode_config(data, size);
-	fprintf(f, "config: history %zu, small ledger %d slots, %s slab\n", c.history,
-	        c.small_max, c.real_slab ? "real" : "checked");
+	fprintf(f, "config: history %zu, small ledger %d slots, %s slab, %u stripes\n", c.history,
+	        c.small_max, c.real_slab ? "real" : "checked", c.stripes);
 	size_t n = n_events(size), from = upto > 64 && n > 64 ? (upto < n ? upto : n) - 48 : 0;
 	if (from)
 		fprintf(f, "  (%zu earlier events: -v prints them all)\n", from);
@@ -721,7 +732,7 @@ static int run_input(fl_run *r, const uint8_t *data, size_t size, FILE *trace)
 	memset(r->vbig, FL_POISON, sizeof(r->vbig));
 	memset(r->vsmall, FL_POISON, sizeof(r->vsmall));
 	SET_REAL_SLAB(r->cfg.real_slab);
-	gc_ledger_config lc = {r->cfg.history};
+	gc_ledger_config lc = {.history = r->cfg.history, .stripes = r->cfg.stripes};
 	r->big = gc_ledger_new(&lc);
 	r->small = gc_ledger_new(&lc);
 	if (!r->big || !r->small) {
@@ -730,8 +741,9 @@ static int run_input(fl_run *r, const uint8_t *data, size_t size, FILE *trace)
 		return 0;  /* out of memory: nothing to check */
 	}
 	if (trace)
-		fprintf(trace, "config: history %zu, small ledger %d slots, %s slab\n",
-		        r->cfg.history, r->cfg.small_max, r->cfg.real_slab ? "real" : "checked");
+		fprintf(trace, "config: history %zu, small ledger %d slots, %s slab, %u stripes\n",
+		        r->cfg.history, r->cfg.small_max, r->cfg.real_slab ? "real" : "checked",
+		        r->cfg.stripes);
 	size_t n = n_events(size);
 	for (size_t i = 0; i < n && !r->failed; i++) {
 		gc_event ev = decode(data, i);
