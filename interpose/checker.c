@@ -112,6 +112,8 @@ int gc_enter_at(void *caller)
 		return 0;
 	in_checker = 1;
 	my_caller = caller;
+	if (__builtin_expect(__atomic_load_n(&ready, __ATOMIC_ACQUIRE), 1))
+		return 1;
 	pthread_once(&once, init);
 	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
 		in_checker = 0;

@@ -272,9 +272,12 @@ static gc_slab *slab_of(gc_ledger *l, int kind, uint64_t ptr)
 	return kind == K_GRAPH ? &l->galloc_slab : &stripe_of(l, ptr)->slab;
 }
 
-static struct alloc *alloc_new(gc_ledger *l, const gc_event *ev, int kind, struct graph *g)
+/* A new record: plain ones in stripe st (the caller's, already locked), graph ones (st NULL)
+ * under the graph lock. */
+static struct alloc *alloc_new(gc_ledger *l, struct stripe *st, const gc_event *ev, int kind,
+                               struct graph *g)
 {
-	struct alloc *a = gc_slab_alloc(slab_of(l, kind, ev->ptr));
+	struct alloc *a = gc_slab_alloc(st ? &st->slab : &l->galloc_slab);
 	if (!a)
 		return NULL;
 	a->h.key = ev->ptr;
@@ -286,9 +289,8 @@ static struct alloc *alloc_new(gc_ledger *l, const gc_event *ev, int kind, struc
 	a->kind = (uint8_t)kind;
 	a->state = kind == K_GRAPH ? S_PENDING : S_LIVE;
 	a->call = call_index(ev->call);
-	gc_table_insert(table_of(l, a), &a->h);
-	if (kind != K_GRAPH) {
-		struct stripe *st = stripe_of(l, a->h.key);
+	gc_table_insert(st ? &st->allocs : &l->gallocs, &a->h);
+	if (st) {
 		st->live_allocs++;
 		st->live_bytes += a->size;
 	}
@@ -323,10 +325,12 @@ static void set_live(gc_ledger *l, struct alloc *a, int live)
 }
 
 /* A free of a non-graph allocation: it leaves the live set for its stripe's history ring. */
-static void free_plain(gc_ledger *l, struct alloc *a, uint32_t site)
+static void free_plain(struct stripe *st, struct alloc *a, uint32_t site)
 {
-	struct stripe *st = stripe_of(l, a->h.key);
-	set_live(l, a, 0);
+	if (a->state == S_LIVE) {
+		st->live_allocs--;
+		st->live_bytes -= a->size;
+	}
 	a->state = S_FREED;
 	a->free_site = site;
 	/* Pools hand the same address out again and again: keep one freed record per address
@@ -356,9 +360,11 @@ static void history_push(struct stripe *st, struct alloc *a)
 			gc_table_remove(&st->allocs, &old->h);
 		gc_slab_release(&st->slab, old);
 		st->history[st->history_head] = a;
-		st->history_head = (st->history_head + 1) % st->history_cap;
+		if (++st->history_head == st->history_cap)  /* no division on the hot path */
+			st->history_head = 0;
 	} else {
-		st->history[(st->history_head + st->history_len) % st->history_cap] = a;
+		size_t i = st->history_head + st->history_len;
+		st->history[i < st->history_cap ? i : i - st->history_cap] = a;
 		st->history_len++;
 	}
 }
@@ -705,7 +711,7 @@ static void free_outside(gc_ledger *l, out *o, const gc_event *ev, int sync)
 	for (struct alloc *a = newest; a && ev->result == GC_CUDA_SUCCESS; a = next_at(&it)) {
 		if (a->flags & F_REUSED) {  /* the late free of a retired allocation: see on_alloc */
 			a->flags &= (uint8_t)~F_REUSED;
-			free_plain(l, a, ev->site);
+			free_plain(stripe_of(l, a->h.key), a, ev->site);
 			return;
 		}
 	}
@@ -721,7 +727,7 @@ static void free_outside(gc_ledger *l, out *o, const gc_event *ev, int sync)
 			a->free_site = ev->site;
 			graph_maybe_release(l, a->graph);
 		} else {
-			free_plain(l, a, ev->site);
+			free_plain(stripe_of(l, a->h.key), a, ev->site);
 		}
 		return;
 	}
@@ -1028,7 +1034,7 @@ static void on_alloc_in_graph(gc_ledger *l, const gc_event *ev, struct graph *g)
 {
 	if (!g)
 		return;
-	struct alloc *a = alloc_new(l, ev, K_GRAPH, g);
+	struct alloc *a = alloc_new(l, NULL, ev, K_GRAPH, g);
 	if (a && push_ptr(&g->allocs, &g->n_allocs, &g->cap_allocs, a) != 0)
 		alloc_drop(l, a);
 }
@@ -1038,19 +1044,19 @@ static void on_alloc_in_graph(gc_ledger *l, const gc_event *ev, struct graph *g)
 #define RETIRED_MAX 64
 
 /* An allocation outside any graph; the caller holds its stripe. */
-static void on_alloc_plain(gc_ledger *l, const gc_event *ev, int kind)
+static void on_alloc_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, int kind)
 {
 	/* A live record at this address means its free has not reached the ledger yet: another
 	 * thread freed it and this one was given the address between that free's driver call
 	 * and its event. Retire it, and let that free claim it when it arrives. */
-	struct stripe *st = stripe_of(l, ev->ptr);
 	struct alloc *oldest = NULL;
 	int retired = 0;
 	for (struct alloc *a = (struct alloc *)gc_table_find(&st->allocs, ev->ptr); a;
 	     a = (struct alloc *)gc_table_next(&a->h)) {
 		if (a->state == S_LIVE) {
 			/* Not into the history ring yet: it must not be evicted before it is claimed. */
-			set_live(l, a, 0);
+			st->live_allocs--;
+			st->live_bytes -= a->size;
 			a->state = S_FREED;
 			a->flags |= F_REUSED;
 		}
@@ -1063,7 +1069,7 @@ static void on_alloc_plain(gc_ledger *l, const gc_event *ev, int kind)
 		oldest->flags &= (uint8_t)~F_REUSED;
 		history_push(st, oldest);
 	}
-	alloc_new(l, ev, kind, NULL);
+	alloc_new(l, st, ev, kind, NULL);
 }
 
 static void on_alloc(gc_ledger *l, const gc_event *ev, int kind)
@@ -1075,7 +1081,8 @@ static void on_alloc(gc_ledger *l, const gc_event *ev, int kind)
 		on_alloc_in_graph(l, ev, c ? c->graph : NULL);
 		return;
 	}
-	on_alloc_plain(l, ev, kind);
+	struct stripe *st = stripe_of(l, ev->ptr);
+	on_alloc_plain(l, st, ev, kind);
 }
 
 /* ---- leaks --------------------------------------------------------------- */
@@ -1163,7 +1170,7 @@ static int apply_plain(gc_ledger *l, const gc_event *ev)
 	pthread_mutex_lock(&st->lock);
 	int done = 1;
 	if (alloc) {
-		on_alloc_plain(l, ev, ev->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);
+		on_alloc_plain(l, st, ev, ev->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);
 	} else {
 		/* A retired record's late free first (see on_alloc_plain), then the live one. A
 		 * free that fits no live plain record may concern a graph allocation, or be a
@@ -1181,7 +1188,7 @@ static int apply_plain(gc_ledger *l, const gc_event *ev)
 		if (!a)
 			a = live;
 		if (a)
-			free_plain(l, a, ev->site);
+			free_plain(st, a, ev->site);
 		else
 			done = 0;
 	}

@@ -3,12 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t bucket_of(const gc_table *t, uint64_t key)
-{
-	/* Fibonacci hashing: device pointers share low zero bits, so mix before masking. */
-	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (t->nbuckets - 1);
-}
-
 int gc_table_init(gc_table *t, size_t nbuckets)
 {
 	size_t n = 16;
@@ -46,7 +40,7 @@ static void grow(gc_table *t)
 		}
 		for (gc_hnode *c = rev, *nx; c; c = nx) {
 			nx = c->next;
-			size_t b = bucket_of(t, c->key);
+			size_t b = gc_table_bucket(t, c->key);
 			c->next = t->buckets[b];
 			t->buckets[b] = c;
 		}
@@ -60,33 +54,15 @@ void gc_table_insert(gc_table *t, gc_hnode *n)
 	 * chains still short enough to stay O(1). */
 	if (t->count >= 2 * t->nbuckets)
 		grow(t);
-	size_t b = bucket_of(t, n->key);
+	size_t b = gc_table_bucket(t, n->key);
 	n->next = t->buckets[b];
 	t->buckets[b] = n;
 	t->count++;
 }
 
-gc_hnode *gc_table_find(const gc_table *t, uint64_t key)
-{
-	if (!t->nbuckets)
-		return NULL;
-	for (gc_hnode *c = t->buckets[bucket_of(t, key)]; c; c = c->next)
-		if (c->key == key)
-			return c;
-	return NULL;
-}
-
-gc_hnode *gc_table_next(const gc_hnode *n)
-{
-	for (gc_hnode *c = n->next; c; c = c->next)
-		if (c->key == n->key)
-			return c;
-	return NULL;
-}
-
 void gc_table_remove(gc_table *t, gc_hnode *n)
 {
-	gc_hnode **pp = &t->buckets[bucket_of(t, n->key)];
+	gc_hnode **pp = &t->buckets[gc_table_bucket(t, n->key)];
 	for (; *pp; pp = &(*pp)->next) {
 		if (*pp == n) {
 			*pp = n->next;

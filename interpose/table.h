@@ -23,9 +23,31 @@ void gc_table_destroy(gc_table *t);
 /* Prepends n (n->key set by the caller). Grows the table; on allocation failure it keeps
  * the old size, so inserting never fails. */
 void gc_table_insert(gc_table *t, gc_hnode *n);
-/* The newest node with this key, or NULL; then gc_table_next for older ones. */
-gc_hnode *gc_table_find(const gc_table *t, uint64_t key);
-gc_hnode *gc_table_next(const gc_hnode *n);
+static inline size_t gc_table_bucket(const gc_table *t, uint64_t key)
+{
+	/* Fibonacci hashing: device pointers share low zero bits, so mix before masking. */
+	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (t->nbuckets - 1);
+}
+
+/* The newest node with this key, or NULL; then gc_table_next for older ones. Inline: every
+ * intercepted allocation and free makes a few of these calls. */
+static inline gc_hnode *gc_table_find(const gc_table *t, uint64_t key)
+{
+	if (!t->nbuckets)
+		return NULL;
+	for (gc_hnode *c = t->buckets[gc_table_bucket(t, key)]; c; c = c->next)
+		if (c->key == key)
+			return c;
+	return NULL;
+}
+
+static inline gc_hnode *gc_table_next(const gc_hnode *n)
+{
+	for (gc_hnode *c = n->next; c; c = c->next)
+		if (c->key == n->key)
+			return c;
+	return NULL;
+}
 void gc_table_remove(gc_table *t, gc_hnode *n);
 /* Calls fn on every node; fn must not insert or remove. */
 void gc_table_each(const gc_table *t, void (*fn)(gc_hnode *n, void *arg), void *arg);
