@@ -1378,6 +1378,30 @@ void gc_ledger_stats_get(gc_ledger *l, gc_ledger_stats *st)
 	pthread_mutex_unlock(&l->lock);
 }
 
+/* A node at depth k of its bucket's chain costs k probes to reach. */
+static void probe_sum(const gc_table *t, double *probes, double *nodes)
+{
+	for (size_t i = 0; i < t->nbuckets; i++) {
+		size_t k = 0;
+		for (const gc_hnode *c = t->buckets[i]; c; c = c->next)
+			*probes += (double)++k;
+		*nodes += (double)k;
+	}
+}
+
+double gc_ledger_mean_probes(gc_ledger *l)
+{
+	double probes = 0, nodes = 0;
+	pthread_mutex_lock(&l->lock);
+	lock_stripes(l);
+	probe_sum(&l->gallocs, &probes, &nodes);
+	for (unsigned i = 0; i < l->nstripes; i++)
+		probe_sum(&l->stripes[i].allocs, &probes, &nodes);
+	unlock_stripes(l);
+	pthread_mutex_unlock(&l->lock);
+	return nodes ? probes / nodes : 0;
+}
+
 void gc_ledger_fork_prepare(gc_ledger *l)
 {
 	if (!l)

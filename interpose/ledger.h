@@ -109,6 +109,9 @@ typedef struct gc_ledger_stats {
 	uint64_t live_allocs, history, graphs, execs, captures, bytes;
 } gc_ledger_stats;
 void gc_ledger_stats_get(gc_ledger *l, gc_ledger_stats *st);
+/* The mean nodes visited to find a recorded address (1.0 = straight to it): what stays flat
+ * if lookups are O(1) however many records there are. O(records): for benchmarks. */
+double gc_ledger_mean_probes(gc_ledger *l);
 
 /* pthread_atfork handlers: the lock is taken before fork so the child's copy of the state
  * is consistent, then released in the parent and re-made in the child. */

@@ -129,6 +129,7 @@ LEDGER=$B/bench/bench_ledger
 if [ -x "$LEDGER" ]; then
 	"$LEDGER" | tee "$T/ledger.out"
 	put ledger.bytes "$(awk '$1 == "ledger_live" && $2 == 1000000 { print $NF }' "$T/ledger.out")"
+	put ledger.probes "$(awk '$1 == "ledger_probes_1k" { print $2 "->" $4 }' "$T/ledger.out")"
 	put ledger.growth "$(awk '$1 == "ledger_growth_1k_to_1M" {
 		m = $3; if ($5 > m) m = $5; if ($7 > m) m = $7; printf "%.2f", m }' "$T/ledger.out")"
 else
@@ -158,6 +159,7 @@ row "1,000,000 live allocations: ledger bytes per allocation" "<= 64" "<=" 64 \
 	"$(get ledger.bytes)" "$(get ledger.bytes)" "-"
 row "ledger ns per event, 1M live over 1k live (worst of alloc, free random, free recent)" \
 	"flat: <= 2.00" "<=" 2 "$(get ledger.growth)" "$(get ledger.growth)" "-"
+echo "| ledger mean probes per lookup, 1k live -> 1M live (O(1): flat) | flat | $(get ledger.probes) | | - | - |"
 echo "compute-sanitizer ran fewer pairs ($PAIRS_SAN), launches ($LAUNCHES_SAN) and ops per thread ($OPS_SAN);"
 echo "its timed sections are scaled up by the work ratio. gc-bt8 = GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=8."
 echo "The ledger rows are the same code with or without backtraces (run on this machine's CPU)."
