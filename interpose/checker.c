@@ -11,6 +11,7 @@
 #include "interpose/driver.h"
 #include "interpose/log.h"
 #include "interpose/options.h"
+#include "interpose/signals.h"
 #include "interpose/sites.h"
 #include "interpose/trace.h"
 
@@ -50,6 +51,14 @@ static void at_exit(void)
 		gc_report(&ev);
 	}
 	gc_log_summary();
+}
+
+/* From a fatal signal's handler: only the summary (async-signal-safe); no leak check, which
+ * would need the ledger's locks. */
+static void on_fatal_signal(int sig)
+{
+	in_checker = 1;
+	gc_log_summary_signal(sig);
 }
 
 static void fork_prepare(void)
@@ -103,6 +112,8 @@ static void init(void)
 	}
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
+	if (opts.signal_summary)
+		gc_signals_install(on_fatal_signal);
 	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "interpose/backtrace.h"
+#include "interpose/signals.h"
 #include "interpose/sites.h"
 
 #define PREFIX "==graphcheck== "
@@ -34,6 +35,7 @@ static int output_on(const struct output *out)
 }
 static char summary_path[GC_PATH_MAX];
 static uint64_t n_errors, n_warnings, n_records;
+static int summary_written;  /* the summary is written once a process */
 
 /* ---- a bounded string builder -------------------------------------------- */
 
@@ -404,6 +406,7 @@ void gc_log_open(const gc_options *o)
 void gc_log_reopen_child(void)
 {
 	n_errors = n_warnings = n_records = 0;  /* the child reports its own */
+	summary_written = 0;
 	/* Only %p paths change; a shared file is kept (O_APPEND keeps lines whole). They are
 	 * opened at the child's first record, so a child that only execs leaves no file. */
 	struct output *outs[] = {&text_out, &json_out};
@@ -446,22 +449,32 @@ void gc_log_counts(uint64_t *errors, uint64_t *warnings)
 	*warnings = __atomic_load_n(&n_warnings, __ATOMIC_RELAXED);
 }
 
-void gc_log_summary(void)
+/* Async-signal-safe (it runs from gc_signals' handler): snprintf of integers, write, open. */
+void gc_log_summary_signal(int sig)
 {
-	char buf[512];
+	/* Once: a signal during the atexit summary, or abort-on-error's abort(), adds none. */
+	if (__atomic_exchange_n(&summary_written, 1, __ATOMIC_ACQ_REL))
+		return;
+	char buf[512], why[96] = "";
 	uint64_t e, w;
 	gc_log_counts(&e, &w);
 	long pid = (long)getpid();
-	int n = snprintf(buf, sizeof(buf), PREFIX "graphcheck: %llu errors, %llu warnings\n",
-	                 (unsigned long long)e, (unsigned long long)w);
+	const char *name = gc_signal_name(sig);
+	if (sig)
+		snprintf(why, sizeof(why), " (killed by %s: no leak check)", name ? name : "a signal");
+	int n = snprintf(buf, sizeof(buf), PREFIX "graphcheck: %llu errors, %llu warnings%s\n",
+	                 (unsigned long long)e, (unsigned long long)w, why);
 	if (!text_out.pending)  /* a forked child that never used CUDA leaves no file */
 		output_write(&text_out, buf, (size_t)n);
 	if (json_out.fd >= 0) {
+		char sigfield[48] = "";
+		if (sig)
+			snprintf(sigfield, sizeof(sigfield), ",\"signal\":\"%s\"", name ? name : "?");
 		n = snprintf(buf, sizeof(buf),
 		             "{\"type\":\"summary\",\"pid\":%ld,\"errors\":%llu,\"warnings\":%llu,"
-		             "\"records\":%llu}\n",
+		             "\"records\":%llu%s}\n",
 		             pid, (unsigned long long)e, (unsigned long long)w,
-		             (unsigned long long)__atomic_load_n(&n_records, __ATOMIC_RELAXED));
+		             (unsigned long long)__atomic_load_n(&n_records, __ATOMIC_RELAXED), sigfield);
 		output_write(&json_out, buf, (size_t)n);
 	}
 	if (summary_path[0]) {
@@ -473,4 +486,9 @@ void gc_log_summary(void)
 			close(fd);
 		}
 	}
+}
+
+void gc_log_summary(void)
+{
+	gc_log_summary_signal(0);
 }

@@ -32,6 +32,8 @@ void gc_log_activate(void);
 uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v);
 /* The exit summary: "graphcheck: N errors, M warnings" and the JSON summary line. */
 void gc_log_summary(void);
+/* The same from a fatal signal's handler (sig 0: normal exit): says which signal, once. */
+void gc_log_summary_signal(int sig);
 void gc_log_counts(uint64_t *errors, uint64_t *warnings);
 /* A "graphcheck: ..." line on stderr. */
 void gc_log_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

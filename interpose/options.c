@@ -41,6 +41,10 @@ static const opt table[] = {
 	 "Report stream-ordered and graph allocations still live at exit."},
 	{"HISTORY", T_INT, "4096", OFF(history), 0, 100000000, NULL,
 	 "Freed allocations remembered to explain double frees (0: none)."},
+	{"SIGNAL_SUMMARY", T_BOOL, "1", OFF(signal_summary), 0, 0, NULL,
+	 "Write the summary when a signal that kills by default (SIGTERM, SIGINT, SIGSEGV, "
+	 "SIGABRT ...) ends the program, then die of it as before. Only signals left at their "
+	 "default action when CUDA is first used are caught."},
 	{"VERBOSE", T_BOOL, "0", OFF(verbose), 0, 0, NULL,
 	 "Print the effective options and start-up notes on stderr."},
 };

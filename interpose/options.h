@@ -18,6 +18,7 @@ typedef struct gc_options {
 	int on_error;
 	int leak_check;
 	int history;
+	int signal_summary;
 	int verbose;
 } gc_options;
 

@@ -72,19 +72,23 @@ done
 for v in -5 100000001 1e3 many; do
 	bad_value HISTORY "$v" "$has_records"
 done
+for v in 3 always; do
+	bad_value SIGNAL_SUMMARY "$v" "$has_records"  # the default, 1
+done
 for v in 2 loud; do
 	bad_value VERBOSE "$v" "$has_records"  # the default, 0: no option list (1 stderr line)
 done
 
-# All at once: one warning line for each of the ten.
+# All at once: one warning line for each of the eleven.
 run GRAPHCHECK_LOG_FILE="$tmp/$long" GRAPHCHECK_JSON_FILE="$tmp/$long" GRAPHCHECK_SUMMARY_FILE="$tmp/$long" \
 	GRAPHCHECK_TRACE_FILE="$tmp/$long" GRAPHCHECK_BACKTRACE_DEPTH=x GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=x \
-	GRAPHCHECK_ON_ERROR=x GRAPHCHECK_LEAK_CHECK=x GRAPHCHECK_HISTORY=x GRAPHCHECK_VERBOSE=x
+	GRAPHCHECK_ON_ERROR=x GRAPHCHECK_LEAK_CHECK=x GRAPHCHECK_HISTORY=x GRAPHCHECK_VERBOSE=x \
+	GRAPHCHECK_SIGNAL_SUMMARY=x
 n=$(grep -c "^graphcheck: GRAPHCHECK_[A-Z_]*='.*; using " "$tmp/gc.err")
 names=$(sed -n "s/^graphcheck: GRAPHCHECK_\([A-Z_]*\)='.*/\1/p" "$tmp/gc.err" | sort -u | wc -l)
-same && [ "$n" -eq 10 ] && [ "$names" -eq 10 ] && [ "$(grep -c '^graphcheck: ' "$tmp/gc.err")" -eq 10 ] &&
-	ok "all ten options bad at once: ten warning lines, one per option, same output and exit" ||
-	bad "all ten bad: $n warning lines for $names options; rc $nrc/$grc"
+same && [ "$n" -eq 11 ] && [ "$names" -eq 11 ] && [ "$(grep -c '^graphcheck: ' "$tmp/gc.err")" -eq 11 ] &&
+	ok "all eleven options bad at once: eleven warning lines, one per option, same output and exit" ||
+	bad "all eleven bad: $n warning lines for $names options; rc $nrc/$grc"
 
 # A value with a newline (or any control character) is still one warning line.
 run "GRAPHCHECK_ON_ERROR=$(printf 'abort\nx')" GRAPHCHECK_LOG_FILE="$tmp/log.txt"

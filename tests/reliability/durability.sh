@@ -4,9 +4,11 @@
 # normally (exit from main, return from main, exit() from another thread). Every record
 # written before is a whole JSON line (jq) and a whole text record, none lost (exactly N);
 # the exit summary (JSON "summary" line, text "graphcheck: N errors" line) is written on the
-# normal ends. Where it is not written is printed, not failed: graphcheck installs no signal
-# handlers, by design. Also: 8 threads writing records when SIGKILL comes, and
-# GRAPHCHECK_ON_ERROR=abort. Usage: sh tests/reliability/durability.sh BUILD_DIR
+# normal ends and on the signals that allow it (abort, segfault, SIGTERM, SIGQUIT, SIGBUS:
+# "killed by SIG...", with the same exit status as without graphcheck), not on SIGKILL or
+# _exit, nor with GRAPHCHECK_SIGNAL_SUMMARY=0. A program's own SIGTERM handler, set before or
+# after its first CUDA call, is left to work as without graphcheck. Also: 8 threads writing records when SIGKILL
+# comes, and GRAPHCHECK_ON_ERROR=abort. Usage: sh tests/reliability/durability.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 
 # ASan would catch SIGSEGV and SIGBUS itself and exit 1: let the signals act as without it.
@@ -15,11 +17,11 @@
 N=200
 # tab FILE: "type rule errors warnings records" per JSON line (one jq for the whole file).
 tab() {
-	jq -r '[.type, (.rule // "-"), (.errors // "-"), (.warnings // "-"), (.records // "-")] |
+	jq -r '[.type, (.rule // "-"), (.errors // "-"), (.warnings // "-"), (.records // "-"),
+	        (.signal // "-")] |
 	       map(tostring) | join(" ")' "$1" 2> "$tmp/jq.err"
 }
-not_written=""
-for mode in kill abort segv term quit bus _exit exit return thread-exit; do
+for mode in kill abort segv term quit bus _exit exit return thread-exit term-handled term-handled-late; do
 	timeout 60 "$REL" die $mode $N > "$tmp/native.out" 2> "$tmp/native.err"  # (sh may note a death by signal in .err)
 	nrc=$?
 	rm -f "$tmp/gc.json" "$tmp/gc.txt"
@@ -44,22 +46,33 @@ for mode in kill abort segv term quit bus _exit exit return thread-exit; do
 	fi
 	js=$(grep '^summary ' "$tmp/gc.tab" | cut -d' ' -f3-)
 	ts=$(grep -c "^==graphcheck== graphcheck: $N errors, 0 warnings\$" "$tmp/gc.txt")
+	sig=
 	case $mode in
-	exit | return | thread-exit)
-		[ "$js" = "$N 0 $N" ] && [ "$ts" -eq 1 ] && [ "$(tail -n 1 "$tmp/gc.txt")" = "==graphcheck== graphcheck: $N errors, 0 warnings" ] &&
+	abort) sig=SIGABRT ;; segv) sig=SIGSEGV ;; term) sig=SIGTERM ;; quit) sig=SIGQUIT ;; bus) sig=SIGBUS ;;
+	esac
+	case $mode in
+	exit | return | thread-exit | term-handled*)  # the program's own SIGTERM handler: it lives on
+		[ "$js" = "$N 0 $N -" ] && [ "$ts" -eq 1 ] && [ "$(tail -n 1 "$tmp/gc.txt")" = "==graphcheck== graphcheck: $N errors, 0 warnings" ] &&
 			ok "$mode: summary written (JSON [$N,0,$N] and the text line)" ||
 			bad "$mode: summary missing or wrong: JSON '$js', text lines $ts" ;;
+	kill | _exit)
+		[ -z "$js" ] && [ "$ts" -eq 0 ] && ok "$mode: no summary (nothing runs after it)" ||
+			bad "$mode: a summary appeared: JSON '$js', text lines $ts" ;;
 	*)
-		if [ -z "$js" ] && [ "$ts" -eq 0 ]; then
-			not_written="$not_written $mode"
-		elif [ "$js" = "$N 0 $N" ] && [ "$ts" -eq 1 ]; then
-			echo "     ($mode: the summary was written)"
-		else
-			bad "$mode: a partial summary: JSON '$js', text lines $ts"
-		fi ;;
+		line="==graphcheck== graphcheck: $N errors, 0 warnings (killed by $sig: no leak check)"
+		[ "$js" = "$N 0 $N $sig" ] && [ "$(grep -cxF "$line" "$tmp/gc.txt")" -eq 1 ] &&
+			ok "$mode: summary written on $sig (JSON [$N,0,$N,$sig] and the text line), status $grc as native" ||
+			bad "$mode: summary on $sig missing or wrong: JSON '$js', text: $(grep -c 'graphcheck: ' "$tmp/gc.txt") summary lines" ;;
 	esac
 done
-echo "     summary not written on:$not_written (no atexit; graphcheck installs no signal handlers)"
+
+# GRAPHCHECK_SIGNAL_SUMMARY=0: no handler, no summary, same status.
+GRAPHCHECK_SIGNAL_SUMMARY=0 GRAPHCHECK_JSON_FILE=$tmp/off.json GRAPHCHECK_LOG_FILE=$tmp/off.txt \
+	timeout 60 env LD_PRELOAD="$PRE" "$REL" die term $N > /dev/null 2>&1
+orc=$?
+[ $orc -eq 143 ] && ! grep -q '"summary"' "$tmp/off.json" && ! grep -q 'graphcheck: [0-9]* errors' "$tmp/off.txt" &&
+	ok "GRAPHCHECK_SIGNAL_SUMMARY=0: SIGTERM leaves no summary (status $orc)" ||
+	bad "GRAPHCHECK_SIGNAL_SUMMARY=0: status $orc, or a summary was written"
 
 # Killed while 8 threads are writing records: no line torn, in either log.
 GRAPHCHECK_JSON_FILE=$tmp/mt.json GRAPHCHECK_LOG_FILE=$tmp/mt.txt \
@@ -86,9 +99,9 @@ rc=$?
 tab "$tmp/ab.json" > "$tmp/ab.tab"
 got=$(cut -d' ' -f1-2 "$tmp/ab.tab" | tr '\n' ' ')
 js=$(grep '^summary ' "$tmp/ab.tab" | cut -d' ' -f3-)
-[ $rc -eq 134 ] && [ "$got" = "start - violation double-free summary - " ] && [ "$js" = "1 0 1" ] &&
+[ $rc -eq 134 ] && [ "$got" = "start - violation double-free summary - " ] && [ "$js" = "1 0 1 -" ] &&  # written once: abort()'s SIGABRT adds none
 	[ "$(tail -n 1 "$tmp/ab.txt")" = "==graphcheck== graphcheck: 1 errors, 0 warnings" ] &&
 	grep -q 'aborting on the first error' "$tmp/ab.err" &&
-	ok "GRAPHCHECK_ON_ERROR=abort: one record, the summary, then SIGABRT (134)" ||
+	ok "GRAPHCHECK_ON_ERROR=abort: one record, one summary, then SIGABRT (134)" ||
 	bad "GRAPHCHECK_ON_ERROR=abort: rc $rc, lines '$got', summary '$js'"
 finish

@@ -12,7 +12,8 @@
  *       in the capture, instantiate, launch twice, free, destroy) every CAPTURE_EVERY pairs.
  *       Each thread commits exactly one double free (of a size no other thread uses).
  *   rel_prog die MODE N
- *       N double frees (N records), then ends by MODE: kill abort segv term quit bus exit
+ *       N double frees (N records), then ends by MODE: kill abort segv term term-handled
+ *       term-handled-late quit bus exit
  *       return thread-exit _exit.
  *   rel_prog die-threads NTHREADS MS
  *       NTHREADS threads commit double frees without end; after MS ms, SIGKILL.
@@ -232,8 +233,27 @@ static void *exit_from_thread(void *arg)
 	exit((int)(intptr_t)arg);
 }
 
+static volatile sig_atomic_t got_term;
+static void on_term(int sig)
+{
+	(void)sig;
+	got_term = 1;
+}
+
+static void handle_term(void)
+{
+	struct sigaction sa = {0};
+	sa.sa_handler = on_term;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 static int run_die(const char *mode, int n)
 {
+	/* term-handled: the program's own SIGTERM handler from the start; term-handled-late:
+	 * set after CUDA is in use (over graphcheck's). Either way it survives and exits 8. */
+	if (!strcmp(mode, "term-handled"))
+		handle_term();
 	init_driver();
 	CUstream s = new_stream();
 	int refused = 0;
@@ -250,6 +270,13 @@ static int run_die(const char *mode, int n)
 		*nowhere = 1;
 	} else if (!strcmp(mode, "term"))
 		raise(SIGTERM);
+	else if (!strncmp(mode, "term-handled", 12)) {
+		if (strcmp(mode, "term-handled"))
+			handle_term();
+		raise(SIGTERM);
+		printf("SIGTERM handled by the program: %d\n", (int)got_term);
+		exit(8);
+	}
 	else if (!strcmp(mode, "quit"))
 		raise(SIGQUIT);
 	else if (!strcmp(mode, "bus"))
