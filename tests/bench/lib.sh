@@ -29,3 +29,13 @@ judge() {
 		ok = op == "<=" ? v + 0 <= t + 0 : v + 0 >= t + 0
 		print ok ? "PASS" : "MISS" }'
 }
+
+# paired OP FILE_A FILE_B: the median over rounds of a_i OP b_i (OP: - or /), the files'
+# lines being the rounds in order. Paired per round, drift of the machine between rounds
+# cancels, which a difference of medians does not. n/a unless both have the same count.
+paired() {
+	[ -s "$2" ] && [ -s "$3" ] && [ "$(wc -l < "$2")" -eq "$(wc -l < "$3")" ] ||
+		{ echo "n/a"; return; }
+	paste "$2" "$3" | awk -v op="$1" '{ print op == "/" ? $1 / $2 : $1 - $2 }' > "$2.paired"
+	median "$2.paired"
+}

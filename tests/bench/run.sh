@@ -13,7 +13,7 @@ set -u
 B=${1:-build}
 D=$(dirname "$0")
 . "$D/lib.sh"
-ROUNDS=${GRAPHCHECK_BENCH_ROUNDS:-5}
+ROUNDS=${GRAPHCHECK_BENCH_ROUNDS:-7}
 NVCC=${NVCC:-nvcc}
 GC=$B/graphcheck
 [ -x "$GC" ] && [ -f "$B/libgraphcheck.so" ] ||
@@ -91,8 +91,10 @@ bench() {
 		put $w.$v.wall "$(median "$T/$w.$v.wall")"
 	done
 	n=$(get $w.native.el)
-	put $w.gc.ratio "$(calc 'a / b' "$(get $w.gc.el)" "$n")"
-	put $w.gc-bt8.ratio "$(calc 'a / b' "$(get $w.gc-bt8.el)" "$n")"
+	# graphcheck's ratios: the median of the per-round ratios (each run beside its native run)
+	put $w.gc.ratio "$(FORMAT=%.3f calc 'a' "$(paired / "$T/$w.gc.el" "$T/$w.native.el")" 1)"
+	put $w.gc-bt8.ratio "$(FORMAT=%.3f calc 'a' "$(paired / "$T/$w.gc-bt8.el" "$T/$w.native.el")" 1)"
+	put $w.gc.mratio "$(calc 'a / b' "$(get $w.gc.el)" "$n")"
 	put $w.san.ratio "$(FORMAT=%.2f calc 'a * c / b' "$(get $w.san.el)" "$n" "$scale")"
 	nw=$(get $w.native.wall)
 	put $w.gc.wratio "$(calc 'a / b' "$(get $w.gc.wall)" "$nw")"
@@ -100,7 +102,8 @@ bench() {
 	if [ "$scale" = 1 ]; then put $w.san.wratio "$(FORMAT=%.2f calc 'a / b' "$(get $w.san.wall)" "$nw")"
 	else put $w.san.wratio "n/a(scaled)"; fi
 	echo "  ratio to native, timed section: graphcheck $(get $w.gc.ratio), gc-bt8 $(get $w.gc-bt8.ratio)," \
-		"compute-sanitizer $(get $w.san.ratio)"
+		"compute-sanitizer $(get $w.san.ratio) (graphcheck's: median of per-round ratios; of the" \
+		"medians: $(get $w.gc.mratio))"
 	echo "  ratio to native, whole process: graphcheck $(get $w.gc.wratio), gc-bt8 $(get $w.gc-bt8.wratio)," \
 		"compute-sanitizer $(get $w.san.wratio)"
 	[ -s "$T/$w.san.summary" ] && sed 's/^/  compute-sanitizer: /' "$T/$w.san.summary"
@@ -109,13 +112,18 @@ bench() {
 bench seed_fixed_loop $SEED_N $SEED_N 1
 bench alloc_free_pairs $PAIRS $PAIRS_SAN $((PAIRS / PAIRS_SAN))
 # (tool - native) / (2 N): the added time per intercepted call
-for v in gc gc-bt8 san; do
-	s=1; [ $v = san ] && s=$((PAIRS / PAIRS_SAN))
-	put pairs.$v.ns "$(FORMAT=%.1f calc "(a * c - b) / (2 * $PAIRS) * 1e9" \
-		"$(get alloc_free_pairs.$v.el)" "$(get alloc_free_pairs.native.el)" $s)"
+# For graphcheck, the median of the per-round differences (each run beside its native run).
+for v in gc gc-bt8; do
+	put pairs.$v.ns "$(FORMAT=%.1f calc "a / (2 * $PAIRS) * 1e9" \
+		"$(paired - "$T/alloc_free_pairs.$v.el" "$T/alloc_free_pairs.native.el")" 1)"
+	put pairs.$v.mns "$(FORMAT=%.1f calc "(a - b) / (2 * $PAIRS) * 1e9" \
+		"$(get alloc_free_pairs.$v.el)" "$(get alloc_free_pairs.native.el)")"
 done
+put pairs.san.ns "$(FORMAT=%.1f calc "(a * c - b) / (2 * $PAIRS) * 1e9" \
+	"$(get alloc_free_pairs.san.el)" "$(get alloc_free_pairs.native.el)" $((PAIRS / PAIRS_SAN)))"
 echo "  added per intercepted call: graphcheck $(get pairs.gc.ns) ns, gc-bt8 $(get pairs.gc-bt8.ns) ns," \
-	"compute-sanitizer $(get pairs.san.ns) ns"
+	"compute-sanitizer $(get pairs.san.ns) ns (graphcheck's: median of per-round differences;" \
+	"difference of the medians: $(get pairs.gc.mns) ns, gc-bt8 $(get pairs.gc-bt8.mns) ns)"
 bench graph_launches $LAUNCHES $LAUNCHES_SAN $((LAUNCHES / LAUNCHES_SAN))
 bench threads_pairs "$THREADS $OPS" "$THREADS $OPS_SAN" $((OPS / OPS_SAN))
 # throughput under the tool / native = native time / tool time
