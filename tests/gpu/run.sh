@@ -2,7 +2,7 @@
 # graphcheck on a real GPU: builds the object and the seed programs there, runs each natively
 # and under graphcheck, and keeps every log. Usage: sh tests/gpu/run.sh [OUT_DIR]
 # (default tests/gpu/logs). Needs nvcc, a CUDA driver, and python3 with torch for the
-# PyTorch check. Takes about a minute.
+# PyTorch check, cupy for the CuPy one (each skipped without). Takes about a minute.
 set -u
 OUT=${1:-tests/gpu/logs}
 SEED=${SEED_DIR:-demo}
@@ -57,6 +57,13 @@ if python3 -c 'import torch' 2>/dev/null; then
 	done
 else
 	echo "torch_graph: skipped (no torch)"
+fi
+if python3 -c 'import cupy' 2>/dev/null; then
+	for i in 1 2 3; do
+		run "cupy_graph_$i" python3 tests/gpu/cupy_graph.py
+	done
+else
+	echo "cupy_graph: skipped (no cupy: $(python3 -c 'import cupy' 2>&1 | tail -1))"
 fi
 log "probe codes (native)"
 cat "$OUT/misuse_probe.native.out" "$OUT/probe_driver.native.out"
