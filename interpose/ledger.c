@@ -99,14 +99,17 @@ struct gc_ledger {
 	gc_slab galloc_slab;
 	size_t g_live_allocs;
 	uint64_t g_live_bytes;
-	struct stripe *stripes;
-	unsigned nstripes;     /* a power of two */
 	struct graph *all_graphs;
 	size_t n_graphs, n_execs;
-	uint32_t alloc_seq;    /* atomic: taken under any lock */
 	uint64_t graph_seq;
+	/* Read by every event of every thread: a cache line of their own, written rarely. */
+	struct stripe *stripes __attribute__((aligned(64)));
+	unsigned nstripes;     /* a power of two */
 	int active_captures;   /* read without the lock by gc_ledger_capturing */
+	/* Allocation numbers: written by every allocation, so on a line of its own. */
+	uint32_t alloc_seq __attribute__((aligned(64)));
 };
+
 
 static struct stripe *stripe_of(const gc_ledger *l, uint64_t ptr)
 {
@@ -170,6 +173,10 @@ typedef struct out {
 	gc_verdict *v;
 	int n, max;
 	int explained;  /* the call failed for a reason already reported: no api-error */
+	/* A free-unknown found with only the address's stripe locked: its verdict needs every
+	 * stripe (is the address inside another allocation?), taken once the stripe is let go. */
+	int unknown_pending;
+	char unknown_where[128];
 } out;
 
 static gc_verdict *verdict(out *o, gc_rule rule, const char *fmt, ...)
@@ -599,7 +606,15 @@ static void interior_visit(gc_hnode *n, void *arg)
 		s->found = a;
 }
 
-static void free_unknown(gc_ledger *l, out *o, const gc_event *ev, const char *where)
+/* A free of an address no record fits: decided now, explained once every stripe can be
+ * searched (see out.unknown_pending); gc_ledger_apply calls unknown_verdict then. */
+static void free_unknown(out *o, const char *where)
+{
+	o->unknown_pending = 1;
+	snprintf(o->unknown_where, sizeof(o->unknown_where), "%s", where);
+}
+
+static void unknown_verdict(gc_ledger *l, out *o, const gc_event *ev, const char *where)
 {
 	struct interior_search s = {ev->ptr, NULL};
 	char ob[256];
@@ -699,7 +714,7 @@ static void free_in_graph(gc_ledger *l, out *o, const gc_event *ev, struct graph
 	}
 	char where[128];
 	snprintf(where, sizeof(where), " %s", how);
-	free_unknown(l, o, ev, where);
+	free_unknown(o, where);
 }
 
 /* A free outside any graph: cuMemFreeAsync on a stream not capturing, or cuMemFree. */
@@ -736,7 +751,7 @@ static void free_outside(gc_ledger *l, out *o, const gc_event *ev, int sync)
 		 * cuMemAllocManaged ...) is fine if the driver says so. */
 		if (sync && ev->result == GC_CUDA_SUCCESS)
 			return;
-		free_unknown(l, o, ev, "");
+		free_unknown(o, "");
 		return;
 	}
 	struct alloc *a = newest;
@@ -1196,22 +1211,26 @@ static int apply_plain(gc_ledger *l, const gc_event *ev)
 	return done;
 }
 
-/* Events that may read plain records besides graph state. */
-static int needs_stripes(const gc_event *ev)
+/* The stripe of the plain records an event may read besides graph state, or NULL. */
+static struct stripe *stripe_needed(gc_ledger *l, const gc_event *ev)
 {
-	return ev->kind == GC_EV_FREE || ev->kind == GC_EV_SYNC_FREE ||
-	       ev->kind == GC_EV_FREE_NODE || ev->kind == GC_EV_EXIT;
+	int frees = ev->kind == GC_EV_FREE || ev->kind == GC_EV_SYNC_FREE ||
+	            ev->kind == GC_EV_FREE_NODE;
+	return frees ? stripe_of(l, ev->ptr) : NULL;
 }
 
 int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 {
 	if (apply_plain(l, ev))
 		return 0;
-	out o = {v, 0, max, 0};
-	int all = needs_stripes(ev);
+	out o = {.v = v, .max = max};
+	int all = ev->kind == GC_EV_EXIT;  /* the leak walk */
+	struct stripe *one = all ? NULL : stripe_needed(l, ev);
 	pthread_mutex_lock(&l->lock);
 	if (all)
 		lock_stripes(l);
+	else if (one)
+		pthread_mutex_lock(&one->lock);
 	/* 907: waiting on an event recorded in a capture; the H200 invalidated the capture. */
 	if ((ev->result == GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED &&
 	     ev->kind != GC_EV_CAPTURE_BEGIN) ||  /* a refused begin broke nothing */
@@ -1258,7 +1277,8 @@ int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	case GC_EV_EXIT: on_exit_check(l, &o); break;
 	case GC_EV__COUNT: break;
 	}
-	if (!o.n && !o.explained && ev->result != GC_CUDA_SUCCESS && !benign(ev)) {
+	if (!o.n && !o.unknown_pending && !o.explained && ev->result != GC_CUDA_SUCCESS &&
+	    !benign(ev)) {
 		const char *name = gc_result_name(ev->result);
 		verdict(&o, GC_RULE_API_ERROR,
 		        "%s returned %d (%s), which no graphcheck rule explains: the program may go on "
@@ -1266,6 +1286,15 @@ int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 		        ev->call, ev->result, name ? name : "unknown code");
 	}
 done:
+	if (one)
+		pthread_mutex_unlock(&one->lock);
+	if (o.unknown_pending) {  /* the error path: every stripe, in order, for the search */
+		if (!all)
+			lock_stripes(l);
+		unknown_verdict(l, &o, ev, o.unknown_where);
+		if (!all)
+			unlock_stripes(l);
+	}
 	if (all)
 		unlock_stripes(l);
 	pthread_mutex_unlock(&l->lock);
@@ -1300,9 +1329,10 @@ static void stripe_destroy(struct stripe *st)
 
 gc_ledger *gc_ledger_new(const gc_ledger_config *cfg)
 {
-	gc_ledger *l = calloc(1, sizeof(*l));
+	gc_ledger *l = aligned_alloc(64, sizeof(*l));  /* sizeof is a multiple of 64 */
 	if (!l)
 		return NULL;
+	memset(l, 0, sizeof(*l));
 	pthread_mutex_init(&l->lock, NULL);
 	gc_slab_init(&l->galloc_slab, sizeof(struct alloc));
 	size_t history = cfg ? cfg->history : 4096;
