@@ -88,6 +88,7 @@ struct stripe {
 	/* Freed allocations kept for double-free and explanations: a ring, oldest evicted. */
 	struct alloc **history;
 	size_t history_cap, history_head, history_len;
+	uint64_t forgotten;  /* freed records evicted: an unknown free may be a forgotten one */
 } __attribute__((aligned(64)));  /* one cache line's worth apart: no false sharing */
 
 /* Lock order: the graph lock, then stripes in index order. Events that touch only plain
@@ -358,6 +359,7 @@ static void history_push(struct stripe *st, struct alloc *a)
 	if (!st->history_cap) {
 		gc_table_remove(&st->allocs, &a->h);
 		gc_slab_release(&st->slab, a);
+		st->forgotten++;
 		return;
 	}
 	a->flags |= F_HISTORY;
@@ -366,6 +368,7 @@ static void history_push(struct stripe *st, struct alloc *a)
 		if (old->h.key)  /* still listed: superseded records were unlisted with key 0 */
 			gc_table_remove(&st->allocs, &old->h);
 		gc_slab_release(&st->slab, old);
+		st->forgotten++;
 		st->history[st->history_head] = a;
 		if (++st->history_head == st->history_cap)  /* no division on the hot path */
 			st->history_head = 0;
@@ -626,6 +629,15 @@ static void unknown_verdict(gc_ledger *l, out *o, const gc_event *ev, const char
 		           ev->call, (unsigned long long)ev->ptr, where,
 		           (unsigned long long)(ev->ptr - s.found->h.key),
 		           alloc_origin(s.found, ob, sizeof(ob)), (unsigned long long)s.found->h.key);
+	else if (stripe_of(l, ev->ptr)->forgotten)
+		verdict(o, GC_RULE_FREE_UNKNOWN,
+		        "%s frees 0x%llx%s, an address graphcheck holds no allocation for (and not "
+		        "inside any live one): either no allocation returned it, or it was freed long "
+		        "enough ago to have left the history of freed allocations (GRAPHCHECK_HISTORY, "
+		        "%zu kept), and this is a double free. Raise GRAPHCHECK_HISTORY to tell which; "
+		        "else check where the pointer comes from (uninitialized, stale after reuse).",
+		        ev->call, (unsigned long long)ev->ptr, where,
+		        stripe_of(l, ev->ptr)->history_cap * l->nstripes);
 	else
 		verdict(o, GC_RULE_FREE_UNKNOWN,
 		        "%s frees 0x%llx%s, an address no allocation graphcheck saw returned (and "

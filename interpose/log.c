@@ -399,6 +399,16 @@ void gc_log_open(const gc_options *o)
 	output_open(&text_out, o->log_file);
 	output_open(&json_out, o->json_file);
 	snprintf(summary_path, sizeof(summary_path), "%s", o->summary_file);
+	if (summary_path[0]) {  /* said now: at exit there is no one to tell */
+		int fd = open(summary_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+		if (fd < 0) {
+			gc_log_note("cannot open the summary file '%.200s' (%s); no summary there",
+			            summary_path, strerror(errno));
+			summary_path[0] = '\0';
+		} else {
+			close(fd);
+		}
+	}
 	if (json_out.fd >= 0)
 		write_start();
 }
@@ -478,7 +488,7 @@ void gc_log_summary_signal(int sig)
 		output_write(&json_out, buf, (size_t)n);
 	}
 	if (summary_path[0]) {
-		int fd = open(summary_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+		int fd = open(summary_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
 		if (fd >= 0) {
 			n = snprintf(buf, sizeof(buf), "%ld %llu %llu\n", pid, (unsigned long long)e,
 			             (unsigned long long)w);

@@ -1,5 +1,6 @@
 #include "interpose/trace.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -17,10 +18,17 @@ static uint64_t seq;
 static uint32_t sites_written;    /* sites are interned in increasing id order */
 static pthread_mutex_t site_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static int write_failed;  /* said once */
+
 static void put(const char *buf, size_t len)
 {
-	if (fd >= 0 && len)
-		(void)!write(fd, buf, len);  /* a trace that cannot be written is lost, not fatal */
+	if (fd < 0 || !len)
+		return;
+	/* A trace that cannot be written is lost, not fatal; the user hears of it once. */
+	ssize_t n = write(fd, buf, len);
+	if (n != (ssize_t)len && !__atomic_exchange_n(&write_failed, 1, __ATOMIC_RELAXED))
+		gc_log_note("writing the trace '%.200s' failed (%s); later lines may be lost too",
+		            pattern_copy, n < 0 ? strerror(errno) : "short write");
 }
 
 /* The NVIDIA kernel module's version ("580.159.04"), when the machine says it. */

@@ -808,6 +808,16 @@ static void history_is_bounded(void **state)
 	gc_event old = mfree(0x10000, S1, 0, INVALID);
 	assert_int_equal(gc_ledger_apply(l, &old, v, 4), 1);
 	assert_int_equal(v[0].rule, GC_RULE_FREE_UNKNOWN);
+	/* It says the allocation may have been forgotten, and how many are kept... */
+	assert_non_null(strstr(v[0].message, "GRAPHCHECK_HISTORY, 8 kept"));
+	gc_ledger_free(l);
+	/* ... which a ledger that has forgotten nothing does not. */
+	l = gc_ledger_new(&cfg);
+	gc_event never = mfree(0x10000, S1, 0, INVALID);
+	assert_int_equal(gc_ledger_apply(l, &never, v, 4), 1);
+	assert_int_equal(v[0].rule, GC_RULE_FREE_UNKNOWN);
+	assert_null(strstr(v[0].message, "GRAPHCHECK_HISTORY"));
+	assert_non_null(strstr(v[0].message, "no allocation graphcheck saw"));
 	gc_ledger_free(l);
 }
 

@@ -143,8 +143,16 @@ for p in "$tmp/nodir/t.trace" "$tmp/adir"; do
 		ok "GRAPHCHECK_TRACE_FILE=$p: one message, no trace, records as usual" ||
 		bad "GRAPHCHECK_TRACE_FILE=$p: rc $nrc/$grc, $notes messages: $(head -c 200 "$tmp/gc.err")"
 done
+# A trace that opens but cannot be written: one message, at the first failed write.
 run GRAPHCHECK_TRACE_FILE=/dev/full GRAPHCHECK_LOG_FILE="$tmp/log.txt"
-same && eval "$has_records" && ok "GRAPHCHECK_TRACE_FILE=/dev/full: the program runs on, records as usual" ||
-	bad "GRAPHCHECK_TRACE_FILE=/dev/full: rc $nrc/$grc"
-echo "     (trace to /dev/full: $(grep -c '^graphcheck: ' "$tmp/gc.err") message(s) on stderr; trace.c drops write errors silently)"
+notes=$(grep -c '^graphcheck: ' "$tmp/gc.err")
+same && eval "$has_records" && [ "$notes" -eq 1 ] && grep -q "writing the trace '/dev/full' failed" "$tmp/gc.err" &&
+	ok "GRAPHCHECK_TRACE_FILE=/dev/full: one message, the program runs on, records as usual" ||
+	bad "GRAPHCHECK_TRACE_FILE=/dev/full: rc $nrc/$grc, $notes messages: $(head -c 200 "$tmp/gc.err")"
+# A summary file that cannot be opened: one message at start-up, records as usual.
+run GRAPHCHECK_SUMMARY_FILE="$tmp/nodir/summary" GRAPHCHECK_LOG_FILE="$tmp/log.txt"
+notes=$(grep -c '^graphcheck: ' "$tmp/gc.err")
+same && eval "$has_records" && [ "$notes" -eq 1 ] && grep -q "cannot open the summary file" "$tmp/gc.err" &&
+	ok "GRAPHCHECK_SUMMARY_FILE in a missing directory: one message, records as usual" ||
+	bad "GRAPHCHECK_SUMMARY_FILE in a missing directory: rc $nrc/$grc, $notes messages: $(head -c 200 "$tmp/gc.err")"
 finish
