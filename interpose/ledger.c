@@ -1318,9 +1318,20 @@ int gc_ledger_capturing(const gc_ledger *l)
 	return __atomic_load_n(&l->active_captures, __ATOMIC_RELAXED) > 0;
 }
 
+/* Stripe locks are held for a few hundred instructions: a waiter spins a little before it
+ * sleeps (glibc's adaptive mutex) rather than paying a futex sleep and wake-up. */
+static void stripe_lock_init(struct stripe *st)
+{
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&st->lock, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
 static int stripe_init(struct stripe *st, size_t history)
 {
-	pthread_mutex_init(&st->lock, NULL);
+	stripe_lock_init(st);
 	gc_slab_init(&st->slab, sizeof(struct alloc));
 	st->history_cap = history;
 	if (history) {
@@ -1473,7 +1484,7 @@ void gc_ledger_fork_child(gc_ledger *l)
 		return;
 	pthread_mutex_init(&l->lock, NULL);
 	for (unsigned i = 0; i < l->nstripes; i++)
-		pthread_mutex_init(&l->stripes[i].lock, NULL);
+		stripe_lock_init(&l->stripes[i]);
 	/* The parent's allocations are the parent's to free: the child does not leak them. */
 	each_alloc(l, inherit_visit, NULL);
 }
