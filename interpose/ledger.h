@@ -85,9 +85,10 @@ typedef struct gc_verdict {
 
 typedef struct gc_ledger gc_ledger;
 
-/* Plain allocations are kept in this many address stripes, each with its own lock: with
- * 16 threads on 64 stripes, few share one. */
-#define GC_LEDGER_STRIPES 64
+/* Plain allocations are kept in this many address stripes, each with its own lock: 16
+ * threads on 32 stripes rarely share one. Fork, stats and the exit walk hold every stripe at
+ * once, so not more (ThreadSanitizer, for one, tracks at most 64 locks held by a thread). */
+#define GC_LEDGER_STRIPES 32
 
 typedef struct gc_ledger_config {
 	size_t history;       /* freed allocations kept for explanations; 0 keeps none. Split

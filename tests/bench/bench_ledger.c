@@ -134,7 +134,7 @@ int main(int argc, char **argv)
 		       r[i].probes);
 	}
 	printf("bytes include the history rings (4096 freed records kept for explanations) and\n"
-	       "64 address stripes, a fixed few hundred KB that dominates small sizes. probes: mean\n"
+	       "32 address stripes, a fixed few hundred KB that dominates small sizes. probes: mean\n"
 	       "nodes visited to find a recorded address; flat probes with rising ns is the working\n"
 	       "set (56 bytes a record) outgrowing the caches and TLB, not a longer search\n");
 	for (int i = 0; i < 4; i++)
