@@ -33,6 +33,20 @@ echo "== graphcheck benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC'), $ROUNDS rounds
 GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 echo "GPU, driver: ${GPU:-unknown (nvidia-smi failed)}"
 env | grep '^GRAPHCHECK_' | grep -v '^GRAPHCHECK_BENCH_' | sed 's/^/environment: /'
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //'), $(nproc) usable"
+# Every run on the CPUs next to the GPU: a process landing on the far socket makes driver
+# calls slower, which shows as noise larger than what is measured. GRAPHCHECK_BENCH_PIN=0
+# leaves placement to the scheduler.
+PIN=
+bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader 2>/dev/null | head -1 | tr 'A-F' 'a-f')
+cpus=$(cat "/sys/bus/pci/devices/${bus#????}/local_cpulist" 2>/dev/null)
+if [ "${GRAPHCHECK_BENCH_PIN:-1}" != 0 ] && [ -n "$cpus" ] && command -v taskset > /dev/null &&
+	taskset -c "$cpus" true 2> /dev/null; then
+	PIN="taskset -c $cpus"
+	echo "pinned: $PIN (the GPU's local CPUs, from sysfs)"
+else
+	echo "not pinned (GPU-local CPUs: ${cpus:-unknown})"
+fi
 echo "== build ($NVCC -O2)"
 for p in seed_fixed_loop alloc_free_pairs graph_launches threads_pairs; do
 	"$NVCC" -O2 -o "$T/$p" "$D/$p.cu" -lcuda || exit 1
@@ -46,11 +60,11 @@ one() {
 	out=$T/out.$w.$v
 	t0=$(now_ns)
 	case $v in
-	native) "$@" ;;
-	gc) "$GC" --no-leak-check --log-file=/dev/null --error-exitcode=99 -- "$@" ;;
+	native) $PIN "$@" ;;
+	gc) $PIN "$GC" --no-leak-check --log-file=/dev/null --error-exitcode=99 -- "$@" ;;
 	gc-bt8) GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=8 \
-		"$GC" --no-leak-check --log-file=/dev/null --error-exitcode=99 -- "$@" ;;
-	san) "$SAN" --print-limit 0 "$@" ;;
+		$PIN "$GC" --no-leak-check --log-file=/dev/null --error-exitcode=99 -- "$@" ;;
+	san) $PIN "$SAN" --print-limit 0 "$@" ;;
 	esac > "$out" 2>&1
 	rc=$?
 	t1=$(now_ns)
