@@ -1,7 +1,7 @@
 #!/bin/sh
 # Safety: a symlink planted at a log path is not followed (its target untouched, the
 # records go to stderr); a FIFO planted there does not hang the program; programs that never
-# use CUDA (make, cc, python3, sh) behave exactly the same with the object preloaded and
+# use CUDA (make, cc, python3, sh, a whole make of this project) behave exactly the same with the object preloaded and
 # leave no file behind, even with every GRAPHCHECK_* path and GRAPHCHECK_VERBOSE set.
 # Usage: sh tests/reliability/safety.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
@@ -104,4 +104,25 @@ same_without_cuda "python3 -c 'import ctypes; print(...)'" python3 -c 'import ct
 same_without_cuda "sh -c 'exit 7'" sh -c 'ls hello.c; exit 7'
 # Linked with libcuda, loads it, never calls it (its usage message, exit 2).
 same_without_cuda "rel_prog without arguments (libcuda loaded, never called)" "$(cd "$(dirname "$REL")" && pwd)/rel_prog"
+
+# A whole `make` of this project (a copy of its tracked files), with and without the object:
+# the same output and status, and no file from graphcheck. Not under the sanitizers, whose
+# runs it would only lengthen.
+if [ "$ASAN" = 0 ] && top=$(git rev-parse --show-toplevel 2> /dev/null); then
+	mkdir -p "$tmp/self"
+	(cd "$top" && git ls-files -z | xargs -0 cp --parents -t "$tmp/self")
+	(cd "$tmp/self" && timeout 600 make -s) > "$tmp/a.out" 2> "$tmp/a.err"
+	a=$?
+	(cd "$tmp/self" && make -s clean > /dev/null 2>&1)
+	(cd "$tmp/self" && timeout 600 env $all_set LD_PRELOAD="$PRE" make -s) > "$tmp/b.out" 2> "$tmp/b.err"
+	b=$?
+	files=$(ls -A "$tmp/out")
+	if [ $a -eq $b ] && cmp -s "$tmp/a.out" "$tmp/b.out" && cmp -s "$tmp/a.err" "$tmp/b.err" && [ -z "$files" ]; then
+		ok "preloaded into a whole 'make' of this project ($(grep -c . "$tmp/a.out") lines of output): same output, stderr and status ($a), no log file"
+	else
+		bad "preloaded into 'make' of this project: status $a vs $b, files: '$(echo $files)'"
+		diff "$tmp/a.out" "$tmp/b.out" | head -3
+		diff "$tmp/a.err" "$tmp/b.err" | head -3
+	fi
+fi
 finish
