@@ -34,9 +34,10 @@ GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/nu
 echo "GPU, driver: ${GPU:-unknown (nvidia-smi failed)}"
 env | grep '^GRAPHCHECK_' | grep -v '^GRAPHCHECK_BENCH_' | sed 's/^/environment: /'
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //'), $(nproc) usable"
-# Every run on the CPUs next to the GPU: a process landing on the far socket makes driver
-# calls slower, which shows as noise larger than what is measured. GRAPHCHECK_BENCH_PIN=0
-# leaves placement to the scheduler.
+# Every run on the CPUs next to the GPU: on a machine of several sockets, a process landing
+# on the far one makes driver calls slower, noise larger than what is measured (the H200 VM
+# measured so far has one node: there it changes nothing). GRAPHCHECK_BENCH_PIN=0 leaves
+# placement to the scheduler.
 PIN=
 bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader 2>/dev/null | head -1 | tr 'A-F' 'a-f')
 cpus=$(cat "/sys/bus/pci/devices/${bus#????}/local_cpulist" 2>/dev/null)
