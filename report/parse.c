@@ -283,10 +283,16 @@ static bool parse_start(pctx *p, const json_t *o)
 
 static bool parse_summary(pctx *p, const json_t *o, rp_summary *s)
 {
-	return get_uint(p, o, "", "pid", true, &s->pid) &&
-	       get_uint(p, o, "", "errors", true, &s->errors) &&
-	       get_uint(p, o, "", "warnings", true, &s->warnings) &&
-	       get_uint(p, o, "", "records", true, &s->records);
+	const char *sig = NULL;
+	if (!(get_uint(p, o, "", "pid", true, &s->pid) &&
+	      get_uint(p, o, "", "errors", true, &s->errors) &&
+	      get_uint(p, o, "", "warnings", true, &s->warnings) &&
+	      get_uint(p, o, "", "records", true, &s->records) &&
+	      get_str(p, o, "", "signal", false, false, &sig)))
+		return false;
+	if (sig)  /* a name like SIGTERM; anything longer is cut, it is only shown */
+		snprintf(s->signal, sizeof(s->signal), "%s", sig);
+	return true;
 }
 
 rp_line_kind rp_parse_line(const char *buf, size_t len, rp_record **rec, rp_summary *sum,

@@ -63,6 +63,9 @@ static pid_count *pid_entry(file_state *fs, uint64_t pid)
  * be concatenated; the records read are reported either way. */
 static void check_summary(file_state *fs, const rp_summary *s)
 {
+	if (s->signal[0])
+		diag(fs, "note: pid %llu was killed by %s: its summary was written as it died, and "
+		     "no leak check ran", (unsigned long long)s->pid, s->signal);
 	const pid_count *c = pid_entry(fs, s->pid);
 	if (c->errors == s->errors && c->warnings == s->warnings && c->records == s->records)
 		return;

@@ -82,6 +82,7 @@ typedef enum rp_line_kind {
 
 typedef struct rp_summary {
 	uint64_t pid, errors, warnings, records;
+	char signal[16];  /* "SIGTERM" when a fatal signal ended the process, else empty */
 } rp_summary;
 
 /* Parses one line (without its newline). why gets a one-line explanation for RP_LINE_BAD

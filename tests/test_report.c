@@ -554,6 +554,25 @@ static void summary_is_cross_checked(void **state)
 	rp_test_log_free(&t);
 }
 
+/* A summary written from a fatal signal's handler says so; a normal one says nothing. */
+static void summary_names_the_killing_signal(void **state)
+{
+	(void)state;
+	static const char log[] =
+	    "{\"type\":\"summary\",\"pid\":9,\"errors\":0,\"warnings\":0,\"records\":0,"
+	    "\"signal\":\"SIGTERM\"}\n"
+	    "{\"type\":\"summary\",\"pid\":10,\"errors\":0,\"warnings\":0,\"records\":0}\n";
+	rp_test_log t;
+	rp_test_log_init(&t);
+	rp_test_log_read(&t, "sig.jsonl", log, strlen(log));
+	rp_test_log_finish(&t);
+	assert_diag(&t, "sig.jsonl:1", "note: pid 9 was killed by SIGTERM: its summary was "
+	            "written as it died, and no leak check ran");
+	assert_null(strstr(t.diag, "pid 10"));
+	assert_int_equal(t.rd.malformed, 0);
+	rp_test_log_free(&t);
+}
+
 static void messages_are_capped_per_file(void **state)
 {
 	(void)state;
@@ -661,6 +680,7 @@ static int read_group(void)
 	    cmocka_unit_test(line_over_the_limit),
 	    cmocka_unit_test(unknown_type_is_a_warning_only),
 	    cmocka_unit_test(summary_is_cross_checked),
+	    cmocka_unit_test(summary_names_the_killing_signal),
 	    cmocka_unit_test(messages_are_capped_per_file),
 	    cmocka_unit_test(crlf_and_blank_lines_are_fine),
 	    cmocka_unit_test(files_that_cannot_be_read),
