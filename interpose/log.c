@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -101,6 +102,57 @@ static void sb_json_str(sb *b, const char *s)
 
 /* ---- frames ----------------------------------------------------------------- */
 
+/* dladdr is most of a record's cost (a scan of each module's symbols), and records show the
+ * same few frames again and again (text and JSON, the allocation's and the free's sites,
+ * the same faulty loop). Each thread keeps the addresses it described, dropped whenever a
+ * module has been loaded or unloaded since (the loader's counts, from dl_iterate_phdr), so
+ * that a name is never stale. */
+#define MEMO_MAX 64
+static __thread __attribute__((tls_model("initial-exec"))) struct {
+	unsigned long long adds, subs;
+	int n, next;
+	gc_frame f[MEMO_MAX];
+} memo;
+
+static int loader_counts(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	unsigned long long *c = arg;
+	(void)size;
+	c[0] = info->dlpi_adds;
+	c[1] = info->dlpi_subs;
+	return 1;  /* the counts are the same in every entry: one is enough */
+}
+
+/* Called once a record: forgets everything if the set of modules changed. */
+static void memo_check(void)
+{
+	unsigned long long c[2] = {0, 0};
+	dl_iterate_phdr(loader_counts, c);
+	if (c[0] != memo.adds || c[1] != memo.subs) {
+		memo.adds = c[0];
+		memo.subs = c[1];
+		memo.n = memo.next = 0;
+	}
+}
+
+static void describe(const void *addr, gc_frame *f)
+{
+	if (!memo.adds) {  /* not checked yet (a formatter called outside gc_log_verdict) */
+		gc_frame_describe(addr, f);
+		return;
+	}
+	for (int i = 0; i < memo.n; i++)
+		if (memo.f[i].addr == (uintptr_t)addr) {
+			*f = memo.f[i];
+			return;
+		}
+	gc_frame_describe(addr, f);
+	memo.f[memo.next] = *f;  /* round robin once full */
+	memo.next = (memo.next + 1) % MEMO_MAX;
+	if (memo.n < MEMO_MAX)
+		memo.n++;
+}
+
 /* Frames under an optional label line ("allocated at:"). */
 static void text_frames(sb *b, void *const *frames, int n, const char *label)
 {
@@ -108,7 +160,7 @@ static void text_frames(sb *b, void *const *frames, int n, const char *label)
 		sb_printf(b, PREFIX "  %s\n", label);
 	for (int i = 0; i < n; i++) {
 		gc_frame f;
-		gc_frame_describe(frames[i], &f);
+		describe(frames[i], &f);
 		sb_printf(b, PREFIX "    #%d 0x%lx ", i, (unsigned long)f.addr);
 		if (f.symbol)
 			sb_printf(b, "%.*s+0x%lx ", FIELD_MAX, f.symbol, (unsigned long)f.symbol_offset);
@@ -121,7 +173,7 @@ static void json_frames(sb *b, void *const *frames, int n)
 	sb_put(b, "[", 1);
 	for (int i = 0; i < n; i++) {
 		gc_frame f;
-		gc_frame_describe(frames[i], &f);
+		describe(frames[i], &f);
 		sb_printf(b, "%s{\"addr\":\"0x%lx\",\"module\":", i ? "," : "", (unsigned long)f.addr);
 		sb_json_str(b, f.module);
 		sb_printf(b, ",\"offset\":\"0x%lx\",\"symbol\":", (unsigned long)f.offset);
@@ -447,6 +499,7 @@ uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v)
 		__atomic_add_fetch(&n_warnings, 1, __ATOMIC_RELAXED);
 	else
 		__atomic_add_fetch(&n_errors, 1, __ATOMIC_RELAXED);
+	memo_check();
 	output_write(&text_out, buf, gc_log_format_text(buf, sizeof(buf), &rec, v));
 	if (output_on(&json_out))
 		output_write(&json_out, buf, gc_log_format_json(buf, sizeof(buf), &rec, v));
