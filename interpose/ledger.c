@@ -311,6 +311,15 @@ static void alloc_drop(gc_ledger *l, struct alloc *a)
 	gc_slab_release(slab_of(l, a->kind, a->h.key), a);
 }
 
+/* A plain record leaves its stripe's live counts (the caller holds the stripe). */
+static void plain_unlive(struct stripe *st, const struct alloc *a)
+{
+	if (a->state == S_LIVE) {
+		st->live_allocs--;
+		st->live_bytes -= a->size;
+	}
+}
+
 static void set_live(gc_ledger *l, struct alloc *a, int live)
 {
 	int was = a->state == S_LIVE;
@@ -335,10 +344,7 @@ static void set_live(gc_ledger *l, struct alloc *a, int live)
 /* A free of a non-graph allocation: it leaves the live set for its stripe's history ring. */
 static void free_plain(struct stripe *st, struct alloc *a, uint32_t site)
 {
-	if (a->state == S_LIVE) {
-		st->live_allocs--;
-		st->live_bytes -= a->size;
-	}
+	plain_unlive(st, a);
 	a->state = S_FREED;
 	a->free_site = site;
 	/* Pools hand the same address out again and again: keep one freed record per address
@@ -354,21 +360,25 @@ static void free_plain(struct stripe *st, struct alloc *a, uint32_t site)
 	history_push(st, a);
 }
 
+/* A freed record leaves for good: out of its table if still listed (superseded records were
+ * unlisted with key 0), back to the slab, counted for free-unknown's message. */
+static void forget(struct stripe *st, struct alloc *a)
+{
+	if (a->h.key)
+		gc_table_remove(&st->allocs, &a->h);
+	gc_slab_release(&st->slab, a);
+	st->forgotten++;
+}
+
 static void history_push(struct stripe *st, struct alloc *a)
 {
 	if (!st->history_cap) {
-		gc_table_remove(&st->allocs, &a->h);
-		gc_slab_release(&st->slab, a);
-		st->forgotten++;
+		forget(st, a);
 		return;
 	}
 	a->flags |= F_HISTORY;
 	if (st->history_len == st->history_cap) {
-		struct alloc *old = st->history[st->history_head];
-		if (old->h.key)  /* still listed: superseded records were unlisted with key 0 */
-			gc_table_remove(&st->allocs, &old->h);
-		gc_slab_release(&st->slab, old);
-		st->forgotten++;
+		forget(st, st->history[st->history_head]);
 		st->history[st->history_head] = a;
 		if (++st->history_head == st->history_cap)  /* no division on the hot path */
 			st->history_head = 0;
@@ -1082,8 +1092,7 @@ static void on_alloc_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, 
 	     a = (struct alloc *)gc_table_next(&a->h)) {
 		if (a->state == S_LIVE) {
 			/* Not into the history ring yet: it must not be evicted before it is claimed. */
-			st->live_allocs--;
-			st->live_bytes -= a->size;
+			plain_unlive(st, a);
 			a->state = S_FREED;
 			a->flags |= F_REUSED;
 		}

@@ -446,13 +446,20 @@ static void write_start(void)
 		output_write(&json_out, buf, b.len);
 }
 
+/* The launcher's summary file: appended to, never through a symlink, never blocking. */
+static int open_summary(void)
+{
+	return open(summary_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+	            0600);
+}
+
 void gc_log_open(const gc_options *o)
 {
 	output_open(&text_out, o->log_file);
 	output_open(&json_out, o->json_file);
 	snprintf(summary_path, sizeof(summary_path), "%s", o->summary_file);
 	if (summary_path[0]) {  /* said now: at exit there is no one to tell */
-		int fd = open(summary_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+		int fd = open_summary();
 		if (fd < 0) {
 			gc_log_note("cannot open the summary file '%.200s' (%s); no summary there",
 			            summary_path, strerror(errno));
@@ -541,7 +548,7 @@ void gc_log_summary_signal(int sig)
 		output_write(&json_out, buf, (size_t)n);
 	}
 	if (summary_path[0]) {
-		int fd = open(summary_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+		int fd = open_summary();
 		if (fd >= 0) {
 			n = snprintf(buf, sizeof(buf), "%ld %llu %llu\n", pid, (unsigned long long)e,
 			             (unsigned long long)w);

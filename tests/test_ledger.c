@@ -787,35 +787,44 @@ static void threads_hammer(void **state)
 
 /* ---- history bound ----------------------------------------------------------- */
 
+/* n clean alloc/free pairs at base, base + step, ... */
+static void alloc_free_pairs(gc_ledger *l, uint64_t base, uint64_t step, uint64_t n)
+{
+	gc_verdict v[4];
+	for (uint64_t i = 0; i < n; i++) {
+		gc_event a = alloc(base + i * step, 64, S1, 0), fr = mfree(a.ptr, S1, 0, 0);
+		assert_int_equal(gc_ledger_apply(l, &a, v, 4), 0);
+		assert_int_equal(gc_ledger_apply(l, &fr, v, 4), 0);
+	}
+}
+
+/* A refused free of ptr gives exactly one verdict, of rule; v[0] holds it. */
+static void one_verdict(gc_ledger *l, uint64_t ptr, gc_rule rule, gc_verdict *v)
+{
+	gc_event fr = mfree(ptr, S1, 0, INVALID);
+	assert_int_equal(gc_ledger_apply(l, &fr, v, 4), 1);
+	assert_int_equal(v[0].rule, rule);
+}
+
 static void history_is_bounded(void **state)
 {
 	(void)state;
 	gc_ledger_config cfg = {.history = 8, .stripes = 1};
 	gc_ledger *l = gc_ledger_new(&cfg);
 	gc_verdict v[4];
-	for (uint64_t i = 0; i < 1000; i++) {
-		gc_event a = alloc(0x10000 + i * 0x100, 64, S1, 0), fr = mfree(a.ptr, S1, 0, 0);
-		gc_ledger_apply(l, &a, v, 4);
-		gc_ledger_apply(l, &fr, v, 4);
-	}
+	alloc_free_pairs(l, 0x10000, 0x100, 1000);
 	gc_ledger_stats st;
 	gc_ledger_stats_get(l, &st);
 	assert_int_equal(st.history, 8);
 	/* The newest freed allocations are still explained, the oldest are forgotten. */
-	gc_event recent = mfree(0x10000 + 999 * 0x100, S1, 0, INVALID);
-	assert_int_equal(gc_ledger_apply(l, &recent, v, 4), 1);
-	assert_int_equal(v[0].rule, GC_RULE_DOUBLE_FREE);
-	gc_event old = mfree(0x10000, S1, 0, INVALID);
-	assert_int_equal(gc_ledger_apply(l, &old, v, 4), 1);
-	assert_int_equal(v[0].rule, GC_RULE_FREE_UNKNOWN);
+	one_verdict(l, 0x10000 + 999 * 0x100, GC_RULE_DOUBLE_FREE, v);
+	one_verdict(l, 0x10000, GC_RULE_FREE_UNKNOWN, v);
 	/* It says the allocation may have been forgotten, and how many are kept... */
 	assert_non_null(strstr(v[0].message, "GRAPHCHECK_HISTORY, 8 kept"));
 	gc_ledger_free(l);
 	/* ... which a ledger that has forgotten nothing does not. */
 	l = gc_ledger_new(&cfg);
-	gc_event never = mfree(0x10000, S1, 0, INVALID);
-	assert_int_equal(gc_ledger_apply(l, &never, v, 4), 1);
-	assert_int_equal(v[0].rule, GC_RULE_FREE_UNKNOWN);
+	one_verdict(l, 0x10000, GC_RULE_FREE_UNKNOWN, v);
 	assert_null(strstr(v[0].message, "GRAPHCHECK_HISTORY"));
 	assert_non_null(strstr(v[0].message, "no allocation graphcheck saw"));
 	gc_ledger_free(l);
@@ -829,21 +838,13 @@ static void history_striped_keeps_newest(void **state)
 	gc_ledger_config cfg = {.history = 256};
 	gc_ledger *l = gc_ledger_new(&cfg);
 	gc_verdict v[4];
-	for (uint64_t i = 0; i < 5000; i++) {
-		gc_event a = alloc(0x7f0000000000 + i * 0x200, 64, S1, 0), fr = mfree(a.ptr, S1, 0, 0);
-		gc_ledger_apply(l, &a, v, 4);
-		gc_ledger_apply(l, &fr, v, 4);
-	}
+	alloc_free_pairs(l, 0x7f0000000000, 0x200, 5000);
 	gc_ledger_stats st;
 	gc_ledger_stats_get(l, &st);
 	assert_true(st.history <= 256);
 	assert_true(st.history >= 256 - GC_LEDGER_STRIPES);  /* every stripe's ring is full */
-	gc_event recent = mfree(0x7f0000000000 + 4999 * 0x200, S1, 0, INVALID);
-	assert_int_equal(gc_ledger_apply(l, &recent, v, 4), 1);
-	assert_int_equal(v[0].rule, GC_RULE_DOUBLE_FREE);
-	gc_event old = mfree(0x7f0000000000, S1, 0, INVALID);
-	assert_int_equal(gc_ledger_apply(l, &old, v, 4), 1);
-	assert_int_equal(v[0].rule, GC_RULE_FREE_UNKNOWN);
+	one_verdict(l, 0x7f0000000000 + 4999 * 0x200, GC_RULE_DOUBLE_FREE, v);
+	one_verdict(l, 0x7f0000000000, GC_RULE_FREE_UNKNOWN, v);
 	gc_ledger_free(l);
 }
 
