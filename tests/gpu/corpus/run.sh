@@ -1,0 +1,72 @@
+#!/bin/sh
+# The corpus of correct real programs (issue: no error the program never saw). Each runs
+# natively, then under `graphcheck --error-exitcode=1`; a program passes when its exit status
+# is the native one and graphcheck recorded no error. Usage (on a GPU machine, from the repo
+# root, after `make`): sh tests/gpu/corpus/run.sh OUT_DIR. Prints one line a program and
+# "N passed, N failed". Programs whose Python package is missing are skipped.
+set -u
+OUT=${1:-tests/gpu/logs/corpus}
+GC=${GC:-build/graphcheck}
+DIR=$(dirname "$0")
+BIN=/tmp/graphcheck-corpus-bin
+mkdir -p "$OUT" "$BIN"
+passed=0 failed=0 skipped=0
+
+nvcc -g -o "$BIN/graph_memory_ok" "$DIR/graph_memory_ok.cu" || exit 2
+nvcc -g -o "$BIN/thread_first_alloc" "$DIR/thread_first_alloc.cu" || exit 2
+nvcc -g -cudart shared -o "$BIN/thread_first_alloc_shared" "$DIR/thread_first_alloc.cu" || exit 2
+
+# case NAME ENV-ASSIGNMENTS PROGRAM [ARGS]
+case_() {
+	name=$1 envs=$2; shift 2
+	env $envs "$@" > "$OUT/$name.native.out" 2>&1
+	native=$?
+	rm -f "$OUT/$name.json"
+	env $envs "$GC" --error-exitcode=1 --json-file="$OUT/$name.json" \
+		--log-file="$OUT/$name.txt" -- "$@" > "$OUT/$name.out" 2>&1
+	got=$?
+	errors=$(grep -c '"severity":"error"' "$OUT/$name.json" 2>/dev/null)
+	rules=$(grep -o '"rule":"[a-z-]*"' "$OUT/$name.json" 2>/dev/null | sed 's/"rule":"//; s/"//' |
+		sort | uniq -c | tr -s ' \n' ' ')
+	summary=$(grep -m1 'errors,' "$OUT/$name.txt" | sed 's/^==graphcheck== //')
+	if [ "$got" = "$native" ] && [ "${errors:-0}" = 0 ]; then
+		passed=$((passed + 1)); verdict=ok
+	else
+		failed=$((failed + 1)); verdict=FAIL
+	fi
+	echo "$verdict $name: exit $got (native $native); ${summary:-no summary}; records:${rules:- none}"
+}
+
+py() { python3 -c "import $1" 2>/dev/null; }
+
+case_ graph_memory_ok "" "$BIN/graph_memory_ok"
+case_ thread_first_alloc "" "$BIN/thread_first_alloc"
+case_ thread_first_alloc_shared "" "$BIN/thread_first_alloc_shared"
+if py torch; then
+	for be in cudaMallocAsync native; do
+		case_ "torch_train_$be" "PYTORCH_CUDA_ALLOC_CONF=backend:$be" python3 "$DIR/torch_train.py"
+		case_ "torch_graph_train_$be" "PYTORCH_CUDA_ALLOC_CONF=backend:$be" \
+			python3 "$DIR/torch_graph_train.py"
+	done
+	# reduce-overhead's CUDA graph trees refuse the cudaMallocAsync backend in PyTorch 2.11
+	# ("cudaMallocAsync does not yet support checkPoolLiveAllocations"), natively too.
+	case_ torch_compile_native "PYTORCH_CUDA_ALLOC_CONF=backend:native" python3 "$DIR/torch_compile.py"
+	case_ torch_graph_cudaMallocAsync "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync" \
+		python3 "$DIR/../torch_graph.py"
+else
+	skipped=$((skipped + 1)); echo "skip torch programs: no torch"
+fi
+if py cupy; then
+	case_ cupy_graph "" python3 "$DIR/../cupy_graph.py"
+	case_ cupy_async_graph "" python3 "$DIR/cupy_async_graph.py"
+else
+	skipped=$((skipped + 1)); echo "skip cupy programs: no cupy"
+fi
+if py jax; then
+	case_ jax_cuda_async "XLA_PYTHON_CLIENT_ALLOCATOR=cuda_async XLA_PYTHON_CLIENT_PREALLOCATE=false" \
+		python3 "$DIR/jax_async.py"
+else
+	skipped=$((skipped + 1)); echo "skip jax program: no jax"
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]
