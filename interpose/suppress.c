@@ -1,0 +1,319 @@
+#include "interpose/suppress.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A file bigger than this is not a suppression file someone wrote. */
+#define SUPP_FILE_MAX (4u << 20)
+#define SUPP_FRAMES_MAX 64
+
+enum pat_kind { PAT_OBJ, PAT_FUN, PAT_SRC, PAT_ANY };
+
+struct pat {
+	enum pat_kind kind;
+	const char *glob;  /* into the set's text */
+};
+
+struct entry {
+	const char *name, *rule, *call;  /* call NULL: any */
+	struct pat pats[SUPP_FRAMES_MAX];
+	int npats;
+	unsigned long matched;
+};
+
+struct gc_supp_set {
+	char *text;  /* a private copy, cut into the strings the entries point at */
+	struct entry *e;
+	size_t n, cap;
+};
+
+static void warnf(void (*warn)(const char *, void *), void *arg, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void warnf(void (*warn)(const char *, void *), void *arg, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	if (!warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	warn(msg, arg);
+}
+
+/* Cuts the line at *p off the text, trimmed; advances *p past it. */
+static char *next_line(char **p)
+{
+	char *s = *p, *end = strchr(s, '\n');
+	if (end) {
+		*end = 0;
+		*p = end + 1;
+	} else {
+		*p = s + strlen(s);
+	}
+	while (*s == ' ' || *s == '\t')
+		s++;
+	size_t len = strlen(s);
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r'))
+		s[--len] = 0;
+	return s;
+}
+
+static int prefix(const char *s, const char *p, const char **rest)
+{
+	size_t n = strlen(p);
+	if (strncmp(s, p, n))
+		return 0;
+	*rest = s + n;
+	return 1;
+}
+
+/* Reads one entry's body, up to its "}". Returns 1 for a complete entry, 0 for a malformed
+ * one (warned and skipped), -1 at the end of the text inside an entry. */
+static int parse_entry(char **p, int *line, struct entry *e, const char *name,
+                       void (*warn)(const char *, void *), void *arg)
+{
+	int start = *line, bad = 0;
+	memset(e, 0, sizeof *e);
+	while (**p) {
+		char *s = next_line(p);
+		const char *v;
+		++*line;
+		if (!*s || *s == '#')
+			continue;
+		if (!strcmp(s, "}")) {
+			if (bad)
+				return 0;
+			if (!e->name || !e->rule) {
+				warnf(warn, arg, "%s:%d: entry without a name or a graphcheck:RULE line: skipped",
+				      name, start);
+				return 0;
+			}
+			return 1;
+		}
+		if (bad)
+			continue;
+		if (!e->name) {
+			e->name = s;
+		} else if (prefix(s, "graphcheck:", &v) && !e->rule) {
+			e->rule = v;
+		} else if (prefix(s, "call:", &v) && !e->call) {
+			e->call = v;
+		} else if (e->npats == SUPP_FRAMES_MAX) {
+			warnf(warn, arg, "%s:%d: more than %d frame lines: entry skipped", name, *line,
+			      SUPP_FRAMES_MAX);
+			bad = 1;
+		} else if (!strcmp(s, "...")) {
+			e->pats[e->npats++] = (struct pat){PAT_ANY, NULL};
+		} else if (prefix(s, "obj:", &v)) {
+			e->pats[e->npats++] = (struct pat){PAT_OBJ, v};
+		} else if (prefix(s, "fun:", &v)) {
+			e->pats[e->npats++] = (struct pat){PAT_FUN, v};
+		} else if (prefix(s, "src:", &v)) {
+			e->pats[e->npats++] = (struct pat){PAT_SRC, v};
+		} else {
+			warnf(warn, arg,
+			      "%s:%d: '%.60s' is not graphcheck:RULE, call:, obj:, fun:, src: or ...: "
+			      "entry skipped", name, *line, s);
+			bad = 1;
+		}
+	}
+	warnf(warn, arg, "%s:%d: entry not closed by '}': skipped", name, start);
+	return -1;
+}
+
+gc_supp_set *gc_supp_parse(const char *text, const char *name,
+                           void (*warn)(const char *, void *), void *arg)
+{
+	gc_supp_set *s = calloc(1, sizeof *s);
+	if (!s || !(s->text = strdup(text))) {
+		free(s);
+		return NULL;
+	}
+	char *p = s->text;
+	int line = 0;
+	while (*p) {
+		char *l = next_line(&p);
+		line++;
+		if (!*l || *l == '#')
+			continue;
+		if (strcmp(l, "{")) {
+			warnf(warn, arg, "%s:%d: expected '{' to open an entry: line ignored", name, line);
+			continue;
+		}
+		if (s->n == s->cap) {
+			size_t cap = s->cap ? 2 * s->cap : 8;
+			struct entry *ne = realloc(s->e, cap * sizeof *ne);
+			if (!ne) {
+				gc_supp_free(s);
+				return NULL;
+			}
+			s->e = ne;
+			s->cap = cap;
+		}
+		int r = parse_entry(&p, &line, &s->e[s->n], name, warn, arg);
+		if (r > 0)
+			s->n++;
+		if (r < 0)
+			break;
+	}
+	return s;
+}
+
+gc_supp_set *gc_supp_load(const char *path, void (*warn)(const char *, void *), void *arg)
+{
+	/* O_NONBLOCK: a FIFO nobody writes must not hang the program; only regular files. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > SUPP_FILE_MAX) {
+		int err = fstat(fd, &st) ? errno : S_ISREG(st.st_mode) ? EFBIG : EINVAL;
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	char *text = malloc((size_t)st.st_size + 1);
+	size_t got = 0;
+	ssize_t r = 0;
+	while (text && got < (size_t)st.st_size &&
+	       ((r = read(fd, text + got, (size_t)st.st_size - got)) > 0 || (r < 0 && errno == EINTR)))
+		got += r > 0 ? (size_t)r : 0;
+	int err = errno;
+	close(fd);
+	if (!text || r < 0) {
+		free(text);
+		errno = text ? err : ENOMEM;
+		return NULL;
+	}
+	text[got] = 0;
+	gc_supp_set *s = gc_supp_parse(text, path, warn, arg);
+	free(text);
+	if (!s)
+		errno = ENOMEM;
+	return s;
+}
+
+void gc_supp_free(gc_supp_set *s)
+{
+	if (!s)
+		return;
+	free(s->e);
+	free(s->text);
+	free(s);
+}
+
+size_t gc_supp_count(const gc_supp_set *s)
+{
+	return s ? s->n : 0;
+}
+
+static int glob(const char *pattern, const char *s)
+{
+	return s && fnmatch(pattern, s, 0) == 0;
+}
+
+static int frame_matches(const struct pat *p, const gc_supp_frame *f)
+{
+	switch (p->kind) {
+	case PAT_OBJ: return glob(p->glob, f->module);
+	case PAT_FUN: return glob(p->glob, f->symbol);
+	case PAT_SRC: return glob(p->glob, f->source);
+	case PAT_ANY: return 1;
+	}
+	return 0;
+}
+
+/* Patterns against the frames from the innermost; the stack may go on past the last pattern.
+ * Dynamic programming over (pattern, frame) so that many "..." cannot make it exponential:
+ * at[k] says patterns so far match frames [0, k). */
+static int frames_match(const struct pat *pats, int np, const gc_supp_frame *f, int nf)
+{
+	unsigned char at[SUPP_FRAMES_MAX + 1], next[SUPP_FRAMES_MAX + 1];
+	if (nf > SUPP_FRAMES_MAX)
+		nf = SUPP_FRAMES_MAX;
+	memset(at, 0, sizeof at);
+	at[0] = 1;
+	for (int pi = 0; pi < np; pi++) {
+		int any = 0;
+		memset(next, 0, sizeof next);
+		for (int k = 0; k <= nf; k++) {
+			if (pats[pi].kind == PAT_ANY)
+				next[k] = any |= at[k];
+			else if (k < nf && at[k] && frame_matches(&pats[pi], &f[k]))
+				next[k + 1] = 1;
+		}
+		memcpy(at, next, sizeof at);
+	}
+	for (int k = 0; k <= nf; k++)
+		if (at[k])
+			return 1;
+	return 0;
+}
+
+const char *gc_supp_match(gc_supp_set *s, const char *rule, const char *call,
+                          const gc_supp_frame *frames, int n)
+{
+	for (size_t i = 0; s && i < s->n; i++) {
+		struct entry *e = &s->e[i];
+		if (!glob(e->rule, rule) || (e->call && !glob(e->call, call)) ||
+		    !frames_match(e->pats, e->npats, frames, n))
+			continue;
+		__atomic_add_fetch(&e->matched, 1, __ATOMIC_RELAXED);
+		return e->name;
+	}
+	return NULL;
+}
+
+const char *gc_supp_entry(const gc_supp_set *s, size_t i, unsigned long *matched)
+{
+	if (!s || i >= s->n)
+		return NULL;
+	if (matched)
+		*matched = __atomic_load_n(&s->e[i].matched, __ATOMIC_RELAXED);
+	return s->e[i].name;
+}
+
+/* A symbol as a glob that matches only itself (C++ names hold [ ] and *). */
+static void put_literal(char *out, size_t n, const char *s)
+{
+	size_t j = 0;
+	for (; *s && j + 2 < n; s++) {
+		if (strchr("*?[\\", *s))
+			out[j++] = '\\';
+		out[j++] = *s;
+	}
+	out[j] = 0;
+}
+
+int gc_supp_format(char *buf, size_t n, const char *rule, const char *call,
+                   const gc_supp_frame *frames, int nframes)
+{
+	size_t len = 0;
+	int w;
+#define PUT(...) do { w = snprintf(buf + (len < n ? len : n), len < n ? n - len : 0, __VA_ARGS__); \
+		if (w > 0) len += (size_t)w; } while (0)
+	PUT("{\n   <insert_a_name_here>\n   graphcheck:%s\n", rule);
+	if (call && *call)
+		PUT("   call:%s\n", call);
+	for (int i = 0; i < nframes; i++) {
+		const char *m = frames[i].module, *base = m ? strrchr(m, '/') : NULL;
+		if (frames[i].symbol && *frames[i].symbol) {
+			char lit[512];
+			put_literal(lit, sizeof lit, frames[i].symbol);
+			PUT("   fun:%s\n", lit);
+		}
+		else
+			PUT("   obj:%s%s\n", base ? "*" : "", base ? base : m ? m : "?");
+	}
+	PUT("}\n");
+#undef PUT
+	return (int)len;
+}

@@ -1,0 +1,189 @@
+/* Suppression entries: parsing, matching, and the generated entry matching its own record. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "interpose/suppress.h"
+
+static char warnings[4096];
+static int n_warnings;
+
+static void collect(const char *msg, void *arg)
+{
+	(void)arg;
+	n_warnings++;
+	strncat(warnings, msg, sizeof warnings - strlen(warnings) - 2);
+	strcat(warnings, "\n");
+}
+
+static gc_supp_set *parse(const char *text)
+{
+	warnings[0] = 0;
+	n_warnings = 0;
+	gc_supp_set *s = gc_supp_parse(text, "t.supp", collect, NULL);
+	assert_non_null(s);
+	return s;
+}
+
+static const gc_supp_frame torch_stack[] = {
+	{"/usr/lib/libcudart.so.13", "cudaMallocAsync", NULL},
+	{"/opt/torch/lib/libc10_cuda.so", "_ZN3c104cuda17CUDACachingAllocator5mallocEm", NULL},
+	{"/opt/torch/lib/libtorch_cuda.so", NULL, NULL},
+	{"/usr/bin/python3.12", "_PyEval_EvalFrameDefault", NULL},
+};
+
+static void rule_call_and_frames(void **state)
+{
+	(void)state;
+	gc_supp_set *s = parse("# known\n{\n   cudart-probe\n   graphcheck:api-error\n"
+	                       "   call:cuMemAllocAsync*\n   obj:*/libcudart.so*\n"
+	                       "   fun:*CUDACachingAllocator*\n}\n");
+	assert_int_equal(gc_supp_count(s), 1);
+	assert_int_equal(n_warnings, 0);
+	assert_string_equal(gc_supp_match(s, "api-error", "cuMemAllocAsync", torch_stack, 4),
+	                    "cudart-probe");
+	assert_string_equal(gc_supp_match(s, "api-error", "cuMemAllocAsync_ptsz", torch_stack, 4),
+	                    "cudart-probe");
+	assert_null(gc_supp_match(s, "double-free", "cuMemAllocAsync", torch_stack, 4));
+	assert_null(gc_supp_match(s, "api-error", "cuMemFreeAsync", torch_stack, 4));
+	assert_null(gc_supp_match(s, "api-error", "cuMemAllocAsync", torch_stack + 1, 3));
+	/* fewer frames than patterns: no match */
+	assert_null(gc_supp_match(s, "api-error", "cuMemAllocAsync", torch_stack, 1));
+	unsigned long m = 0;
+	assert_string_equal(gc_supp_entry(s, 0, &m), "cudart-probe");
+	assert_int_equal(m, 2);
+	assert_null(gc_supp_entry(s, 1, &m));
+	gc_supp_free(s);
+}
+
+static void ellipsis_and_any_rule(void **state)
+{
+	(void)state;
+	gc_supp_set *s = parse("{\n a\n graphcheck:*\n ...\n fun:_PyEval*\n}\n"
+	                       "{\n b\n graphcheck:leak-at-exit\n}\n");
+	assert_int_equal(gc_supp_count(s), 2);
+	assert_string_equal(gc_supp_match(s, "free-unknown", "x", torch_stack, 4), "a");
+	assert_null(gc_supp_match(s, "free-unknown", "x", torch_stack, 3));
+	/* an entry with no frame lines matches every stack of its rule */
+	assert_string_equal(gc_supp_match(s, "leak-at-exit", "exit", torch_stack, 0), "b");
+	gc_supp_free(s);
+}
+
+static void source_lines_need_a_symbolizer(void **state)
+{
+	(void)state;
+	gc_supp_set *s = parse("{\n src\n graphcheck:double-free\n ...\n src:*/train.cu:4?\n}\n");
+	assert_null(gc_supp_match(s, "double-free", "cuMemFreeAsync", torch_stack, 4));
+	gc_supp_frame f[] = {{"/a/app", "main", "/home/u/train.cu:42"}};
+	assert_string_equal(gc_supp_match(s, "double-free", "cuMemFreeAsync", f, 1), "src");
+	gc_supp_free(s);
+}
+
+static void malformed_entries_warned_and_skipped(void **state)
+{
+	(void)state;
+	gc_supp_set *s = parse("junk\n{\n noRule\n obj:x\n}\n{\n bad\n graphcheck:x\n frob:y\n}\n"
+	                       "{\n good\n graphcheck:api-error\n}\n{\n open\n graphcheck:x\n");
+	assert_int_equal(gc_supp_count(s), 1);
+	assert_string_equal(gc_supp_entry(s, 0, NULL), "good");
+	assert_int_equal(n_warnings, 4);
+	assert_non_null(strstr(warnings, "t.supp:1: expected '{'"));
+	assert_non_null(strstr(warnings, "t.supp:2: entry without a name or a graphcheck:RULE"));
+	assert_non_null(strstr(warnings, "t.supp:9: 'frob:y' is not"));
+	assert_non_null(strstr(warnings, "t.supp:15: entry not closed"));
+	gc_supp_free(s);
+}
+
+static void generated_entry_matches_its_record(void **state)
+{
+	(void)state;
+	gc_supp_frame f[] = {
+		{"/usr/lib/libcudart.so.13", "cudaFreeAsync", NULL},
+		{"/home/u/app", "std::vector<int>::operator[](unsigned long)", NULL},
+		{"/home/u/app", NULL, NULL},
+	};
+	char buf[2048];
+	int n = gc_supp_format(buf, sizeof buf, "double-free", "cuMemFreeAsync", f, 3);
+	assert_int_equal(n, (int)strlen(buf));
+	assert_string_equal(buf, "{\n   <insert_a_name_here>\n   graphcheck:double-free\n"
+	                         "   call:cuMemFreeAsync\n   fun:cudaFreeAsync\n"
+	                         "   fun:std::vector<int>::operator\\[](unsigned long)\n"
+	                         "   obj:*/app\n}\n");
+	gc_supp_set *s = parse(buf);
+	assert_string_equal(gc_supp_match(s, "double-free", "cuMemFreeAsync", f, 3),
+	                    "<insert_a_name_here>");
+	f[1].symbol = "std::vector<int>::operatorX](unsigned long)";
+	assert_null(gc_supp_match(s, "double-free", "cuMemFreeAsync", f, 3));
+	gc_supp_free(s);
+	/* cut short: snprintf's contract, NUL-terminated */
+	n = gc_supp_format(buf, 16, "double-free", "cuMemFreeAsync", f, 3);
+	assert_true(n > 16);
+	assert_int_equal(strlen(buf), 15);
+}
+
+static void many_ellipses_stay_fast(void **state)
+{
+	(void)state;
+	char text[4096] = "{\n x\n graphcheck:*\n";
+	for (int i = 0; i < 62; i++)
+		strcat(text, "...\n");
+	strcat(text, "fun:never\n}\n");
+	gc_supp_frame f[64];
+	for (int i = 0; i < 64; i++)
+		f[i] = (gc_supp_frame){"m", "s", NULL};
+	gc_supp_set *s = parse(text);
+	assert_int_equal(gc_supp_count(s), 1);
+	for (int i = 0; i < 1000; i++)  /* exponential backtracking would never finish */
+		assert_null(gc_supp_match(s, "r", "c", f, 64));
+	gc_supp_free(s);
+}
+
+static void load_refuses_what_is_not_a_file(void **state)
+{
+	(void)state;
+	errno = 0;
+	assert_null(gc_supp_load("/nonexistent/graphcheck.supp", collect, NULL));
+	assert_int_equal(errno, ENOENT);
+	assert_null(gc_supp_load("/", collect, NULL));
+	char fifo[] = "/tmp/gc-supp-fifo-XXXXXX";
+	int fd = mkstemp(fifo);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(fifo);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_null(gc_supp_load(fifo, collect, NULL));  /* returns: does not wait for a writer */
+	unlink(fifo);
+	char file[] = "/tmp/gc-supp-XXXXXX";
+	fd = mkstemp(file);
+	assert_true(fd >= 0);
+	const char *t = "{\n f\n graphcheck:api-error\n}\n";
+	assert_int_equal(write(fd, t, strlen(t)), (ssize_t)strlen(t));
+	close(fd);
+	gc_supp_set *s = gc_supp_load(file, collect, NULL);
+	unlink(file);
+	assert_non_null(s);
+	assert_int_equal(gc_supp_count(s), 1);
+	gc_supp_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rule_call_and_frames),
+		cmocka_unit_test(ellipsis_and_any_rule),
+		cmocka_unit_test(source_lines_need_a_symbolizer),
+		cmocka_unit_test(malformed_entries_warned_and_skipped),
+		cmocka_unit_test(generated_entry_matches_its_record),
+		cmocka_unit_test(many_ellipses_stay_fast),
+		cmocka_unit_test(load_refuses_what_is_not_a_file),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
