@@ -76,7 +76,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	gc_ledger_fork_child(ledger);
-	gc_sites_atfork_child();
+	gc_sites_fork_child();
 	my_tid = 0;
 	gc_log_reopen_child();
 	gc_trace_reopen_child();
@@ -108,7 +108,7 @@ static void init(void)
 		int v = 0;
 		if (version)
 			version(&v);
-		gc_trace_open(opts.trace_file, v);
+		gc_trace_open(&opts, v);
 	}
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
