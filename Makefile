@@ -62,7 +62,7 @@ LAUNCHER := $(BUILD)/graphcheck
 
 # The plain modules (no hooks) are also linked into the tests and the report tool.
 CORE_SRCS := interpose/ledger.c interpose/rules.c interpose/table.c interpose/sites.c interpose/trace.c \
-             interpose/options.c interpose/log.c interpose/backtrace.c interpose/signals.c
+             interpose/options.c interpose/textbuf.c interpose/log.c interpose/backtrace.c interpose/signals.c
 CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 
 $(BUILD)/obj/pic/%.o: %.c $(wildcard interpose/*.h) interpose/hooks.def

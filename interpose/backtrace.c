@@ -3,13 +3,28 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <link.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "interpose/options.h"
 #include "interpose/sites.h"
 
 static uintptr_t self_lo, self_hi;  /* graphcheck's own text, skipped in backtraces */
-static char exe_path[1024];
+static char exe_path[GC_PATH_MAX];
+static pthread_once_t exe_once = PTHREAD_ONCE_INIT;
+
+static void read_exe(void)
+{
+	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
+	exe_path[n > 0 ? n : 0] = '\0';
+}
+
+const char *gc_program_path(void)
+{
+	pthread_once(&exe_once, read_exe);
+	return exe_path;
+}
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -35,8 +50,7 @@ void gc_backtrace_init(void)
 	void *prime[2];
 	backtrace(prime, 2);
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)&gc_backtrace_init);
-	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
-	exe_path[n > 0 ? n : 0] = '\0';
+	gc_program_path();
 }
 
 int gc_backtrace_capture(void **frames, int max)
@@ -66,7 +80,8 @@ void gc_frame_describe(const void *addr, gc_frame *f)
 	if (!dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
 		return;
 	/* The main program's link map has an empty name. */
-	f->module = lm->l_name && lm->l_name[0] ? lm->l_name : (exe_path[0] ? exe_path : "?");
+	f->module = lm->l_name && lm->l_name[0] ? lm->l_name
+	                                        : (gc_program_path()[0] ? gc_program_path() : "?");
 	f->offset = (uintptr_t)addr - lm->l_addr;
 	if (info.dli_sname && info.dli_saddr) {
 		f->symbol = info.dli_sname;

@@ -17,6 +17,8 @@ typedef struct gc_frame {
 void gc_backtrace_init(void);
 /* The caller's frames, innermost first, starting at the first frame outside graphcheck. */
 int gc_backtrace_capture(void **frames, int max);
+/* The program's path (/proc/self/exe, read once), "" when unknown. */
+const char *gc_program_path(void);
 /* Module, offset and symbol of a code address; a frame nothing maps gets module "?". */
 void gc_frame_describe(const void *addr, gc_frame *f);
 

@@ -6,13 +6,12 @@
 #include <pthread.h>
 #include <string.h>
 
-#define GC_EXPORT __attribute__((visibility("default")))
 /* The dlsym path runs inside the sanitizers' own start-up (they look up their functions
  * through dlsym before their shadow memory exists): keep it uninstrumented. */
 #define GC_NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
 
 const gc_hook_entry gc_hooks[GC_FN__COUNT] = {
-#define HOOK(spelling, base, ptsz) [GC_FN_##spelling] = {#spelling, #base, ptsz, (void *)&spelling},
+#define HOOK(spelling, base, ptsz, shape) [GC_FN_##spelling] = {#spelling, #base, ptsz, (void *)&spelling},
 #include "interpose/hooks.def"
 #undef HOOK
 };
@@ -52,11 +51,6 @@ static void resolve(void)
 void gc_driver_init(void)
 {
 	pthread_once(&init_once, resolve);
-}
-
-void gc_driver_set_real(gc_fn fn, void *p)
-{
-	gc_real[fn] = p;
 }
 
 void *gc_driver_lookup(const char *spelling)

@@ -6,8 +6,11 @@
 
 #include <stddef.h>
 
+/* What leaves the object: the wrappers and dlsym (the version script keeps them to that). */
+#define GC_EXPORT __attribute__((visibility("default")))
+
 typedef enum gc_fn {
-#define HOOK(spelling, base, ptsz) GC_FN_##spelling,
+#define HOOK(spelling, base, ptsz, shape) GC_FN_##spelling,
 #include "interpose/hooks.def"
 #undef HOOK
 	GC_FN__COUNT
@@ -21,11 +24,9 @@ typedef struct gc_hook_entry {
 
 extern const gc_hook_entry gc_hooks[GC_FN__COUNT];
 
-/* The real driver functions, one pointer a spelling: resolved from libcuda on first use.
- * Tests may fill it directly (gc_driver_set_real) instead. */
+/* The real driver functions, one pointer a spelling: resolved from libcuda on first use. */
 extern void *gc_real[GC_FN__COUNT];
 void gc_driver_init(void);
-void gc_driver_set_real(gc_fn fn, void *p);
 /* The real function of a spelling that graphcheck does not hook (cuStreamGetCaptureInfo_v2). */
 void *gc_driver_lookup(const char *spelling);
 

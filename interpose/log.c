@@ -12,10 +12,11 @@
 #include "interpose/backtrace.h"
 #include "interpose/signals.h"
 #include "interpose/sites.h"
+#include "interpose/textbuf.h"
 
 #define PREFIX "==graphcheck== "
-#define RECORD_MAX 24576      /* one record's stack buffer */
 #define FIELD_MAX 512         /* longest path or symbol printed */
+#define JSON_FIELD_MAX (FIELD_MAX * 2)  /* the same in JSON: its input bytes */
 
 struct output {
 	int fd;                   /* -1: off */
@@ -37,68 +38,6 @@ static int output_on(const struct output *out)
 static char summary_path[GC_PATH_MAX];
 static uint64_t n_errors, n_warnings, n_records;
 static int summary_written;  /* the summary is written once a process */
-
-/* ---- a bounded string builder -------------------------------------------- */
-
-typedef struct sb {
-	char *p;
-	size_t len, cap;
-	int overflow;
-} sb;
-
-static void sb_put(sb *b, const char *s, size_t n)
-{
-	if (b->overflow || b->len + n >= b->cap) {
-		b->overflow = 1;
-		return;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void sb_printf(sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sb *b, const char *fmt, ...)
-{
-	if (b->overflow)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || b->len + (size_t)n >= b->cap)
-		b->overflow = 1;
-	else
-		b->len += (size_t)n;
-}
-
-/* A JSON string, escaped; control characters and invalid bytes become \u escapes. */
-static void sb_json_str(sb *b, const char *s)
-{
-	if (!s) {
-		sb_put(b, "null", 4);
-		return;
-	}
-	sb_put(b, "\"", 1);
-	for (size_t i = 0; s[i] && i < FIELD_MAX * 2; i++) {
-		unsigned char c = (unsigned char)s[i];
-		char esc[8];
-		if (c == '"' || c == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)c;
-			sb_put(b, esc, 2);
-		} else if (c == '\n') {
-			sb_put(b, "\\n", 2);
-		} else if (c < 0x20 || c >= 0x80) {
-			/* Paths and symbols may hold any bytes: keep the output valid UTF-8. */
-			snprintf(esc, sizeof(esc), "\\u%04x", c);
-			sb_put(b, esc, 6);
-		} else {
-			sb_put(b, (const char *)&c, 1);
-		}
-	}
-	sb_put(b, "\"", 1);
-}
 
 /* ---- frames ----------------------------------------------------------------- */
 
@@ -154,33 +93,33 @@ static void describe(const void *addr, gc_frame *f)
 }
 
 /* Frames under an optional label line ("allocated at:"). */
-static void text_frames(sb *b, void *const *frames, int n, const char *label)
+static void text_frames(gc_buf *b, void *const *frames, int n, const char *label)
 {
 	if (n > 0 && label)
-		sb_printf(b, PREFIX "  %s\n", label);
+		gc_buf_printf(b, PREFIX "  %s\n", label);
 	for (int i = 0; i < n; i++) {
 		gc_frame f;
 		describe(frames[i], &f);
-		sb_printf(b, PREFIX "    #%d 0x%lx ", i, (unsigned long)f.addr);
+		gc_buf_printf(b, PREFIX "    #%d 0x%lx ", i, (unsigned long)f.addr);
 		if (f.symbol)
-			sb_printf(b, "%.*s+0x%lx ", FIELD_MAX, f.symbol, (unsigned long)f.symbol_offset);
-		sb_printf(b, "(%.*s+0x%lx)\n", FIELD_MAX, f.module, (unsigned long)f.offset);
+			gc_buf_printf(b, "%.*s+0x%lx ", FIELD_MAX, f.symbol, (unsigned long)f.symbol_offset);
+		gc_buf_printf(b, "(%.*s+0x%lx)\n", FIELD_MAX, f.module, (unsigned long)f.offset);
 	}
 }
 
-static void json_frames(sb *b, void *const *frames, int n)
+static void json_frames(gc_buf *b, void *const *frames, int n)
 {
-	sb_put(b, "[", 1);
+	gc_buf_put(b, "[", 1);
 	for (int i = 0; i < n; i++) {
 		gc_frame f;
 		describe(frames[i], &f);
-		sb_printf(b, "%s{\"addr\":\"0x%lx\",\"module\":", i ? "," : "", (unsigned long)f.addr);
-		sb_json_str(b, f.module);
-		sb_printf(b, ",\"offset\":\"0x%lx\",\"symbol\":", (unsigned long)f.offset);
-		sb_json_str(b, f.symbol);
-		sb_put(b, "}", 1);
+		gc_buf_printf(b, "%s{\"addr\":\"0x%lx\",\"module\":", i ? "," : "", (unsigned long)f.addr);
+		gc_buf_json_str(b, f.module, JSON_FIELD_MAX);
+		gc_buf_printf(b, ",\"offset\":\"0x%lx\",\"symbol\":", (unsigned long)f.offset);
+		gc_buf_json_str(b, f.symbol, JSON_FIELD_MAX);
+		gc_buf_put(b, "}", 1);
 	}
-	sb_put(b, "]", 1);
+	gc_buf_put(b, "]", 1);
 }
 
 static int site_frames(uint32_t site, void **frames, int max)
@@ -190,36 +129,36 @@ static int site_frames(uint32_t site, void **frames, int max)
 
 /* ---- text ----------------------------------------------------------------- */
 
-static void format_text(sb *b, const gc_record *r, const gc_verdict *v, int max_frames)
+static void format_text(gc_buf *b, const gc_record *r, const gc_verdict *v, int max_frames)
 {
 	void *af[GC_SITE_DEPTH_MAX];
 	const char *rn = gc_result_name(r->result);
 	int nf = r->nframes < max_frames ? r->nframes : max_frames;
 	if (v->rule == GC_RULE_LEAK_AT_EXIT)
-		sb_printf(b, PREFIX "%s: %s\n", gc_severity_name(gc_rule_severity(v->rule)),
+		gc_buf_printf(b, PREFIX "%s: %s\n", gc_severity_name(gc_rule_severity(v->rule)),
 		          gc_rule_id(v->rule));
 	else
-		sb_printf(b, PREFIX "%s: %s in %s (returned %d%s%s)\n",
+		gc_buf_printf(b, PREFIX "%s: %s in %s (returned %d%s%s)\n",
 		          gc_severity_name(gc_rule_severity(v->rule)), gc_rule_id(v->rule), r->call,
 		          r->result, rn ? ", " : "", rn ? rn : "");
-	sb_printf(b, PREFIX "  %s\n", v->message);
+	gc_buf_printf(b, PREFIX "  %s\n", v->message);
 	text_frames(b, r->frames, nf, NULL);
 	if (v->alloc.known) {
 		const gc_alloc_info *a = &v->alloc;
-		sb_printf(b, PREFIX "  allocation #%llu: %s, %llu bytes at 0x%llx, stream 0x%llx",
+		gc_buf_printf(b, PREFIX "  allocation #%llu: %s, %llu bytes at 0x%llx, stream 0x%llx",
 		          (unsigned long long)a->seq, a->call, (unsigned long long)a->size,
 		          (unsigned long long)a->ptr, (unsigned long long)a->stream);
 		if (a->in_graph)
-			sb_printf(b, ", graph 0x%llx, capture %llu", (unsigned long long)a->graph,
+			gc_buf_printf(b, ", graph 0x%llx, capture %llu", (unsigned long long)a->graph,
 			          (unsigned long long)a->capture_id);
-		sb_put(b, "\n", 1);
+		gc_buf_put(b, "\n", 1);
 		text_frames(b, af, site_frames(a->site, af, max_frames), "allocated at:");
 		int n = site_frames(a->free_site, af, max_frames);
 		text_frames(b, af, n, "freed at:");
 	}
 	for (int i = 0; i < v->n_leaks; i++) {
 		const gc_leak_group *g = &v->leaks[i];
-		sb_printf(b, PREFIX "  %llu allocation%s, %llu bytes, by %s%s\n",
+		gc_buf_printf(b, PREFIX "  %llu allocation%s, %llu bytes, by %s%s\n",
 		          (unsigned long long)g->count, g->count == 1 ? "" : "s",
 		          (unsigned long long)g->bytes, g->call, g->in_graph ? " in a graph" : "");
 		text_frames(b, af, site_frames(g->site, af, max_frames), "allocated at:");
@@ -231,7 +170,7 @@ size_t gc_log_format_text(char *buf, size_t n, const gc_record *r, const gc_verd
 	/* Too long with every frame: fewer frames, then none, then the bare first line. */
 	static const int depths[] = {GC_SITE_DEPTH_MAX, 4, 0};
 	for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
-		sb b = {buf, 0, n, 0};
+		gc_buf b = {buf, 0, n, 0};
 		if (n)
 			buf[0] = '\0';
 		format_text(&b, r, v, depths[i]);
@@ -245,74 +184,74 @@ size_t gc_log_format_text(char *buf, size_t n, const gc_record *r, const gc_verd
 
 /* ---- JSON ----------------------------------------------------------------- */
 
-static void json_hex(sb *b, const char *key, uint64_t v)
+static void json_hex(gc_buf *b, const char *key, uint64_t v)
 {
-	sb_printf(b, ",\"%s\":\"0x%llx\"", key, (unsigned long long)v);
+	gc_buf_printf(b, ",\"%s\":\"0x%llx\"", key, (unsigned long long)v);
 }
 
-static void format_json(sb *b, const gc_record *r, const gc_verdict *v, int max_frames)
+static void format_json(gc_buf *b, const gc_record *r, const gc_verdict *v, int max_frames)
 {
 	void *af[GC_SITE_DEPTH_MAX];
 	int nf = r->nframes < max_frames ? r->nframes : max_frames;
-	sb_printf(b, "{\"type\":\"violation\",\"seq\":%llu,\"pid\":%llu,\"tid\":%llu,\"rule\":\"%s\","
+	gc_buf_printf(b, "{\"type\":\"violation\",\"seq\":%llu,\"pid\":%llu,\"tid\":%llu,\"rule\":\"%s\","
 	          "\"severity\":\"%s\",\"call\":",
 	          (unsigned long long)r->seq, (unsigned long long)r->pid,
 	          (unsigned long long)r->tid, gc_rule_id(v->rule),
 	          gc_severity_name(gc_rule_severity(v->rule)));
-	sb_json_str(b, r->call);
-	sb_printf(b, ",\"result\":%d,\"result_name\":", r->result);
-	sb_json_str(b, gc_result_name(r->result));
+	gc_buf_json_str(b, r->call, JSON_FIELD_MAX);
+	gc_buf_printf(b, ",\"result\":%d,\"result_name\":", r->result);
+	gc_buf_json_str(b, gc_result_name(r->result), JSON_FIELD_MAX);
 	json_hex(b, "ptr", r->ptr);
-	sb_printf(b, ",\"size\":%llu", (unsigned long long)r->size);
+	gc_buf_printf(b, ",\"size\":%llu", (unsigned long long)r->size);
 	json_hex(b, "stream", r->stream);
-	sb_printf(b, ",\"capture_id\":%llu", (unsigned long long)r->capture_id);
+	gc_buf_printf(b, ",\"capture_id\":%llu", (unsigned long long)r->capture_id);
 	json_hex(b, "graph", r->graph);
 	json_hex(b, "exec", r->exec);
-	sb_put(b, ",\"message\":", 11);
-	sb_json_str(b, v->message);
-	sb_put(b, ",\"backtrace\":", 13);
+	gc_buf_put(b, ",\"message\":", 11);
+	gc_buf_json_str(b, v->message, JSON_FIELD_MAX);
+	gc_buf_put(b, ",\"backtrace\":", 13);
 	json_frames(b, r->frames, nf);
-	sb_put(b, ",\"alloc\":", 9);
+	gc_buf_put(b, ",\"alloc\":", 9);
 	if (v->alloc.known) {
 		const gc_alloc_info *a = &v->alloc;
-		sb_put(b, "{\"call\":", 8);
-		sb_json_str(b, a->call);
+		gc_buf_put(b, "{\"call\":", 8);
+		gc_buf_json_str(b, a->call, JSON_FIELD_MAX);
 		json_hex(b, "ptr", a->ptr);
-		sb_printf(b, ",\"size\":%llu", (unsigned long long)a->size);
+		gc_buf_printf(b, ",\"size\":%llu", (unsigned long long)a->size);
 		json_hex(b, "stream", a->stream);
 		json_hex(b, "graph", a->graph);
-		sb_printf(b, ",\"capture_id\":%llu,\"in_graph\":%s,\"seq\":%llu,\"backtrace\":",
+		gc_buf_printf(b, ",\"capture_id\":%llu,\"in_graph\":%s,\"seq\":%llu,\"backtrace\":",
 		          (unsigned long long)a->capture_id, a->in_graph ? "true" : "false",
 		          (unsigned long long)a->seq);
 		json_frames(b, af, site_frames(a->site, af, max_frames));
-		sb_put(b, ",\"free_backtrace\":", 18);
+		gc_buf_put(b, ",\"free_backtrace\":", 18);
 		json_frames(b, af, site_frames(a->free_site, af, max_frames));
-		sb_put(b, "}", 1);
+		gc_buf_put(b, "}", 1);
 	} else {
-		sb_put(b, "null", 4);
+		gc_buf_put(b, "null", 4);
 	}
 	if (v->rule == GC_RULE_LEAK_AT_EXIT) {
-		sb_put(b, ",\"leaks\":[", 10);
+		gc_buf_put(b, ",\"leaks\":[", 10);
 		for (int i = 0; i < v->n_leaks; i++) {
 			const gc_leak_group *g = &v->leaks[i];
-			sb_printf(b, "%s{\"count\":%llu,\"bytes\":%llu,\"call\":", i ? "," : "",
+			gc_buf_printf(b, "%s{\"count\":%llu,\"bytes\":%llu,\"call\":", i ? "," : "",
 			          (unsigned long long)g->count, (unsigned long long)g->bytes);
-			sb_json_str(b, g->call);
-			sb_printf(b, ",\"in_graph\":%s,\"backtrace\":", g->in_graph ? "true" : "false");
+			gc_buf_json_str(b, g->call, JSON_FIELD_MAX);
+			gc_buf_printf(b, ",\"in_graph\":%s,\"backtrace\":", g->in_graph ? "true" : "false");
 			json_frames(b, af, site_frames(g->site, af, max_frames));
-			sb_put(b, "}", 1);
+			gc_buf_put(b, "}", 1);
 		}
-		sb_printf(b, "],\"leak_count\":%llu,\"leak_bytes\":%llu",
+		gc_buf_printf(b, "],\"leak_count\":%llu,\"leak_bytes\":%llu",
 		          (unsigned long long)v->leak_count, (unsigned long long)v->leak_bytes);
 	}
-	sb_put(b, "}\n", 2);
+	gc_buf_put(b, "}\n", 2);
 }
 
 size_t gc_log_format_json(char *buf, size_t n, const gc_record *r, const gc_verdict *v)
 {
 	static const int depths[] = {GC_SITE_DEPTH_MAX, 4, 0};
 	for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
-		sb b = {buf, 0, n, 0};
+		gc_buf b = {buf, 0, n, 0};
 		format_json(&b, r, v, depths[i]);
 		if (!b.overflow)
 			return b.len;
@@ -402,6 +341,29 @@ static void output_open(struct output *out, const char *pattern)
 	out->fd = pattern[0] ? open_log(pattern, out->what) : (out == &text_out ? 2 : -1);
 }
 
+/* Writes all of buf to out; a failing file gets one note (none from a signal handler:
+ * in_handler) and out's records go to stderr from then on. */
+static void output_send(struct output *out, const char *buf, size_t len, int in_handler)
+{
+	while (out->fd >= 0 && len) {
+		ssize_t w = write(out->fd, buf, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (out->fd == 2)
+				return;  /* nowhere left to say it */
+			if (!in_handler)
+				gc_log_note("cannot write to the %s '%.200s': %s; writing to stderr instead",
+				            out->what, out->pattern, w < 0 ? strerror(errno) : "short write");
+			out->fd = 2;  /* the descriptor stays open: another thread may be writing */
+			continue;
+		}
+		buf += w;
+		len -= (size_t)w;
+	}
+}
+
+/* The same, first opening a %p path that a forked child has not opened yet. */
 static void output_write(struct output *out, const char *buf, size_t len)
 {
 	if (out->pending) {
@@ -412,36 +374,18 @@ static void output_write(struct output *out, const char *buf, size_t len)
 		if (out == &json_out && out->fd >= 0)
 			write_start();
 	}
-	if (out->fd < 0 || !len)
-		return;
-	while (len) {
-		ssize_t w = write(out->fd, buf, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (out->fd == 2)
-				return;  /* nowhere left to say it */
-			gc_log_note("cannot write to the %s '%.200s': %s; writing to stderr instead",
-			            out->what, out->pattern, w < 0 ? strerror(errno) : "short write");
-			out->fd = 2;  /* the descriptor stays open: another thread may be writing */
-			continue;
-		}
-		buf += w;
-		len -= (size_t)w;
-	}
+	output_send(out, buf, len, 0);
 }
 
 static void write_start(void)
 {
-	char buf[GC_PATH_MAX + 256], exe[GC_PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	sb b = {buf, 0, sizeof(buf), 0};
-	sb_printf(&b, "{\"type\":\"start\",\"pid\":%ld,\"program\":", (long)getpid());
-	sb_json_str(&b, exe);
-	sb_put(&b, ",\"version\":", 11);
-	sb_json_str(&b, GC_VERSION);
-	sb_put(&b, "}\n", 2);
+	char buf[GC_PATH_MAX + 256];
+	gc_buf b = GC_BUF(buf);
+	gc_buf_printf(&b, "{\"type\":\"start\",\"pid\":%ld,\"program\":", (long)getpid());
+	gc_buf_json_str(&b, gc_program_path(), GC_PATH_MAX);
+	gc_buf_put(&b, ",\"version\":", 11);
+	gc_buf_json_str(&b, GC_VERSION, JSON_FIELD_MAX);
+	gc_buf_put(&b, "}\n", 2);
 	if (!b.overflow)
 		output_write(&json_out, buf, b.len);
 }
@@ -499,7 +443,7 @@ void gc_log_activate(void)
 
 uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v)
 {
-	char buf[RECORD_MAX];
+	char buf[GC_RECORD_MAX];
 	gc_record rec = *r;
 	rec.seq = __atomic_add_fetch(&n_records, 1, __ATOMIC_RELAXED);
 	if (gc_rule_severity(v->rule) == GC_SEV_WARNING)
@@ -513,46 +457,65 @@ uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v)
 	return rec.seq;
 }
 
-void gc_log_counts(uint64_t *errors, uint64_t *warnings)
-{
-	*errors = __atomic_load_n(&n_errors, __ATOMIC_RELAXED);
-	*warnings = __atomic_load_n(&n_warnings, __ATOMIC_RELAXED);
-}
-
-/* Async-signal-safe (it runs from gc_signals' handler): snprintf of integers, write, open. */
+/* Async-signal-safe when sig is not 0, for then it runs from gc_signals' handler: the lines
+ * are built from integers and fixed strings (gc_buf_u64, gc_buf_str), and written with
+ * write(2) and open(2); a failed write moves to stderr without the note, whose strerror is
+ * not safe there. */
 void gc_log_summary_signal(int sig)
 {
 	/* Once: a signal during the atexit summary, or abort-on-error's abort(), adds none. */
 	if (__atomic_exchange_n(&summary_written, 1, __ATOMIC_ACQ_REL))
 		return;
-	char buf[512], why[96] = "";
-	uint64_t e, w;
-	gc_log_counts(&e, &w);
-	long pid = (long)getpid();
+	char buf[512];
+	uint64_t e = __atomic_load_n(&n_errors, __ATOMIC_RELAXED);
+	uint64_t w = __atomic_load_n(&n_warnings, __ATOMIC_RELAXED);
+	uint64_t records = __atomic_load_n(&n_records, __ATOMIC_RELAXED);
+	uint64_t pid = (uint64_t)getpid();
 	const char *name = gc_signal_name(sig);
-	if (sig)
-		snprintf(why, sizeof(why), " (killed by %s: no leak check)", name ? name : "a signal");
-	int n = snprintf(buf, sizeof(buf), PREFIX "graphcheck: %llu errors, %llu warnings%s\n",
-	                 (unsigned long long)e, (unsigned long long)w, why);
+	int in_handler = sig != 0;
+	gc_buf b = GC_BUF(buf);
+	gc_buf_str(&b, PREFIX "graphcheck: ");
+	gc_buf_u64(&b, e);
+	gc_buf_str(&b, " errors, ");
+	gc_buf_u64(&b, w);
+	gc_buf_str(&b, " warnings");
+	if (sig) {
+		gc_buf_str(&b, " (killed by ");
+		gc_buf_str(&b, name ? name : "a signal");
+		gc_buf_str(&b, ": no leak check)");
+	}
+	gc_buf_put(&b, "\n", 1);
 	if (!text_out.pending)  /* a forked child that never used CUDA leaves no file */
-		output_write(&text_out, buf, (size_t)n);
+		output_send(&text_out, buf, b.len, in_handler);
 	if (json_out.fd >= 0) {
-		char sigfield[48] = "";
-		if (sig)
-			snprintf(sigfield, sizeof(sigfield), ",\"signal\":\"%s\"", name ? name : "?");
-		n = snprintf(buf, sizeof(buf),
-		             "{\"type\":\"summary\",\"pid\":%ld,\"errors\":%llu,\"warnings\":%llu,"
-		             "\"records\":%llu%s}\n",
-		             pid, (unsigned long long)e, (unsigned long long)w,
-		             (unsigned long long)__atomic_load_n(&n_records, __ATOMIC_RELAXED), sigfield);
-		output_write(&json_out, buf, (size_t)n);
+		b = GC_BUF(buf);
+		gc_buf_str(&b, "{\"type\":\"summary\",\"pid\":");
+		gc_buf_u64(&b, pid);
+		gc_buf_str(&b, ",\"errors\":");
+		gc_buf_u64(&b, e);
+		gc_buf_str(&b, ",\"warnings\":");
+		gc_buf_u64(&b, w);
+		gc_buf_str(&b, ",\"records\":");
+		gc_buf_u64(&b, records);
+		if (sig) {
+			gc_buf_str(&b, ",\"signal\":\"");
+			gc_buf_str(&b, name ? name : "?");
+			gc_buf_str(&b, "\"");
+		}
+		gc_buf_str(&b, "}\n");
+		output_send(&json_out, buf, b.len, in_handler);
 	}
 	if (summary_path[0]) {
 		int fd = open_summary();
 		if (fd >= 0) {
-			n = snprintf(buf, sizeof(buf), "%ld %llu %llu\n", pid, (unsigned long long)e,
-			             (unsigned long long)w);
-			(void)!write(fd, buf, (size_t)n);
+			b = GC_BUF(buf);
+			gc_buf_u64(&b, pid);
+			gc_buf_put(&b, " ", 1);
+			gc_buf_u64(&b, e);
+			gc_buf_put(&b, " ", 1);
+			gc_buf_u64(&b, w);
+			gc_buf_put(&b, "\n", 1);
+			(void)!write(fd, buf, b.len);
 			close(fd);
 		}
 	}

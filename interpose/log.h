@@ -30,15 +30,18 @@ void gc_log_reopen_child(void);
 void gc_log_activate(void);
 /* Writes one verdict (text and JSON); counts it for the summary. Returns its seq. */
 uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v);
-/* The exit summary: "graphcheck: N errors, M warnings" and the JSON summary line. */
+/* The exit summary: "graphcheck: N errors, M warnings", the JSON summary line and the
+ * summary file's line. */
 void gc_log_summary(void);
 /* The same from a fatal signal's handler (sig 0: normal exit): says which signal, once. */
 void gc_log_summary_signal(int sig);
-void gc_log_counts(uint64_t *errors, uint64_t *warnings);
 /* A "graphcheck: ..." line on stderr. */
 void gc_log_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The formatters, for tests: they write at most n bytes and return the length (a record
+/* One record's buffer: what gc_log_verdict and the replay format into. */
+#define GC_RECORD_MAX 24576
+
+/* The formatters, for tests and replay: they write at most n bytes and return the length (a record
  * that does not fit loses frames first; it is never cut mid-line). */
 size_t gc_log_format_text(char *buf, size_t n, const gc_record *r, const gc_verdict *v);
 size_t gc_log_format_json(char *buf, size_t n, const gc_record *r, const gc_verdict *v);

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "interpose/sites.h"
+
 enum opt_type { T_PATH, T_INT, T_BOOL, T_ENUM };
 
 typedef struct opt {
@@ -20,6 +22,9 @@ typedef struct opt {
 
 static const char *const on_error_values[] = {"continue", "abort", NULL};
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 #define OFF(f) offsetof(gc_options, f)
 static const opt table[] = {
 	{"LOG_FILE", T_PATH, "", OFF(log_file), 0, 0, NULL,
@@ -30,16 +35,16 @@ static const opt table[] = {
 	 "Each process appends 'pid errors warnings' here at exit (the launcher's channel)."},
 	{"TRACE_FILE", T_PATH, "", OFF(trace_file), 0, 0, NULL,
 	 "Every intercepted event as JSON lines, for graphcheck-report --replay. %p: pid."},
-	{"BACKTRACE_DEPTH", T_INT, "8", OFF(backtrace_depth), 0, 64, NULL,
+	{"BACKTRACE_DEPTH", T_INT, "8", OFF(backtrace_depth), 0, GC_SITE_DEPTH_MAX, NULL,
 	 "Host frames recorded for the call a record is about."},
-	{"ALLOC_BACKTRACE_DEPTH", T_INT, "0", OFF(alloc_backtrace_depth), 0, 64, NULL,
+	{"ALLOC_BACKTRACE_DEPTH", T_INT, "0", OFF(alloc_backtrace_depth), 0, GC_SITE_DEPTH_MAX, NULL,
 	 "Host frames kept for every allocation and free, to say where it was made. 0 keeps the "
 	 "calling instruction alone, at no cost; N unwinds N frames (about 2.8 us a call)."},
 	{"ON_ERROR", T_ENUM, "continue", OFF(on_error), 0, 0, on_error_values,
 	 "continue: log and go on; abort: abort() after logging the first error."},
 	{"LEAK_CHECK", T_BOOL, "1", OFF(leak_check), 0, 0, NULL,
 	 "Report stream-ordered and graph allocations still live at exit."},
-	{"HISTORY", T_INT, "4096", OFF(history), 0, 100000000, NULL,
+	{"HISTORY", T_INT, STR(GC_HISTORY_DEFAULT), OFF(history), 0, 100000000, NULL,
 	 "Freed allocations remembered to explain double frees (0: none)."},
 	{"SIGNAL_SUMMARY", T_BOOL, "1", OFF(signal_summary), 0, 0, NULL,
 	 "Write the summary when a signal that kills by default (SIGTERM, SIGINT, SIGSEGV, "

@@ -5,6 +5,8 @@
 #include <stddef.h>
 
 #define GC_PATH_MAX 4096
+/* GRAPHCHECK_HISTORY's default: freed allocations remembered to explain double frees. */
+#define GC_HISTORY_DEFAULT 4096
 
 enum gc_on_error { GC_ON_ERROR_CONTINUE, GC_ON_ERROR_ABORT };
 
@@ -32,7 +34,8 @@ int gc_options_load(gc_options *o, gc_getenv_fn getenv_fn, int warn_fd);
 /* Writes "graphcheck: NAME=value" lines for every option (verbose mode). */
 void gc_options_print(const gc_options *o, int fd);
 
-/* The table, for the README and --help: name, default, doc; NULL name ends it. */
+/* The table as data (name, default, doc), ended by a NULL name: what the options tests
+ * check every option against. */
 typedef struct gc_option_doc {
 	const char *name, *default_value, *doc;
 } gc_option_doc;

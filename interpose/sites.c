@@ -108,14 +108,6 @@ int gc_sites_get(uint32_t id, void **out, int max)
 	return n;
 }
 
-uint32_t gc_sites_count(void)
-{
-	pthread_mutex_lock(&lock);
-	uint32_t n = n_sites - 1;
-	pthread_mutex_unlock(&lock);
-	return n;
-}
-
 void gc_sites_fork_prepare(void)
 {
 	pthread_mutex_lock(&lock);
@@ -126,7 +118,7 @@ void gc_sites_fork_parent(void)
 	pthread_mutex_unlock(&lock);
 }
 
-void gc_sites_atfork_child(void)
+void gc_sites_fork_child(void)
 {
 	pthread_mutex_init(&lock, NULL);
 }

@@ -11,10 +11,9 @@
 uint32_t gc_sites_intern(void *const *frames, int n);
 /* Copies up to max frames of site id; returns how many (0 for an unknown id). */
 int gc_sites_get(uint32_t id, void **frames, int max);
-uint32_t gc_sites_count(void);
 /* pthread_atfork: held across fork so the child's copy is whole, then re-made there. */
 void gc_sites_fork_prepare(void);
 void gc_sites_fork_parent(void);
-void gc_sites_atfork_child(void);
+void gc_sites_fork_child(void);
 
 #endif

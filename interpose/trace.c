@@ -10,15 +10,19 @@
 #include "interpose/backtrace.h"
 #include "interpose/log.h"
 #include "interpose/sites.h"
+#include "interpose/textbuf.h"
 
 static int fd = -1;
 static char pattern_copy[GC_PATH_MAX];
 static int driver;
+static int history, leak_check;  /* the options that change verdicts, for the header */
 static uint64_t seq;
 static uint32_t sites_written;    /* sites are interned in increasing id order */
 static pthread_mutex_t site_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int write_failed;  /* said once */
+#define SITE_MODULE_MAX 400   /* bytes of a module path in a site line (16 KiB for 64 frames) */
+#define CALL_MAX 64           /* bytes of a call name (the spellings are under 40) */
 
 static void put(const char *buf, size_t len)
 {
@@ -66,27 +70,28 @@ static void kernel_driver(char *out, size_t n)
 	out[i] = '\0';
 }
 
+/* The first line: the program, the driver, and every option that changes verdicts, so
+ * that a replay reaches the live run's verdicts. */
 static void write_header(void)
 {
-	char exe[1024], kdrv[64], buf[1400];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
+	char kdrv[64], buf[GC_PATH_MAX + 512];
 	kernel_driver(kdrv, sizeof(kdrv));
-	int len = snprintf(buf, sizeof(buf),
-	                   "{\"type\":\"trace\",\"version\":1,\"pid\":%ld,\"program\":\"%s\","
-	                   "\"cuda_driver_version\":%d,\"nvidia_driver\":\"%s\"}\n",
-	                   (long)getpid(), strchr(exe, '"') ? "?" : exe, driver, kdrv);
-	if (len > 0 && (size_t)len < sizeof(buf))
-		put(buf, (size_t)len);
+	gc_buf b = GC_BUF(buf);
+	gc_buf_printf(&b, "{\"type\":\"trace\",\"version\":1,\"pid\":%ld,\"program\":",
+	              (long)getpid());
+	gc_buf_json_str(&b, gc_program_path(), GC_PATH_MAX);
+	gc_buf_printf(&b, ",\"cuda_driver_version\":%d,\"nvidia_driver\":", driver);
+	gc_buf_json_str(&b, kdrv, sizeof(kdrv));
+	gc_buf_printf(&b, ",\"options\":{\"history\":%d,\"leak_check\":%d}}\n", history,
+	              leak_check);
+	if (!b.overflow)
+		put(buf, b.len);
 }
 
-void gc_trace_open(const char *pattern, int driver_version)
+static void open_trace(const char *pattern)
 {
-	if (!pattern || !pattern[0])
-		return;
 	char path[GC_PATH_MAX];
 	snprintf(pattern_copy, sizeof(pattern_copy), "%s", pattern);
-	driver = driver_version;
 	if (gc_log_expand_path(path, sizeof(path), pattern, (long)getpid()) != 0) {
 		gc_log_note("the trace path '%.200s' is too long; no trace", pattern);
 		return;
@@ -99,6 +104,16 @@ void gc_trace_open(const char *pattern, int driver_version)
 	write_header();
 }
 
+void gc_trace_open(const gc_options *o, int driver_version)
+{
+	if (!o->trace_file[0])
+		return;
+	driver = driver_version;
+	history = o->history;
+	leak_check = o->leak_check;
+	open_trace(o->trace_file);
+}
+
 void gc_trace_reopen_child(void)
 {
 	if (fd < 0 || !strstr(pattern_copy, "%p"))
@@ -107,17 +122,13 @@ void gc_trace_reopen_child(void)
 	fd = -1;
 	sites_written = 0;
 	seq = 0;
-	char pattern[GC_PATH_MAX];  /* gc_trace_open copies its argument onto pattern_copy */
+	char pattern[GC_PATH_MAX];  /* open_trace copies its argument onto pattern_copy */
 	snprintf(pattern, sizeof(pattern), "%s", pattern_copy);
-	gc_trace_open(pattern, driver);
+	open_trace(pattern);
 }
 
-int gc_trace_on(void)
-{
-	return fd >= 0;
-}
-
-void gc_trace_site(uint32_t site)
+/* Writes a site line for each site id not written before (frames as interned). */
+static void write_sites(uint32_t site)
 {
 	if (fd < 0 || !site || site <= __atomic_load_n(&sites_written, __ATOMIC_ACQUIRE))
 		return;
@@ -126,40 +137,41 @@ void gc_trace_site(uint32_t site)
 		void *frames[GC_SITE_DEPTH_MAX];
 		int n = gc_sites_get(id, frames, GC_SITE_DEPTH_MAX);
 		char buf[16384];
-		size_t len = (size_t)snprintf(buf, sizeof(buf), "{\"type\":\"site\",\"id\":%u,\"frames\":[", id);
-		for (int i = 0; i < n && len < sizeof(buf) - 600; i++) {
+		gc_buf b = GC_BUF(buf);
+		gc_buf_printf(&b, "{\"type\":\"site\",\"id\":%u,\"frames\":[", id);
+		for (int i = 0; i < n; i++) {
 			gc_frame f;
 			gc_frame_describe(frames[i], &f);
-			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
-			                        "%s{\"addr\":\"0x%lx\",\"module\":\"%.400s\",\"offset\":\"0x%lx\"}",
-			                        i ? "," : "", (unsigned long)f.addr,
-			                        strchr(f.module, '"') ? "?" : f.module,
-			                        (unsigned long)f.offset);
+			gc_buf_printf(&b, "%s{\"addr\":\"0x%lx\",\"module\":", i ? "," : "",
+			              (unsigned long)f.addr);
+			gc_buf_json_str(&b, f.module, SITE_MODULE_MAX);
+			gc_buf_printf(&b, ",\"offset\":\"0x%lx\"}", (unsigned long)f.offset);
 		}
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "]}\n");
-		if (len < sizeof(buf))
-			put(buf, len);
+		gc_buf_str(&b, "]}\n");
+		if (!b.overflow)
+			put(buf, b.len);
 	}
 	__atomic_store_n(&sites_written, site, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&site_lock);
 }
 
-size_t gc_trace_format_event(char *buf, size_t n, const gc_event *ev, uint64_t s)
+static size_t format_event(char *buf, size_t n, const gc_event *ev, uint64_t s)
 {
-	int len = snprintf(buf, n,
-	                   "{\"type\":\"event\",\"seq\":%llu,\"tid\":%llu,\"kind\":\"%s\","
-	                   "\"call\":\"%s\",\"result\":%d,\"ptr\":\"0x%llx\",\"size\":%llu,"
-	                   "\"stream\":\"0x%llx\",\"pool\":\"0x%llx\",\"graph\":\"0x%llx\","
-	                   "\"exec\":\"0x%llx\",\"flags\":%llu,\"capture_id\":%llu,\"mode\":%d,"
-	                   "\"site\":%u}\n",
-	                   (unsigned long long)s, (unsigned long long)ev->tid,
-	                   gc_event_kind_name(ev->kind), ev->call ? ev->call : "?", ev->result,
-	                   (unsigned long long)ev->ptr, (unsigned long long)ev->size,
-	                   (unsigned long long)ev->stream, (unsigned long long)ev->pool,
-	                   (unsigned long long)ev->graph, (unsigned long long)ev->exec,
-	                   (unsigned long long)ev->flags, (unsigned long long)ev->capture_id,
-	                   ev->mode, ev->site);
-	return len > 0 && (size_t)len < n ? (size_t)len : 0;
+	gc_buf b = {buf, 0, n, 0};
+	gc_buf_printf(&b, "{\"type\":\"event\",\"seq\":%llu,\"tid\":%llu,\"kind\":\"%s\",\"call\":",
+	              (unsigned long long)s, (unsigned long long)ev->tid,
+	              gc_event_kind_name(ev->kind));
+	gc_buf_json_str(&b, ev->call ? ev->call : "?", CALL_MAX);
+	gc_buf_printf(&b, ",\"result\":%d,\"ptr\":\"0x%llx\",\"size\":%llu,"
+	              "\"stream\":\"0x%llx\",\"pool\":\"0x%llx\",\"graph\":\"0x%llx\","
+	              "\"exec\":\"0x%llx\",\"flags\":%llu,\"capture_id\":%llu,\"mode\":%d,"
+	              "\"site\":%u}\n",
+	              ev->result, (unsigned long long)ev->ptr, (unsigned long long)ev->size,
+	              (unsigned long long)ev->stream, (unsigned long long)ev->pool,
+	              (unsigned long long)ev->graph, (unsigned long long)ev->exec,
+	              (unsigned long long)ev->flags, (unsigned long long)ev->capture_id, ev->mode,
+	              ev->site);
+	return b.overflow ? 0 : b.len;
 }
 
 void gc_trace_event(const gc_event *ev)
@@ -167,7 +179,6 @@ void gc_trace_event(const gc_event *ev)
 	if (fd < 0)
 		return;
 	char buf[768];
-	gc_trace_site(ev->site);
-	put(buf, gc_trace_format_event(buf, sizeof(buf), ev,
-	                               __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED)));
+	write_sites(ev->site);
+	put(buf, format_event(buf, sizeof(buf), ev, __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED)));
 }

@@ -7,8 +7,8 @@
 
 #include "interpose/ledger.h"
 #include "interpose/log.h"
-
-#define LINE_MAX_BYTES (1 << 20)
+#include "interpose/options.h"
+#include "report/report.h"
 
 /* The ledger keeps call names by pointer: intern them for the life of the process. */
 static const char *intern_call(const char *s)
@@ -79,7 +79,7 @@ static const char *parse_event(json_t *o, gc_event *ev)
 static void emit(FILE *out, int json, const gc_event *ev, const gc_verdict *v, uint64_t seq,
                  uint64_t pid)
 {
-	static char buf[24576];
+	static char buf[GC_RECORD_MAX];
 	gc_record r = {.call = ev->call, .result = ev->result, .ptr = ev->ptr, .size = ev->size,
 	               .stream = ev->stream, .graph = ev->graph, .exec = ev->exec,
 	               .capture_id = ev->capture_id, .pid = pid, .tid = ev->tid, .seq = seq};
@@ -88,14 +88,22 @@ static void emit(FILE *out, int json, const gc_event *ev, const gc_verdict *v, u
 	fwrite(buf, 1, n, out);
 }
 
+/* The ledger the live run had: GRAPHCHECK_HISTORY from the header's "options" (a trace
+ * written before the header carried it gets the option's default, as a live run had then). */
+static gc_ledger *new_ledger(json_t *header)
+{
+	json_t *h = json_object_get(json_object_get(header, "options"), "history");
+	gc_ledger_config cfg = {.history = GC_HISTORY_DEFAULT};
+	if (json_is_integer(h) && json_integer_value(h) >= 0)
+		cfg.history = (size_t)json_integer_value(h);
+	return gc_ledger_new(&cfg);
+}
+
 int gc_replay(FILE *in, const char *name, FILE *out, int json, FILE *err,
               gc_replay_result *res)
 {
 	memset(res, 0, sizeof(*res));
-	gc_ledger_config cfg = {.history = 1u << 20};
-	gc_ledger *l = gc_ledger_new(&cfg);
-	if (!l)
-		return -1;
+	gc_ledger *l = NULL;  /* made at the header, whose options configure it, or first event */
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -104,7 +112,7 @@ int gc_replay(FILE *in, const char *name, FILE *out, int json, FILE *err,
 	int saw_header = 0;
 	while ((len = getline(&line, &cap, in)) >= 0) {
 		lineno++;
-		if (len > LINE_MAX_BYTES || memchr(line, '\0', (size_t)len)) {
+		if ((size_t)len > RP_LINE_MAX || memchr(line, '\0', (size_t)len)) {
 			fprintf(err, "graphcheck-report: %s:%lu: not a text line; skipped\n", name, lineno);
 			res->bad_lines++;
 			continue;
@@ -122,8 +130,16 @@ int gc_replay(FILE *in, const char *name, FILE *out, int json, FILE *err,
 		if (type && !strcmp(type, "trace")) {
 			saw_header = 1;
 			pid = (uint64_t)json_integer_value(json_object_get(o, "pid"));
+			if (!l && !(l = new_ledger(o))) {
+				json_decref(o);
+				break;
+			}
 		} else if (type && !strcmp(type, "event")) {
 			gc_event ev;
+			if (!l && !(l = new_ledger(NULL))) {
+				json_decref(o);
+				break;
+			}
 			const char *why = parse_event(o, &ev);
 			if (why) {
 				fprintf(err, "graphcheck-report: %s:%lu: %s; skipped\n", name, lineno, why);
@@ -148,7 +164,12 @@ int gc_replay(FILE *in, const char *name, FILE *out, int json, FILE *err,
 		json_decref(o);
 	}
 	free(line);
-	gc_ledger_free(l);
+	if (l)
+		gc_ledger_free(l);
+	else if (len >= 0) {  /* left the loop early: the ledger could not be made */
+		fprintf(err, "graphcheck-report: %s: out of memory\n", name);
+		return -1;
+	}
 	if (!saw_header && !res->events) {
 		fprintf(err, "graphcheck-report: %s: no trace header and no events: not a trace\n",
 		        name);

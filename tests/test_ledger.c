@@ -1,6 +1,6 @@
 /* The ledger's rules, driven by event sequences: each rule has a violating sequence and a
  * clean twin, both asserting the exact rule ids. Return codes in the events are the ones
- * the H200 returned (shared/notes/cuda-driver-facts.md). */
+ * the H200 returned (docs/driver-facts.md). */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>

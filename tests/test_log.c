@@ -58,7 +58,7 @@ static json_t *parse_line(const char *buf, size_t len)
 static void json_record_has_documented_fields(void **state)
 {
 	(void)state;
-	char buf[24576];
+	char buf[GC_RECORD_MAX];
 	gc_record r = record();
 	gc_verdict v = verdict_with_alloc();
 	size_t len = gc_log_format_json(buf, sizeof(buf), &r, &v);
@@ -98,7 +98,7 @@ static void json_leak_record(void **state)
 {
 	(void)state;
 	static void *site_frames[] = {(void *)0x70};
-	char buf[24576];
+	char buf[GC_RECORD_MAX];
 	gc_record r = record();
 	r.call = "exit";
 	gc_verdict v;
@@ -124,7 +124,7 @@ static void json_leak_record(void **state)
 static void json_escapes_every_byte(void **state)
 {
 	(void)state;
-	char buf[24576];
+	char buf[GC_RECORD_MAX];
 	gc_record r = record();
 	gc_verdict v;
 	memset(&v, 0, sizeof(v));
@@ -166,7 +166,7 @@ static char *read_file(const char *path, size_t *len)
 static void text_record_matches_golden(void **state)
 {
 	(void)state;
-	char buf[24576];
+	char buf[GC_RECORD_MAX];
 	gc_record r = record();
 	gc_verdict v = verdict_with_alloc();
 	size_t len = gc_log_format_text(buf, sizeof(buf), &r, &v);

@@ -320,7 +320,7 @@ static void reads_what_the_writer_writes(void **state)
 	snprintf(v.message, sizeof(v.message), "a \"quoted\" message\\ with\ta tab");
 	v.alloc = (gc_alloc_info){.known = 1, .call = "cuMemAllocFromPoolAsync",
 	                          .ptr = 0x7f0000001000, .size = 200000, .stream = 0x55, .seq = 7};
-	char buf[24576];
+	char buf[GC_RECORD_MAX];
 	size_t n = gc_log_format_json(buf, sizeof(buf), &rec, &v);
 	assert_true(n > 0);
 	rp_record *r;

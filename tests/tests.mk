@@ -37,4 +37,4 @@ $(BUILD)/fakecuda/dlsym_versions: tests/interpose/dlsym_versions.c $(BUILD)/fake
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) -o $@ $< -ldl -Wl,--disable-new-dtags,-rpath,'$$ORIGIN'
 all: $(IP_PROGS)
-TEST_SCRIPTS += tests/traces/replay.sh
+TEST_SCRIPTS += tests/traces/replay.sh tests/traces/fidelity.sh

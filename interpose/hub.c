@@ -1,5 +1,5 @@
 #define __CUDA_API_VERSION_INTERNAL 1
-#include "interpose/checker.h"
+#include "interpose/hub.h"
 
 #include <cuda.h>
 #include <pthread.h>
@@ -22,8 +22,8 @@ static int ready;
 /* initial-exec: the object is preloaded at start-up, so its thread-locals can live in static
  * TLS and cost a plain load instead of a __tls_get_addr call on every intercepted call. */
 #define GC_TLS __thread __attribute__((tls_model("initial-exec")))
-static GC_TLS int in_checker;
-static GC_TLS void *my_caller;  /* the program's call instruction, from gc_enter */
+static GC_TLS int in_hub;  /* the guard: this thread is inside graphcheck */
+static GC_TLS void *my_caller;  /* the program's call instruction, from gc_hub_enter */
 static GC_TLS uint64_t my_tid;
 /* Call sites by calling instruction: a loop allocates and frees from a few places. */
 #define SITE_CACHE 16
@@ -45,10 +45,10 @@ static const char *secure_env(const char *name)
 
 static void at_exit(void)
 {
-	in_checker = 1;  /* calls made by other atexit handlers go straight through */
+	in_hub = 1;  /* calls made by other atexit handlers go straight through */
 	if (opts.leak_check) {
 		gc_event ev = {.kind = GC_EV_EXIT, .call = "exit"};
-		gc_report(&ev);
+		gc_hub_report(&ev);
 	}
 	gc_log_summary();
 }
@@ -57,7 +57,7 @@ static void at_exit(void)
  * would need the ledger's locks. */
 static void on_fatal_signal(int sig)
 {
-	in_checker = 1;
+	in_hub = 1;
 	gc_log_summary_signal(sig);
 }
 
@@ -76,7 +76,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	gc_ledger_fork_child(ledger);
-	gc_sites_atfork_child();
+	gc_sites_fork_child();
 	my_tid = 0;
 	gc_log_reopen_child();
 	gc_trace_reopen_child();
@@ -108,7 +108,7 @@ static void init(void)
 		int v = 0;
 		if (version)
 			version(&v);
-		gc_trace_open(opts.trace_file, v);
+		gc_trace_open(&opts, v);
 	}
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
@@ -117,28 +117,28 @@ static void init(void)
 	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
 }
 
-int gc_enter_at(void *caller)
+int gc_hub_enter_at(void *caller)
 {
-	if (in_checker)
+	if (in_hub)
 		return 0;
-	in_checker = 1;
+	in_hub = 1;
 	my_caller = caller;
 	if (__builtin_expect(__atomic_load_n(&ready, __ATOMIC_ACQUIRE), 1))
 		return 1;
 	pthread_once(&once, init);
 	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
-		in_checker = 0;
+		in_hub = 0;
 		return 0;
 	}
 	return 1;
 }
 
-void gc_leave(void)
+void gc_hub_leave(void)
 {
-	in_checker = 0;
+	in_hub = 0;
 }
 
-uint64_t gc_capture_query(uint64_t stream, int ptsz, uint64_t *graph)
+uint64_t gc_hub_capture_query(uint64_t stream, int ptsz, uint64_t *graph)
 {
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	cuuint64_t id = 0;
@@ -168,11 +168,11 @@ uint64_t gc_capture_query(uint64_t stream, int ptsz, uint64_t *graph)
 	return id;
 }
 
-uint64_t gc_capture_of(uint64_t stream, int ptsz)
+uint64_t gc_hub_capture_of(uint64_t stream, int ptsz)
 {
 	if (!gc_ledger_capturing(ledger))
 		return 0;
-	return gc_capture_query(stream, ptsz, NULL);
+	return gc_hub_capture_query(stream, ptsz, NULL);
 }
 
 static uint64_t thread_id(void)
@@ -188,7 +188,7 @@ static int keeps_site(gc_event_kind k)
 	       k == GC_EV_FREE || k == GC_EV_SYNC_FREE || k == GC_EV_FREE_NODE;
 }
 
-void gc_report(gc_event *ev)
+void gc_hub_report(gc_event *ev)
 {
 	void *frames[GC_SITE_DEPTH_MAX];
 	int nframes = -1;  /* captured lazily: only allocations and records need frames */

@@ -1,0 +1,31 @@
+/* The process hub: what every intercepted call goes through between the wrapper and the
+ * ledger. Lazy start-up at the first call, the per-thread guard, capture queries, the path
+ * from an event to the ledger, the trace and the log, and the abort policy. The wrappers
+ * (hooks.c) call only this and driver.h. */
+#ifndef GC_HUB_H
+#define GC_HUB_H
+
+#include <stdint.h>
+
+#include "interpose/ledger.h"
+
+/* Enters graphcheck for one intercepted call: 0 when the call must go straight to the
+ * driver (graphcheck is inside one of its own calls on this thread, or failed to start).
+ * A macro so that it notes the wrapper's return address: the program's calling
+ * instruction, which is the call site kept when allocation backtraces are off. Every
+ * successful enter is paired with gc_hub_leave in the same wrapper. */
+int gc_hub_enter_at(void *caller);
+#define gc_hub_enter() gc_hub_enter_at(__builtin_return_address(0))
+void gc_hub_leave(void);
+
+/* The id of the capture the stream is in, 0 when none; skipped while no capture is active
+ * anywhere. ptsz: the call was a _ptsz spelling, so stream 0 is the per-thread stream. */
+uint64_t gc_hub_capture_of(uint64_t stream, int ptsz);
+/* The same, always asked, also giving the graph being built (for capture begin). */
+uint64_t gc_hub_capture_query(uint64_t stream, int ptsz, uint64_t *graph);
+
+/* Fills the thread and call-site fields, traces the event, applies it, and logs its
+ * verdicts. Called inside the guard; does not leave it. */
+void gc_hub_report(gc_event *ev);
+
+#endif
