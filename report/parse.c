@@ -100,13 +100,13 @@ static bool get_uint(pctx *p, const json_t *o, const char *pre, const char *key,
 		return true;
 	/* A size of 2^63 or more: jansson holds integers as int64, so such a number comes as
 	 * its decimal digits in a string (see quote_big_integers). */
-	if (json_is_string(j)) {
-		const char *d = json_string_value(j);
+	const char *d = json_is_string(j) ? json_string_value(j) : "";
+	if (d[0] >= '0' && d[0] <= '9') {
 		char *end;
 		errno = 0;
 		unsigned long long u = strtoull(d, &end, 10);
-		if (d[0] < '0' || d[0] > '9' || *end || errno)
-			return fail(p, "field \"%s%s\" must be an unsigned integer", pre, key);
+		if (*end || errno)
+			return fail(p, "field \"%s%s\" must be an integer, not a string", pre, key);
 		*out = u;
 		return true;
 	}
