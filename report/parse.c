@@ -99,16 +99,17 @@ static bool get_uint(pctx *p, const json_t *o, const char *pre, const char *key,
 	if (!j && !required)
 		return true;
 	/* A size of 2^63 or more: jansson holds integers as int64, so such a number comes as
-	 * its decimal digits in a string (see quote_big_integers). */
+	 * its decimal digits in a string (see quote_big_integers, or another writer). Any
+	 * other string is the wrong type, as before. */
 	const char *d = json_is_string(j) ? json_string_value(j) : "";
 	if (d[0] >= '0' && d[0] <= '9') {
 		char *end;
 		errno = 0;
 		unsigned long long u = strtoull(d, &end, 10);
-		if (*end || errno)
-			return fail(p, "field \"%s%s\" must be an integer, not a string", pre, key);
-		*out = u;
-		return true;
+		if (!*end && !errno && u > INT64_MAX) {
+			*out = u;
+			return true;
+		}
 	}
 	if (!get_int(p, o, pre, key, required, &v))
 		return false;
