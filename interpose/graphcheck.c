@@ -1,15 +1,29 @@
 /* graphcheck: runs a program with libgraphcheck.so preloaded, in the habit of
  * compute-sanitizer and valgrind. Its exit status is the program's, or --error-exitcode's
  * value when any process of the run recorded an error. */
+#include <dirent.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#if defined(__x86_64__)
+#define EM_HOST EM_X86_64
+#define EM_HOST_NAME "x86-64"
+#elif defined(__aarch64__)
+#define EM_HOST EM_AARCH64
+#define EM_HOST_NAME "AArch64"
+#else
+#error "graphcheck's launcher knows x86-64 and AArch64 programs"
+#endif
 
 static const char usage[] =
 	"usage: graphcheck [options] [--] program [args...]\n"
@@ -28,6 +42,28 @@ static const char usage[] =
 	"\n"
 	"Every option is also a GRAPHCHECK_* environment variable (see README.md).\n";
 
+/* The run's private directory (mkdtemp, 0700): the summary file and the processes' markers
+ * (interpose/runstatus.c), and the object's alias when its own path cannot be preloaded. */
+static char run_dir[] = "/tmp/graphcheck-run-XXXXXX";
+static int run_dir_made;
+
+static void remove_run_dir(void)
+{
+	if (!run_dir_made)
+		return;
+	DIR *d = opendir(run_dir);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d)) != NULL)
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
+	rmdir(run_dir);
+	run_dir_made = 0;
+}
+
+/* Also for a run refused: the message ends in "not run unchecked". */
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
 {
@@ -37,6 +73,7 @@ static void die(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	remove_run_dir();
 	exit(2);
 }
 
@@ -78,18 +115,178 @@ static long parse_count(const char *opt, const char *v, long max)
 	return n;
 }
 
-/* Sums the "pid errors warnings" lines every process of the run appended at exit. */
-static unsigned long long recorded_errors(const char *path)
+/* A log path relative to here, as the user meant it: the program may chdir before its
+ * first CUDA call, when the object opens its logs. */
+static void make_absolute(const char *var)
 {
-	FILE *f = fopen(path, "r");
+	const char *v = getenv(var);
+	if (!v || !*v || v[0] == '/')
+		return;
+	char cwd[PATH_MAX], abs[2 * PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd)))
+		die("cannot resolve %s='%s': %s", var, v, strerror(errno));
+	if ((size_t)snprintf(abs, sizeof(abs), "%s/%s", cwd, v) >= sizeof(abs))
+		die("%s: path too long", var);
+	setenv(var, abs, 1);
+}
+
+/* The file execvp would run for name (a PATH search for a name without '/'). */
+static int resolve_program(const char *name, char *out, size_t n)
+{
+	if (strchr(name, '/'))
+		return snprintf(out, n, "%s", name) < (int)n ? 0 : -1;
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/bin:/usr/bin";
+	for (const char *p = path; p;) {
+		const char *end = strchr(p, ':');
+		int len = end ? (int)(end - p) : (int)strlen(p);
+		if (snprintf(out, n, "%.*s%s%s", len, p, len ? "/" : "", name) < (int)n &&
+		    access(out, X_OK) == 0)
+			return 0;
+		p = end ? end + 1 : NULL;
+	}
+	return -1;
+}
+
+/* What the loader decides before the program runs: a program it will not preload into
+ * (statically linked, of another ELF class, set-user-ID: ld.so ignores LD_PRELOAD paths
+ * there) would run unchecked, so it is refused. A script is judged by its interpreter. */
+static void check_preloadable(const char *name, int depth)
+{
+	char path[PATH_MAX];
+	if (resolve_program(name, path, sizeof(path)) != 0)
+		return;  /* execvp will say it cannot run it */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	unsigned char buf[512];
+	ssize_t len = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (len >= 2 && buf[0] == '#' && buf[1] == '!' && depth == 0) {
+		buf[len] = '\0';
+		char *interp = (char *)buf + 2;
+		interp += strspn(interp, " \t");
+		interp[strcspn(interp, " \t\n")] = '\0';
+		close(fd);
+		if (*interp)
+			check_preloadable(interp, 1);
+		return;
+	}
+	if ((st.st_mode & (S_ISUID | S_ISGID)) && geteuid() != 0)
+		die("'%s' is set-user-ID or set-group-ID: the loader ignores LD_PRELOAD for it; not run unchecked", path);
+	Elf64_Ehdr eh;
+	if (len < (ssize_t)sizeof(eh) || memcmp(buf, ELFMAG, SELFMAG) != 0) {
+		close(fd);
+		return;  /* not ELF: not the loader's to decide */
+	}
+	memcpy(&eh, buf, sizeof(eh));
+	if (buf[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_HOST)
+		die("'%s' is not a %s program: libgraphcheck.so cannot be loaded into it; not run unchecked", path,
+		       EM_HOST_NAME);
+	int interp = 0;
+	for (unsigned i = 0; i < eh.e_phnum && !interp; i++) {
+		Elf64_Phdr ph;
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) !=
+		    (ssize_t)sizeof(ph))
+			break;
+		interp = ph.p_type == PT_INTERP;
+	}
+	close(fd);
+	if (!interp)
+		die("'%s' is statically linked: libgraphcheck.so cannot be preloaded into it; not run unchecked", path);
+}
+
+/* ld.so splits LD_PRELOAD at spaces and colons: a library path holding one would not be
+ * loaded, and the program would run unchecked. Such a path is reached through a symlink in
+ * the run directory, whose name has neither. (The object cannot be test-loaded here with
+ * dlopen: its initial-exec thread-locals need the static TLS a preload gets.) */
+static void preloadable_library(char *lib, size_t n)
+{
+	unsigned char id[EI_NIDENT];
+	int fd = open(lib, O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd >= 0 ? pread(fd, id, sizeof(id), 0) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (got != (ssize_t)sizeof(id) || memcmp(id, ELFMAG, SELFMAG) || id[EI_CLASS] != ELFCLASS64)
+		die("%s is not a 64-bit ELF object; not run unchecked", lib);
+	if (!strpbrk(lib, " :"))
+		return;
+	char alias[sizeof(run_dir) + 32];
+	snprintf(alias, sizeof(alias), "%s/libgraphcheck.so", run_dir);
+	if (symlink(lib, alias) != 0)
+		die("cannot make a preloadable alias of %s: %s; not run unchecked", lib, strerror(errno));
+	snprintf(lib, n, "%s", alias);
+}
+
+/* The verdict: every "pid errors warnings" line of the summary file, and every error.PID
+ * marker, which a process leaves at its first error whether or not it reaches its exit
+ * summary (_exit, exec, SIGKILL). Says how many processes started checking and wrote no
+ * summary. */
+static unsigned long long recorded_errors(void)
+{
+	char path[sizeof(run_dir) + 32];
+	snprintf(path, sizeof(path), "%s/summary", run_dir);
 	unsigned long long total = 0, e, w;
-	long pid;
-	if (!f)
-		return 0;
-	while (fscanf(f, "%ld %llu %llu", &pid, &e, &w) == 3)
+	long pid, *summed = NULL;
+	size_t n_summed = 0, cap = 0;
+	FILE *f = fopen(path, "r");
+	while (f && fscanf(f, "%ld %llu %llu", &pid, &e, &w) == 3) {
 		total += e;
-	fclose(f);
-	return total;
+		if (n_summed == cap) {
+			cap = cap ? 2 * cap : 16;
+			long *grown = realloc(summed, cap * sizeof(*summed));
+			if (!grown)
+				die("out of memory");
+			summed = grown;
+		}
+		summed[n_summed++] = pid;
+	}
+	if (f)
+		fclose(f);
+	unsigned long long marked = 0, unsummed = 0;
+	DIR *d = opendir(run_dir);
+	struct dirent *ent;
+	while (d && (ent = readdir(d)) != NULL) {
+		if (sscanf(ent->d_name, "error.%ld", &pid) == 1) {
+			marked++;
+		} else if (sscanf(ent->d_name, "started.%ld", &pid) == 1) {
+			size_t i = 0;
+			while (i < n_summed && summed[i] != pid)
+				i++;
+			unsummed += i == n_summed;
+		}
+	}
+	if (d)
+		closedir(d);
+	free(summed);
+	if (unsummed)
+		fprintf(stderr, "graphcheck: %llu process%s ended without an exit summary (_exit, "
+		        "exec, or a signal): %s errors are counted, %s leaks were not checked\n",
+		        unsummed, unsummed == 1 ? "" : "es", unsummed == 1 ? "its" : "their",
+		        unsummed == 1 ? "its" : "their");
+	return total > marked ? total : marked;
+}
+
+/* Signals sent to the launcher by a process (kill, timeout, a CI runner) are passed to the
+ * program, and the launcher dies of the same signal once the program has ended and the run
+ * directory is gone. The terminal's ^C (from the kernel) already reached the program's
+ * process group: it is not sent twice. */
+static const int forwarded[] = {SIGTERM, SIGINT, SIGQUIT, SIGHUP};
+static volatile pid_t child_pid;
+static volatile sig_atomic_t fatal_signal;
+
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (si->si_code == SI_KERNEL)
+		return;
+	fatal_signal = sig;
+	if (child_pid > 0)
+		kill(child_pid, sig);
 }
 
 int main(int argc, char **argv)
@@ -134,36 +331,67 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	char lib[PATH_MAX], preload[2 * PATH_MAX + 2];
+	make_absolute("GRAPHCHECK_LOG_FILE");
+	make_absolute("GRAPHCHECK_JSON_FILE");
+	make_absolute("GRAPHCHECK_TRACE_FILE");
+
+	char lib[PATH_MAX], preload[2 * PATH_MAX + 2], summary[sizeof(run_dir) + 32];
 	find_library(lib, sizeof(lib));
+	if (!mkdtemp(run_dir))
+		die("cannot create a run directory: %s", strerror(errno));
+	run_dir_made = 1;
+	check_preloadable(argv[i], 0);
+	preloadable_library(lib, sizeof(lib));
 	const char *old = getenv("LD_PRELOAD");
 	snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
 	setenv("LD_PRELOAD", preload, 1);
-
-	char summary[] = "/tmp/graphcheck-summary-XXXXXX";
-	int fd = mkstemp(summary);
-	if (fd < 0)
-		die("cannot create a summary file: %s", strerror(errno));
-	close(fd);
+	snprintf(summary, sizeof(summary), "%s/summary", run_dir);
 	setenv("GRAPHCHECK_SUMMARY_FILE", summary, 1);
+	setenv("GRAPHCHECK_RUN_DIR", run_dir, 1);
 
+	/* Blocked across fork, so that a signal always finds the child's pid set. */
+	sigset_t block, saved;
+	sigemptyset(&block);
+	struct sigaction sa = {.sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART};
+	for (size_t k = 0; k < sizeof(forwarded) / sizeof(forwarded[0]); k++) {
+		struct sigaction was;
+		sigaction(forwarded[k], NULL, &was);
+		if (was.sa_handler == SIG_IGN)  /* ignored here: the program inherits that as before */
+			continue;
+		sigaddset(&block, forwarded[k]);
+		sigaction(forwarded[k], &sa, NULL);
+	}
+	sigprocmask(SIG_BLOCK, &block, &saved);
 	pid_t child = fork();
 	if (child < 0)
 		die("fork: %s", strerror(errno));
 	if (child == 0) {
+		sigprocmask(SIG_SETMASK, &saved, NULL);  /* exec resets the handlers to default */
 		execvp(argv[i], argv + i);
 		fprintf(stderr, "graphcheck: cannot run '%s': %s\n", argv[i], strerror(errno));
 		_exit(127);
 	}
-	/* The terminal's ^C goes to the program; this process waits for it to decide. */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
+	child_pid = child;
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	/* Waited for without reaping first: while the pid is not reaped it cannot be reused,
+	 * so a late signal cannot reach another process. */
+	siginfo_t info;
+	while (waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT) < 0)
+		if (errno != EINTR)
+			die("waitid: %s", strerror(errno));
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	child_pid = 0;
 	int status;
 	while (waitpid(child, &status, 0) < 0)
 		if (errno != EINTR)
 			die("waitpid: %s", strerror(errno));
-	unsigned long long errors = recorded_errors(summary);
-	unlink(summary);
+	unsigned long long errors = recorded_errors();
+	remove_run_dir();
+	if (fatal_signal) {
+		signal(fatal_signal, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &saved, NULL);  /* a blocked pending signal is acted on here */
+		raise(fatal_signal);
+	}
 	if (error_exitcode >= 0 && errors > 0)
 		return (int)error_exitcode;
 	if (WIFSIGNALED(status))

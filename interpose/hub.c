@@ -11,6 +11,7 @@
 #include "interpose/driver.h"
 #include "interpose/log.h"
 #include "interpose/options.h"
+#include "interpose/runstatus.h"
 #include "interpose/signals.h"
 #include "interpose/sites.h"
 #include "interpose/trace.h"
@@ -88,6 +89,7 @@ static void init(void)
 {
 	gc_options_load(&opts, secure_env, 2);
 	gc_log_open(&opts);
+	gc_runstatus_open(opts.run_dir);
 	if (opts.verbose) {
 		gc_log_note("version %s, pid %ld", GC_VERSION, (long)getpid());
 		gc_options_print(&opts, 2);
@@ -230,6 +232,8 @@ void gc_hub_report(gc_event *ev)
 		gc_log_verdict(&r, &v[i]);
 		errors += gc_rule_severity(v[i].rule) == GC_SEV_ERROR;
 	}
+	if (errors)
+		gc_runstatus_error();
 	if (errors && opts.on_error == GC_ON_ERROR_ABORT) {
 		gc_log_note("aborting on the first error (GRAPHCHECK_ON_ERROR=abort)");
 		gc_log_summary();

@@ -33,6 +33,8 @@ static const opt table[] = {
 	 "JSON-lines records go here (default: none). %p becomes the process id."},
 	{"SUMMARY_FILE", T_PATH, "", OFF(summary_file), 0, 0, NULL,
 	 "Each process appends 'pid errors warnings' here at exit (the launcher's channel)."},
+	{"RUN_DIR", T_PATH, "", OFF(run_dir), 0, 0, NULL,
+	 "A private directory where each process leaves marker files (the launcher's channel)."},
 	{"TRACE_FILE", T_PATH, "", OFF(trace_file), 0, 0, NULL,
 	 "Every intercepted event as JSON lines, for graphcheck-report --replay. %p: pid."},
 	{"BACKTRACE_DEPTH", T_INT, "8", OFF(backtrace_depth), 0, GC_SITE_DEPTH_MAX, NULL,

@@ -15,6 +15,7 @@ typedef struct gc_options {
 	char json_file[GC_PATH_MAX];     /* empty: none */
 	char summary_file[GC_PATH_MAX];  /* empty: none; the launcher reads it */
 	char trace_file[GC_PATH_MAX];    /* empty: none */
+	char run_dir[GC_PATH_MAX];       /* empty: none; the launcher reads its markers */
 	int backtrace_depth;
 	int alloc_backtrace_depth;
 	int on_error;

@@ -44,10 +44,21 @@ json_t *rp_json_frames(const rp_frames *fs)
 	return a;
 }
 
+/* A uint64 as a JSON integer, or as its decimal digits in a string from 2^63 on (what
+ * jansson, and the log reader, can hold). */
+static json_t *uint_json(uint64_t v)
+{
+	char d[24];
+	if (v <= INT64_MAX)
+		return must(json_integer((json_int_t)v));
+	snprintf(d, sizeof(d), "%" PRIu64, v);
+	return must(json_string(d));
+}
+
 static json_t *alloc_json(const rp_alloc *a)
 {
-	return must(json_pack("{s:s, s:o, s:I, s:o, s:o, s:I, s:b, s:I, s:o, s:o}", "call", a->call,
-	                      "ptr", hex(a->ptr), "size", (json_int_t)a->size, "stream",
+	return must(json_pack("{s:s, s:o, s:o, s:o, s:o, s:I, s:b, s:I, s:o, s:o}", "call", a->call,
+	                      "ptr", hex(a->ptr), "size", uint_json(a->size), "stream",
 	                      hex(a->stream), "graph", hex(a->graph), "capture_id",
 	                      (json_int_t)a->capture_id, "in_graph", a->in_graph, "seq",
 	                      (json_int_t)a->seq, "backtrace", rp_json_frames(&a->backtrace),
@@ -59,10 +70,10 @@ static json_t *entry_json(const rp_entry *e)
 	const rp_record *r = e->first;
 	const rp_frame *site = rp_record_site(r);
 	json_t *o = must(json_pack(
-	    "{s:s, s:s, s:I, s:s, s:I, s:s?, s:s, s:{s:s, s:I, s:I, s:I}, s:o, s:o}", "rule",
+	    "{s:s, s:s, s:I, s:s, s:I, s:s?, s:s, s:{s:o, s:I, s:I, s:I}, s:o, s:o}", "rule",
 	    gc_rule_id(r->rule), "severity", gc_severity_name(r->severity), "count",
 	    (json_int_t)e->count, "call", r->call, "result", (json_int_t)r->result, "result_name",
-	    r->result_name, "message", r->message, "first", "file", r->file, "line",
+	    r->result_name, "message", r->message, "first", "file", rp_json_utf8(r->file), "line",
 	    (json_int_t)r->line, "pid", (json_int_t)r->pid, "seq", (json_int_t)r->seq, "site",
 	    site ? rp_json_frame(site) : json_null(), "backtrace", rp_json_frames(&r->backtrace)));
 	json_object_set_new(o, "alloc", r->has_alloc ? alloc_json(&r->alloc) : json_null());
@@ -71,14 +82,14 @@ static json_t *entry_json(const rp_entry *e)
 		for (size_t i = 0; i < r->n_leaks; i++) {
 			const rp_leak *l = &r->leaks[i];
 			json_array_append_new(
-			    leaks, must(json_pack("{s:I, s:I, s:s, s:b, s:o}", "count",
-			                          (json_int_t)l->count, "bytes", (json_int_t)l->bytes,
+			    leaks, must(json_pack("{s:I, s:o, s:s, s:b, s:o}", "count",
+			                          (json_int_t)l->count, "bytes", uint_json(l->bytes),
 			                          "call", l->call, "in_graph", l->in_graph, "backtrace",
 			                          rp_json_frames(&l->backtrace))));
 		}
 		json_object_set_new(o, "leaks", leaks);
-		json_object_set_new(o, "leak_count", json_integer((json_int_t)r->leak_count));
-		json_object_set_new(o, "leak_bytes", json_integer((json_int_t)r->leak_bytes));
+		json_object_set_new(o, "leak_count", uint_json(r->leak_count));
+		json_object_set_new(o, "leak_bytes", uint_json(r->leak_bytes));
 	}
 	return o;
 }

@@ -118,10 +118,10 @@ static json_t *result(const rp_entry *e)
 	/* occurrenceCount is SARIF's own word for a folded count; properties.count says it
 	 * again for readers that only look at the property bag. */
 	json_t *res = must(json_pack(
-	    "{s:s, s:i, s:s, s:{s:s}, s:I, s:{s:I, s:s, s:s, s:I}}", "ruleId", gc_rule_id(r->rule),
+	    "{s:s, s:i, s:s, s:{s:s}, s:I, s:{s:I, s:s, s:o, s:I}}", "ruleId", gc_rule_id(r->rule),
 	    "ruleIndex", (int)r->rule, "level", level(r->severity), "message", "text", r->message,
 	    "occurrenceCount", (json_int_t)e->count, "properties", "count", (json_int_t)e->count,
-	    "call", r->call, "firstRecord", r->file, "firstRecordLine", (json_int_t)r->line));
+	    "call", r->call, "firstRecord", rp_json_utf8(r->file), "firstRecordLine", (json_int_t)r->line));
 	const rp_frame *site = rp_record_site(r);
 	if (site)
 		json_object_set_new(res, "locations", must(json_pack("[o]", location(site))));

@@ -5,6 +5,8 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "report/replay.h"
 
@@ -153,11 +155,33 @@ static int replay(const rp_options *o)
 	if (!json)
 		fprintf(out, "graphcheck-report: replayed %lu events: %lu errors, %lu warnings\n",
 		        events, errors, warnings);
-	if (out != stdout)
-		fclose(out);
+	/* A full disk or /dev/full: said, and a failure, never a silent 0. */
+	int werr = ferror(out) | (fflush(out) != 0);
+	if ((out != stdout && fclose(out) != 0) || werr) {
+		fprintf(stderr, "graphcheck-report: %s: cannot write the replay\n",
+		        o->output ? o->output : "<stdout>");
+		return RP_EXIT_USAGE;
+	}
 	int gate = (o->fail_on == RP_FAIL_ERROR && errors) ||
 	           (o->fail_on == RP_FAIL_WARNING && (errors || warnings));
 	return rc != RP_EXIT_OK ? rc : gate ? RP_EXIT_GATE : RP_EXIT_OK;
+}
+
+/* -o naming one of the inputs (the same file, through any path or link) would empty it
+ * before it is read (--replay) or overwrite the log with its report. */
+static bool output_is_input(const rp_options *o)
+{
+	struct stat out, in;
+	if (!o->output || stat(o->output, &out) != 0 || !S_ISREG(out.st_mode))
+		return false;
+	for (int i = 0; i < o->n_inputs; i++)
+		if ((strcmp(o->inputs[i], "-") ? stat(o->inputs[i], &in) : fstat(0, &in)) == 0 &&
+		    in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+			fprintf(stderr, "graphcheck-report: the output %s is the input %s; not "
+			        "overwritten\n", o->output, o->inputs[i]);
+			return true;
+		}
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -166,5 +190,7 @@ int main(int argc, char **argv)
 	int rc = parse_options(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
+	if (output_is_input(&o))
+		return RP_EXIT_USAGE;
 	return replay_mode ? replay(&o) : rp_run(&o);
 }

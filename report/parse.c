@@ -3,6 +3,7 @@
  * doubt a record, and says which field is wrong when one is not. */
 #include "report/report.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -94,8 +95,22 @@ static bool get_uint(pctx *p, const json_t *o, const char *pre, const char *key,
                      uint64_t *out)
 {
 	long long v = 0;
-	if (!json_object_get(o, key) && !required)
+	const json_t *j = json_object_get(o, key);
+	if (!j && !required)
 		return true;
+	/* A size of 2^63 or more: jansson holds integers as int64, so such a number comes as
+	 * its decimal digits in a string (see quote_big_integers, or another writer). Any
+	 * other string is the wrong type, as before. */
+	const char *d = json_is_string(j) ? json_string_value(j) : "";
+	if (d[0] >= '0' && d[0] <= '9') {
+		char *end;
+		errno = 0;
+		unsigned long long u = strtoull(d, &end, 10);
+		if (!*end && !errno && u > INT64_MAX) {
+			*out = u;
+			return true;
+		}
+	}
 	if (!get_int(p, o, pre, key, required, &v))
 		return false;
 	if (v < 0)
@@ -295,6 +310,54 @@ static bool parse_summary(pctx *p, const json_t *o, rp_summary *s)
 	return true;
 }
 
+/* The writer prints uint64 sizes with %llu, and JSON allows any integer, but jansson refuses
+ * those above INT64_MAX. Such a number (outside strings) is put in quotes, for get_uint;
+ * NULL when the line holds none. */
+static char *quote_big_integers(const char *buf, size_t len, size_t *out_len)
+{
+	static const char max64[] = "18446744073709551615", maxi64[] = "9223372036854775807";
+	char *out = rp_xmalloc(len + len / 10 + 3);  /* 2 quotes per number of 20+ digits */
+	size_t o = 0, quoted = 0;
+	bool in_str = false;
+	for (size_t i = 0; i < len;) {
+		char c = buf[i];
+		if (in_str) {
+			out[o++] = c;
+			if (c == '\\' && i + 1 < len)
+				out[o++] = buf[++i];
+			else if (c == '"')
+				in_str = false;
+			i++;
+			continue;
+		}
+		if (c == '"')
+			in_str = true;
+		bool starts = c >= '0' && c <= '9' && (i == 0 || strchr(":,[ \t", buf[i - 1]));
+		size_t n = 0;
+		while (starts && i + n < len && buf[i + n] >= '0' && buf[i + n] <= '9')
+			n++;
+		bool plain = n && (i + n == len || strchr(",]} \t", buf[i + n]));
+		if (plain && buf[i] != '0' &&
+		    (n == 20 ? memcmp(buf + i, max64, 20) <= 0 : n == 19 && memcmp(buf + i, maxi64, 19) > 0)) {
+			out[o++] = '"';
+			memcpy(out + o, buf + i, n);
+			o += n;
+			out[o++] = '"';
+			i += n;
+			quoted++;
+			continue;
+		}
+		out[o++] = c;
+		i++;
+	}
+	if (!quoted) {
+		free(out);
+		return NULL;
+	}
+	*out_len = o;
+	return out;
+}
+
 rp_line_kind rp_parse_line(const char *buf, size_t len, rp_record **rec, rp_summary *sum,
                            char *why, size_t why_len)
 {
@@ -318,6 +381,12 @@ rp_line_kind rp_parse_line(const char *buf, size_t len, rp_record **rec, rp_summ
 	}
 	/* Duplicate keys are refused: which of the two values a reader takes is not defined. */
 	json_t *o = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
+	size_t big_len;
+	char *big = o ? NULL : quote_big_integers(buf, len, &big_len);
+	if (big) {
+		o = json_loadb(big, big_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
+		free(big);
+	}
 	if (!o) {
 		char q[JSON_ERROR_TEXT_LENGTH + 8];
 		fail(&p, "invalid JSON at column %d: %s", err.column, quoted(err.text, q, sizeof(q)));

@@ -237,5 +237,8 @@ size_t rp_utf8_next(const char *s, size_t avail, uint32_t *cp);
 /* Names from DWARF and ELF files are bytes, but JSON and XML need UTF-8: each byte that is
  * not part of a valid sequence becomes '?'. */
 void rp_make_utf8(char *s);
+/* A JSON string of s, whose bytes come from outside (a log's file name): each byte that is
+ * not part of a valid sequence becomes U+FFFD, so that the document is still written. */
+json_t *rp_json_utf8(const char *s);
 
 #endif

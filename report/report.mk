@@ -59,7 +59,7 @@ $(BUILD)/tests/report_symprog_nodebug: tests/report/symprog.c
 	$(Q)$(CC) $(WARN) -D_GNU_SOURCE -g0 -O0 -o $@ $< -ldl
 
 TESTS += $(REPORT_TEST)
-TEST_SCRIPTS += tests/report/test_cli.sh
+TEST_SCRIPTS += tests/report/test_cli.sh tests/report/robust.sh
 all: $(REPORT_TEST) $(REPORT_SYMPROGS)
 
 # ---- fuzzing -----------------------------------------------------------------------------

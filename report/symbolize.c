@@ -8,9 +8,12 @@
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct sym_module {
 	char *path;
@@ -68,6 +71,15 @@ void rp_sym_free(rp_symbolizer *s)
  * addresses, which is what a frame's offset is (the bias says if it does not). */
 static void load(sym_module *m)
 {
+	/* Only a regular file: a log names any path it likes, and libdw would block opening a
+	 * FIFO or read a device without end. Looked at without blocking, before libdw opens it. */
+	struct stat st;
+	int fd = open(m->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	bool regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	if (fd >= 0)
+		close(fd);
+	if (!regular)
+		return;
 	m->dwfl = dwfl_begin(&offline_callbacks);
 	if (!m->dwfl)
 		return;

@@ -82,3 +82,27 @@ void rp_make_utf8(char *s)
 		left -= n;
 	}
 }
+
+json_t *rp_json_utf8(const char *s)
+{
+	size_t left = strlen(s), o = 0;
+	char *copy = rp_xmalloc(3 * left + 1);  /* a byte becomes at most 3 (U+FFFD) */
+	while (left) {
+		uint32_t cp;
+		size_t n = rp_utf8_next(s, left, &cp);
+		if (n == 0) {
+			memcpy(copy + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			n = 1;
+		} else {
+			memcpy(copy + o, s, n);
+			o += n;
+		}
+		s += n;
+		left -= n;
+	}
+	copy[o] = '\0';
+	json_t *v = checked(json_string(copy));
+	free(copy);
+	return v;
+}

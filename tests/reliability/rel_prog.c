@@ -21,6 +21,8 @@
  *       1 double free, fork; the child commits 3 and exits; the parent 1 more after it.
  *   rel_prog fork-exec PROGRAM [ARGS]
  *       1 double free, fork; the child only execs PROGRAM; exits with the child's status.
+ *   rel_prog exec PROGRAM [ARGS]
+ *       1 double free, then execs PROGRAM in the same process (no exit summary).
  *   rel_prog fork-idle
  *       one allocation live across a fork; the child makes no CUDA call and calls exit();
  *       the parent frees the allocation afterwards.
@@ -366,6 +368,15 @@ static int run_fork_exec(char **argv)
 	return code;
 }
 
+static int run_exec(char **argv)
+{
+	init_driver();
+	printf("double free -> %d; exec\n", (int)double_free(new_stream(), 512));
+	fflush(stdout);
+	execv(argv[0], argv);
+	return 127;
+}
+
 /* The parent holds one live allocation across a fork; the child does no CUDA at all and
  * leaves through exit(); the parent frees the allocation after the child is gone. */
 static int run_fork_idle(void)
@@ -696,6 +707,8 @@ int main(int argc, char **argv)
 		return run_fork_cuda();
 	if (!strcmp(m, "fork-exec") && argc > 2)
 		return run_fork_exec(argv + 2);
+	if (!strcmp(m, "exec") && argc > 2)
+		return run_exec(argv + 2);
 	if (!strcmp(m, "fork-idle"))
 		return run_fork_idle();
 	if (!strcmp(m, "fork-init"))
@@ -710,7 +723,7 @@ int main(int argc, char **argv)
 		return run_end_wrong_thread();
 	if (!strcmp(m, "plain"))
 		return run_plain();
-	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|fork-idle|fork-busy|fork-init|"
+	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-busy|fork-init|"
 	                "faults|begin-refused|end-wrong-thread|plain ...\n");
 	return 2;
 }

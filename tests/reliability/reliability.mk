@@ -21,4 +21,5 @@ $(REL_PROG): $(REL_OUT)/obj/rel_prog.o $(FC_OUT)/libcuda.so
 all: $(REL_PROG)
 
 TEST_SCRIPTS += $(REL_SRC)/threads.sh $(REL_SRC)/fork.sh $(REL_SRC)/durability.sh \
-                $(REL_SRC)/faults.sh $(REL_SRC)/bad_input.sh $(REL_SRC)/safety.sh
+                $(REL_SRC)/faults.sh $(REL_SRC)/bad_input.sh $(REL_SRC)/safety.sh \
+                $(REL_SRC)/gate.sh

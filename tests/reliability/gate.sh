@@ -1,0 +1,134 @@
+#!/bin/sh
+# The launcher's gate (build/graphcheck): it never passes a run it did not check.
+# - --error-exitcode counts every process that recorded an error, however it ended: _exit,
+#   exec into another program, Python multiprocessing workers (os._exit) (issue 12 row 1);
+# - a program the loader will not preload into (statically linked) is refused, not run
+#   unchecked; the launcher works from a directory whose path has a space or a colon, which
+#   LD_PRELOAD would split (row 2);
+# - SIGTERM/SIGHUP sent to the launcher reach the program, the run directory goes, and the
+#   launcher dies of the same signal (row 13);
+# - relative log paths are the launcher's, not the program's cwd at its first CUDA call (row 17).
+# Usage: sh tests/reliability/gate.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+
+GC=$(cd "$BUILD" && pwd)/graphcheck
+RELA=$(cd "$BUILD/reliability" && pwd)/rel_prog
+# Under ASan the runtime must be in the program before the object: the launcher appends
+# the caller's LD_PRELOAD to its own.
+ASANRT=
+[ "$ASAN" = 1 ] && ASANRT=${PRE%:*}
+launch() {
+	if [ "$ASAN" = 1 ]; then LD_PRELOAD=${PRE%:*} "$@"; else "$@"; fi
+}
+
+# gate NAME EXPECTED CMD...: the launcher's status must be EXPECTED.
+gate() {
+	name=$1 want=$2
+	shift 2
+	launch timeout 60 "$@" > "$tmp/out" 2> "$tmp/err"
+	rc=$?
+	[ $rc -eq "$want" ] && ok "$name: status $rc" ||
+		{ bad "$name: status $rc, want $want"; sed 's/^/    /' "$tmp/err" | head -5; }
+}
+
+# ---- row 1: every ending counts ---------------------------------------------------------
+gate "_exit after 3 errors" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" die _exit 3
+grep -q 'ended without an exit summary' "$tmp/err" &&
+	ok "_exit: the launcher says a process ended without its summary" ||
+	bad "_exit: no note about the missing summary"
+gate "SIGKILL after 3 errors" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" die kill 3
+gate "exec into /bin/true after an error" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" exec /bin/true
+gate "exit() after 3 errors" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" die exit 3
+gate "no CUDA at all (true)" 0 "$GC" --error-exitcode=9 -- true
+gate "without --error-exitcode: the program's status" 0 "$GC" --log-file=/dev/null -- "$RELA" exec /bin/true
+
+if python3 -c 'import ctypes, multiprocessing' 2> /dev/null && [ "$ASAN" = 0 ]; then
+	cat > "$tmp/mp.py" << 'PY'
+import ctypes, multiprocessing, sys
+def work(i):
+    cu = ctypes.CDLL(sys.argv[1])
+    dev, ctx, s, p = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_uint64()
+    assert cu.cuInit(0) == 0 and cu.cuDeviceGet(ctypes.byref(dev), 0) == 0
+    assert cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) == 0 and cu.cuCtxSetCurrent(ctx) == 0
+    assert cu.cuStreamCreate(ctypes.byref(s), 1) == 0
+    cu.cuMemAllocAsync(ctypes.byref(p), ctypes.c_size_t(256), s)
+    cu.cuMemFreeAsync(p, s)
+    return cu.cuMemFreeAsync(p, s)
+if __name__ == "__main__":
+    with multiprocessing.Pool(2) as pool:
+        print(pool.map(work, range(4)))
+PY
+	FAKE=$(cd "$BUILD/fakecuda" && pwd)/libcuda.so.1
+	good=0
+	for k in 1 2 3 4 5 6; do
+		launch timeout 60 "$GC" --error-exitcode=9 --log-file=/dev/null -- python3 "$tmp/mp.py" "$FAKE" > "$tmp/mp.out" 2>&1
+		[ $? -eq 9 ] && grep -qx '\[1, 1, 1, 1\]' "$tmp/mp.out" && good=$((good + 1))
+	done
+	[ $good -eq 6 ] && ok "multiprocessing.Pool workers double-free: status 9 in 6 of 6 runs" ||
+		bad "multiprocessing.Pool workers double-free: status 9 in only $good of 6 runs"
+else
+	echo "skip multiprocessing (no python3, or ASan: its runtime is not in python3)"
+fi
+
+# The run directory is private and removed.
+launch "$GC" -- sh -c 'echo "$GRAPHCHECK_RUN_DIR" > "$0"; stat -c %a "$GRAPHCHECK_RUN_DIR" >> "$0"' "$tmp/rundir" > /dev/null 2>&1
+rd=$(head -n 1 "$tmp/rundir")
+[ -n "$rd" ] && [ "$(sed -n 2p "$tmp/rundir")" = 700 ] && [ ! -e "$rd" ] &&
+	ok "run directory $rd: mode 700 while the program runs, removed after" ||
+	bad "run directory '$rd': mode $(sed -n 2p "$tmp/rundir"), still there: $([ -e "$rd" ] && echo yes)"
+
+# ---- row 2: no unchecked run ------------------------------------------------------------
+for d in "x y" "a:b"; do
+	mkdir -p "$tmp/$d"
+	cp "$GC" "$BUILD/libgraphcheck.so" "$tmp/$d/"
+	rm -f "$tmp/p2.json"
+	gate "launcher in '$d'" 9 "$tmp/$d/graphcheck" --error-exitcode=9 --log-file=/dev/null \
+		--json-file="$tmp/p2.json" -- "$RELA" plain
+	[ "$(violations "$tmp/p2.json" | tr '\n' ' ')" = "1 double-free 1 leak-at-exit " ] &&
+		! grep -q 'cannot be preloaded' "$tmp/err" &&
+		ok "launcher in '$d': the program was checked (1 double-free, 1 leak)" ||
+		bad "launcher in '$d': records '$(violations "$tmp/p2.json" | tr '\n' ' ')'; $(head -c 200 "$tmp/err")"
+done
+STATIC=
+for p in /sbin/ldconfig /usr/sbin/ldconfig; do
+	[ -x "$p" ] && file -L "$p" 2> /dev/null | grep -q 'static' && STATIC=$p && break
+done
+if [ -n "$STATIC" ]; then
+	gate "statically linked $STATIC: refused" 2 "$GC" --error-exitcode=9 -- "$STATIC" -p
+	grep -q 'statically linked.*not run unchecked' "$tmp/err" && [ ! -s "$tmp/out" ] &&
+		ok "static program: a clear message, and it did not run" ||
+		bad "static program: message '$(head -c 200 "$tmp/err")', output $(wc -c < "$tmp/out") bytes"
+else
+	echo "skip static program (no statically linked ldconfig here)"
+fi
+
+# ---- row 13: signals to the launcher ------------------------------------------------------
+# (SIGINT cannot be shown from here: sh starts background jobs with it ignored, and the
+# launcher then leaves it ignored for the program, as without graphcheck.)
+for sig in TERM:143 HUP:129; do
+	want=${sig#*:} sig=${sig%:*}
+	rm -f "$tmp/child.pid"
+	env ${ASANRT:+LD_PRELOAD=$ASANRT} "$GC" -- sh -c 'echo $$ > "$0"; exec sleep 30' "$tmp/child.pid" > /dev/null 2>&1 &
+	lpid=$!
+	for k in $(seq 100); do [ -s "$tmp/child.pid" ] && break; sleep 0.05; done
+	cpid=$(cat "$tmp/child.pid")
+	rd=$(ls -d /proc/"$cpid" > /dev/null 2>&1 && tr '\0' '\n' < /proc/"$cpid"/environ | sed -n 's/^GRAPHCHECK_RUN_DIR=//p')
+	kill -$sig $lpid
+	wait $lpid 2> /dev/null
+	lrc=$?
+	sleep 0.2
+	alive=no
+	kill -0 "$cpid" 2> /dev/null && alive=yes && kill -KILL "$cpid"
+	[ $lrc -eq $want ] && [ $alive = no ] && [ -n "$rd" ] && [ ! -e "$rd" ] &&
+		ok "SIG$sig to the launcher: the program got it too, run directory removed, launcher status $lrc" ||
+		bad "SIG$sig to the launcher: status $lrc (want $want), program still running: $alive, run directory '$rd' left: $([ -e "$rd" ] && echo yes)"
+done
+
+# ---- row 17: relative log paths -----------------------------------------------------------
+mkdir -p "$tmp/rel/sub"
+(cd "$tmp/rel" && GRAPHCHECK_LOG_FILE=t.txt launch "$GC" --json-file=j-%p.json -- \
+	sh -c 'cd sub && exec "$0" plain' "$RELA" > /dev/null 2>&1)
+[ -s "$tmp/rel/t.txt" ] && ls "$tmp/rel"/j-*.json > /dev/null 2>&1 && [ -z "$(ls "$tmp/rel/sub")" ] &&
+	ok "relative --json-file and GRAPHCHECK_LOG_FILE: in the launcher's directory, not the program's" ||
+	bad "relative log paths: launcher's dir has '$(ls "$tmp/rel" | tr '\n' ' ')', program's dir '$(ls "$tmp/rel/sub" | tr '\n' ' ')'"
+finish
