@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interpose/table.h"
+#include "interpose/hash_table.h"
+#include "interpose/slab.h"
 
 enum alloc_kind { K_ASYNC, K_SYNC, K_GRAPH };
 enum alloc_state { S_LIVE, S_FREED, S_PENDING, S_UNLIVE };

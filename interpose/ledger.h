@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "interpose/rules.h"
+#include "interpose/rule_table.h"
 
 typedef enum gc_event_kind {
 	GC_EV_ALLOC,          /* cuMemAllocAsync / FromPoolAsync: ptr, size, stream, pool, capture_id */

@@ -23,7 +23,7 @@
  *     and capture ids, cross-graph frees) at once, which would stop the fuzzer there;
  *   - gc_ledger_free releases everything (LeakSanitizer).
  *
- * The ledger keeps its allocation records in a slab (interpose/table.c), which AddressSanitizer
+ * The ledger keeps its allocation records in a slab (interpose/slab.c), which AddressSanitizer
  * cannot see into: a record released and then used reads as valid memory. Linked with
  * -Wl,--wrap=gc_slab_alloc,... (fuzz_ledger.mk does), the harness can give every record its
  * own malloc instead, so a use after release is a heap-use-after-free; the input's first byte
@@ -57,8 +57,9 @@
 #include <string.h>
 
 #include "interpose/ledger.h"
-#include "interpose/rules.h"
-#include "interpose/table.h"
+#include "interpose/rule_table.h"
+#include "interpose/hash_table.h"
+#include "interpose/slab.h"
 
 #define FL_MAX_EVENTS 4096
 #define FL_EVENT_BYTES 4
