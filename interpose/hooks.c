@@ -84,7 +84,7 @@ GC_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 	if (!gc_enter())
 		return real(dptr, size);
 	CUresult r = real(dptr, size);
-	gc_event ev = {.kind = GC_EV_SYNC_ALLOC, .call = "cuMemAlloc_v2", .result = r,
+	gc_event ev = {.kind = GC_EV_MEM_ALLOC, .call = "cuMemAlloc_v2", .result = r,
 	               .ptr = r == CUDA_SUCCESS && dptr ? *dptr : 0, .size = size};
 	gc_report(&ev);
 	gc_leave();
@@ -99,7 +99,7 @@ GC_EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 	if (!gc_enter())
 		return real(p);
 	CUresult r = real(p);
-	gc_event ev = {.kind = GC_EV_SYNC_FREE, .call = "cuMemFree_v2", .result = r, .ptr = p};
+	gc_event ev = {.kind = GC_EV_MEM_FREE, .call = "cuMemFree_v2", .result = r, .ptr = p};
 	gc_report(&ev);
 	gc_leave();
 	return r;
@@ -370,7 +370,7 @@ GC_EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *node, CUgraph g, const CUgraph
 static CUresult after_sync(const char *call, CUresult r, CUstream s, int ptsz)
 {
 	if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY) {
-		gc_event ev = {.kind = GC_EV_SYNC_CALL, .call = call, .result = r, .stream = U64(s),
+		gc_event ev = {.kind = GC_EV_SYNCHRONIZE, .call = call, .result = r, .stream = U64(s),
 		               .capture_id = gc_capture_of(U64(s), ptsz)};
 		gc_report(&ev);
 	}

@@ -835,7 +835,7 @@ static int affects(const struct capture *c, const gc_event *ev, int pass)
 	if (pass == 0)
 		return (ev->stream && c->stream == ev->stream) ||
 		       (ev->capture_id && c->h.key == ev->capture_id);
-	if (ev->kind == GC_EV_SYNC_CALL && !ev->stream)
+	if (ev->kind == GC_EV_SYNCHRONIZE && !ev->stream)
 		return 1;
 	return c->mode == GC_MODE_GLOBAL || c->mode < 0 ||
 	       (c->mode == GC_MODE_THREAD_LOCAL && c->tid == ev->tid);
@@ -1192,15 +1192,15 @@ static void on_exit_check(gc_ledger *l, out *o)
 static int benign(const gc_event *ev)
 {
 	/* cuStreamQuery and cuEventQuery answer NOT_READY as a normal result. */
-	return ev->result == GC_CUDA_ERROR_NOT_READY && ev->kind == GC_EV_SYNC_CALL;
+	return ev->result == GC_CUDA_ERROR_NOT_READY && ev->kind == GC_EV_SYNCHRONIZE;
 }
 
 /* The fast path: an allocation outside any graph, or a free of a live one, under the
  * address's stripe alone. 1 when done; 0 sends the event to the locked path. */
 static int apply_plain(gc_ledger *l, const gc_event *ev)
 {
-	int alloc = ev->kind == GC_EV_SYNC_ALLOC || (ev->kind == GC_EV_ALLOC && !ev->capture_id);
-	int free_ = ev->kind == GC_EV_SYNC_FREE || (ev->kind == GC_EV_FREE && !ev->capture_id);
+	int alloc = ev->kind == GC_EV_MEM_ALLOC || (ev->kind == GC_EV_ALLOC && !ev->capture_id);
+	int free_ = ev->kind == GC_EV_MEM_FREE || (ev->kind == GC_EV_FREE && !ev->capture_id);
 	if ((!alloc && !free_) || ev->result != GC_CUDA_SUCCESS || !ev->ptr)
 		return 0;
 	struct stripe *st = stripe_of(l, ev->ptr);
@@ -1236,7 +1236,7 @@ static int apply_plain(gc_ledger *l, const gc_event *ev)
 /* The stripe of the plain records an event may read besides graph state, or NULL. */
 static struct stripe *stripe_needed(gc_ledger *l, const gc_event *ev)
 {
-	int frees = ev->kind == GC_EV_FREE || ev->kind == GC_EV_SYNC_FREE ||
+	int frees = ev->kind == GC_EV_FREE || ev->kind == GC_EV_MEM_FREE ||
 	            ev->kind == GC_EV_FREE_NODE;
 	return frees ? stripe_of(l, ev->ptr) : NULL;
 }
@@ -1256,13 +1256,13 @@ int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	/* 907: waiting on an event recorded in a capture; the H200 invalidated the capture. */
 	if ((ev->result == GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED &&
 	     ev->kind != GC_EV_CAPTURE_BEGIN) ||  /* a refused begin broke nothing */
-	    (ev->kind == GC_EV_SYNC_CALL && ev->result == GC_CUDA_ERROR_CAPTURED_EVENT)) {
+	    (ev->kind == GC_EV_SYNCHRONIZE && ev->result == GC_CUDA_ERROR_CAPTURED_EVENT)) {
 		capture_invalidated(l, &o, ev);
 		goto done;
 	}
 	switch (ev->kind) {
 	case GC_EV_ALLOC: on_alloc(l, ev, K_ASYNC); break;
-	case GC_EV_SYNC_ALLOC: on_alloc(l, ev, K_SYNC); break;
+	case GC_EV_MEM_ALLOC: on_alloc(l, ev, K_SYNC); break;
 	case GC_EV_FREE:
 		if (ev->capture_id) {
 			struct capture *c = capture_get(l, ev);
@@ -1275,7 +1275,7 @@ int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 			free_outside(l, &o, ev, 0);
 		}
 		break;
-	case GC_EV_SYNC_FREE: free_outside(l, &o, ev, 1); break;
+	case GC_EV_MEM_FREE: free_outside(l, &o, ev, 1); break;
 	case GC_EV_CAPTURE_BEGIN: on_capture_begin(l, ev); break;
 	case GC_EV_CAPTURE_END: on_capture_end(l, &o, ev); break;
 	case GC_EV_ALLOC_NODE:
@@ -1295,7 +1295,7 @@ int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	case GC_EV_LAUNCH: on_launch(l, &o, ev); break;
 	case GC_EV_EXEC_DESTROY: on_exec_destroy(l, ev); break;
 	case GC_EV_GRAPH_DESTROY: on_graph_destroy(l, ev); break;
-	case GC_EV_SYNC_CALL: break;
+	case GC_EV_SYNCHRONIZE: break;
 	case GC_EV_EXIT: on_exit_check(l, &o); break;
 	case GC_EV__COUNT: break;
 	}
@@ -1499,10 +1499,21 @@ void gc_ledger_fork_child(gc_ledger *l)
 	each_alloc(l, inherit_visit, NULL);
 }
 
+/* The trace format's names for the kinds. */
 static const char *const kind_names[GC_EV__COUNT] = {
-	"alloc", "free", "sync_alloc", "sync_free", "capture_begin", "capture_end",
+	"alloc", "free", "mem_alloc", "mem_free", "capture_begin", "capture_end",
 	"alloc_node", "free_node", "instantiate", "launch", "exec_destroy",
-	"graph_destroy", "sync_call", "exit",
+	"graph_destroy", "synchronize", "exit",
+};
+
+/* Names traces recorded before the renames used: they still replay. */
+static const struct {
+	const char *name;
+	gc_event_kind kind;
+} old_kind_names[] = {
+	{"sync_alloc", GC_EV_MEM_ALLOC},
+	{"sync_free", GC_EV_MEM_FREE},
+	{"sync_call", GC_EV_SYNCHRONIZE},
 };
 
 const char *gc_event_kind_name(gc_event_kind k)
@@ -1512,8 +1523,13 @@ const char *gc_event_kind_name(gc_event_kind k)
 
 gc_event_kind gc_event_kind_from_name(const char *name)
 {
+	if (!name)
+		return GC_EV__COUNT;
 	for (int k = 0; k < GC_EV__COUNT; k++)
-		if (name && !strcmp(kind_names[k], name))
+		if (!strcmp(kind_names[k], name))
 			return (gc_event_kind)k;
+	for (size_t i = 0; i < sizeof(old_kind_names) / sizeof(old_kind_names[0]); i++)
+		if (!strcmp(old_kind_names[i].name, name))
+			return old_kind_names[i].kind;
 	return GC_EV__COUNT;
 }

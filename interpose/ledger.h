@@ -17,8 +17,8 @@
 typedef enum gc_event_kind {
 	GC_EV_ALLOC,          /* cuMemAllocAsync / FromPoolAsync: ptr, size, stream, pool, capture_id */
 	GC_EV_FREE,           /* cuMemFreeAsync: ptr, stream, capture_id */
-	GC_EV_SYNC_ALLOC,     /* cuMemAlloc: ptr, size */
-	GC_EV_SYNC_FREE,      /* cuMemFree: ptr */
+	GC_EV_MEM_ALLOC,      /* cuMemAlloc, not stream-ordered: ptr, size */
+	GC_EV_MEM_FREE,       /* cuMemFree: ptr */
 	GC_EV_CAPTURE_BEGIN,  /* stream, capture_id, mode, graph (when capturing into an existing one) */
 	GC_EV_CAPTURE_END,    /* stream, capture_id (0 when unknown), graph (result) */
 	GC_EV_ALLOC_NODE,     /* cuGraphAddMemAllocNode: graph, ptr, size */
@@ -27,7 +27,8 @@ typedef enum gc_event_kind {
 	GC_EV_LAUNCH,         /* exec, stream */
 	GC_EV_EXEC_DESTROY,   /* exec */
 	GC_EV_GRAPH_DESTROY,  /* graph */
-	GC_EV_SYNC_CALL,      /* a capture-unsafe call (cuStreamSynchronize ...): stream, result */
+	GC_EV_SYNCHRONIZE,    /* a failed wait (cuStreamSynchronize, cuStreamQuery, cuCtxSynchronize,
+	                       * cuEventSynchronize): stream (0: context-wide), result */
 	GC_EV_EXIT,           /* process exit: leak check */
 	GC_EV__COUNT
 } gc_event_kind;
