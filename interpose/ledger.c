@@ -233,7 +233,7 @@ gc_ledger *gc_ledger_new(const gc_ledger_config *cfg)
 		return NULL;
 	memset(l, 0, sizeof(*l));
 	pthread_mutex_init(&l->lock, NULL);
-	size_t history = cfg ? cfg->history : HISTORY_DEFAULT;
+	size_t history = cfg ? cfg->history : GC_LEDGER_HISTORY_DEFAULT;
 	unsigned want = cfg && cfg->stripes ? cfg->stripes : GC_LEDGER_STRIPES;
 	l->nstripes = 1;
 	while (l->nstripes < want && l->nstripes < 1024)

@@ -26,9 +26,6 @@
 #include "interpose/slab.h"
 
 #define CACHE_LINE 64
-/* Freed allocations kept for explanations when no config is given (GRAPHCHECK_HISTORY's
- * default is the same number). */
-#define HISTORY_DEFAULT 4096
 /* Retired records an address keeps waiting for their frees: one per thread racing on it is
  * plenty; past that the oldest is taken for a free graphcheck never saw. */
 #define RETIRED_MAX 64
