@@ -30,7 +30,7 @@ fi
 
 # Rule ids whose severity is warning, from the rule table (one X(...) entry a line there).
 warnings=$(sed -n 's/.*X([A-Z_]*, *"\([a-z-]*\)", *GC_SEV_WARNING.*/\1/p' \
-	"$root/interpose/rules.h" 2>/dev/null || true)
+	"$root/interpose/rule_table.h" 2>/dev/null || true)
 [ -n "$warnings" ] || warnings=leak-at-exit
 warnings=" $(printf '%s\n' "$warnings" | tr '\n' ' ')"
 

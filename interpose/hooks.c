@@ -58,9 +58,9 @@
 	        .kind = GC_EV_FREE, .ptr = p, .stream = U64(s), .capture_id = cap)
 #define MEM_ALLOC(spelling, ptsz)                                                          \
 	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size), (dptr, size), 0, 1,               \
-	        .kind = GC_EV_SYNC_ALLOC, .ptr = RETURNED(r, dptr), .size = size)
+	        .kind = GC_EV_MEM_ALLOC, .ptr = RETURNED(r, dptr), .size = size)
 #define MEM_FREE(spelling, ptsz)                                                           \
-	WRAPPER(spelling, (CUdeviceptr p), (p), 0, 1, .kind = GC_EV_SYNC_FREE, .ptr = p)
+	WRAPPER(spelling, (CUdeviceptr p), (p), 0, 1, .kind = GC_EV_MEM_FREE, .ptr = p)
 
 /* ---- capture ----------------------------------------------------------------- */
 
@@ -163,7 +163,7 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 /* Only their failures matter to the ledger: success costs one branch. */
 #define SYNC_FAILED (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY)
 #define SYNC_EVENT(s, ptsz)                                                                \
-	.kind = GC_EV_SYNC_CALL, .stream = U64(s), .capture_id = CAPTURE_OF(s, ptsz)
+	.kind = GC_EV_SYNCHRONIZE, .stream = U64(s), .capture_id = CAPTURE_OF(s, ptsz)
 #define STREAM_SYNC(spelling, ptsz)                                                        \
 	WRAPPER(spelling, (CUstream s), (s), 0, SYNC_FAILED, SYNC_EVENT(s, ptsz))
 #define CTX_SYNC(spelling, ptsz) WRAPPER(spelling, (void), (), 0, SYNC_FAILED, SYNC_EVENT(NULL, 0))

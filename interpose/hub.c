@@ -186,8 +186,8 @@ static uint64_t thread_id(void)
 
 static int keeps_site(gc_event_kind k)
 {
-	return k == GC_EV_ALLOC || k == GC_EV_SYNC_ALLOC || k == GC_EV_ALLOC_NODE ||
-	       k == GC_EV_FREE || k == GC_EV_SYNC_FREE || k == GC_EV_FREE_NODE;
+	return k == GC_EV_ALLOC || k == GC_EV_MEM_ALLOC || k == GC_EV_ALLOC_NODE ||
+	       k == GC_EV_FREE || k == GC_EV_MEM_FREE || k == GC_EV_FREE_NODE;
 }
 
 void gc_hub_report(gc_event *ev)

@@ -1,8 +1,9 @@
 /* The ledger: graphcheck's model of stream-ordered and graph allocations, and its rules.
  *
- * Plain C: no CUDA calls, no dlsym, no I/O. Everything it needs arrives in an event, so a
- * trace replayed offline reaches the same verdicts as the live run. Thread-safe: allocations
- * and frees outside graphs lock only their address's stripe; the rest one graph lock.
+ * Plain C: no CUDA calls, no dlsym, no I/O. Its verdicts depend only on the events and its
+ * gc_ledger_config, so a trace replayed offline with the live run's config reaches the same
+ * verdicts. Thread-safe: allocations outside graphs, and frees of them, lock only their
+ * address's stripe; other events the graph lock first (ledger.c keeps the order).
  *
  * Handles (streams, pools, graphs, execs) and device pointers are opaque 64-bit values here.
  */
@@ -12,13 +13,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "interpose/rules.h"
+#include "interpose/rule_table.h"
 
 typedef enum gc_event_kind {
 	GC_EV_ALLOC,          /* cuMemAllocAsync / FromPoolAsync: ptr, size, stream, pool, capture_id */
 	GC_EV_FREE,           /* cuMemFreeAsync: ptr, stream, capture_id */
-	GC_EV_SYNC_ALLOC,     /* cuMemAlloc: ptr, size */
-	GC_EV_SYNC_FREE,      /* cuMemFree: ptr */
+	GC_EV_MEM_ALLOC,      /* cuMemAlloc, not stream-ordered: ptr, size */
+	GC_EV_MEM_FREE,       /* cuMemFree: ptr */
 	GC_EV_CAPTURE_BEGIN,  /* stream, capture_id, mode, graph (when capturing into an existing one) */
 	GC_EV_CAPTURE_END,    /* stream, capture_id (0 when unknown), graph (result) */
 	GC_EV_ALLOC_NODE,     /* cuGraphAddMemAllocNode: graph, ptr, size */
@@ -27,7 +28,8 @@ typedef enum gc_event_kind {
 	GC_EV_LAUNCH,         /* exec, stream */
 	GC_EV_EXEC_DESTROY,   /* exec */
 	GC_EV_GRAPH_DESTROY,  /* graph */
-	GC_EV_SYNC_CALL,      /* a capture-unsafe call (cuStreamSynchronize ...): stream, result */
+	GC_EV_SYNCHRONIZE,    /* a failed wait (cuStreamSynchronize, cuStreamQuery, cuCtxSynchronize,
+	                       * cuEventSynchronize): stream (0: context-wide), result */
 	GC_EV_EXIT,           /* process exit: leak check */
 	GC_EV__COUNT
 } gc_event_kind;
@@ -90,13 +92,16 @@ typedef struct gc_ledger gc_ledger;
  * once, so not more (ThreadSanitizer, for one, tracks at most 64 locks held by a thread). */
 #define GC_LEDGER_STRIPES 32
 
+/* Freed allocations kept when no config is given; GRAPHCHECK_HISTORY's default is the same. */
+#define GC_LEDGER_HISTORY_DEFAULT 4096
+
 typedef struct gc_ledger_config {
 	size_t history;       /* freed allocations kept for explanations; 0 keeps none. Split
 	                       * among the stripes, rounded up: each keeps its newest. */
-	unsigned stripes;     /* 0: GC_LEDGER_STRIPES; rounded up to a power of two */
+	unsigned stripes;     /* 0: GC_LEDGER_STRIPES; rounded up to a power of two, at most 1024 */
 } gc_ledger_config;
 
-gc_ledger *gc_ledger_new(const gc_ledger_config *cfg);
+gc_ledger *gc_ledger_new(const gc_ledger_config *cfg);  /* cfg NULL: the defaults */
 void gc_ledger_free(gc_ledger *l);
 
 /* Applies one event; writes at most `max` verdicts and returns how many. The driver's result
@@ -115,8 +120,9 @@ void gc_ledger_stats_get(gc_ledger *l, gc_ledger_stats *st);
  * if lookups are O(1) however many records there are. O(records): for benchmarks. */
 double gc_ledger_mean_probes(gc_ledger *l);
 
-/* pthread_atfork handlers: the lock is taken before fork so the child's copy of the state
- * is consistent, then released in the parent and re-made in the child. */
+/* pthread_atfork handlers: every lock is taken before fork so the child's copy of the state
+ * is consistent, then released in the parent and re-made in the child, where the parent's
+ * allocations no longer count as leaks. */
 void gc_ledger_fork_prepare(gc_ledger *l);
 void gc_ledger_fork_parent(gc_ledger *l);
 void gc_ledger_fork_child(gc_ledger *l);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "interpose/ledger.h"
 #include "interpose/sites.h"
 
 enum opt_type { T_PATH, T_INT, T_BOOL, T_ENUM };
@@ -46,7 +47,7 @@ static const opt table[] = {
 	 "continue: log and go on; abort: abort() after logging the first error."},
 	{"LEAK_CHECK", T_BOOL, "1", OFF(leak_check), 0, 0, NULL,
 	 "Report stream-ordered and graph allocations still live at exit."},
-	{"HISTORY", T_INT, STR(GC_HISTORY_DEFAULT), OFF(history), 0, 100000000, NULL,
+	{"HISTORY", T_INT, STR(GC_LEDGER_HISTORY_DEFAULT), OFF(history), 0, 100000000, NULL,
 	 "Freed allocations remembered to explain double frees (0: none)."},
 	{"SIGNAL_SUMMARY", T_BOOL, "1", OFF(signal_summary), 0, 0, NULL,
 	 "Write the summary when a signal that kills by default (SIGTERM, SIGINT, SIGSEGV, "

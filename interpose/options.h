@@ -5,8 +5,6 @@
 #include <stddef.h>
 
 #define GC_PATH_MAX 4096
-/* GRAPHCHECK_HISTORY's default: freed allocations remembered to explain double frees. */
-#define GC_HISTORY_DEFAULT 4096
 
 enum gc_on_error { GC_ON_ERROR_CONTINUE, GC_ON_ERROR_ABORT };
 

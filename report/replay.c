@@ -93,7 +93,7 @@ static void emit(FILE *out, int json, const gc_event *ev, const gc_verdict *v, u
 static gc_ledger *new_ledger(json_t *header)
 {
 	json_t *h = json_object_get(json_object_get(header, "options"), "history");
-	gc_ledger_config cfg = {.history = GC_HISTORY_DEFAULT};
+	gc_ledger_config cfg = {.history = GC_LEDGER_HISTORY_DEFAULT};
 	if (json_is_integer(h) && json_integer_value(h) >= 0)
 		cfg.history = (size_t)json_integer_value(h);
 	return gc_ledger_new(&cfg);

@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "interpose/rules.h"
+#include "interpose/rule_table.h"
 
 /* Longest line accepted. The writer's records are at most 24 KiB (interpose/log.c), so a
  * longer line is not one of them; the limit also bounds what one line can make us hold. */

@@ -9,12 +9,12 @@ REPORT_LIB_SRCS := report/parse.c report/read.c report/fold.c report/symbolize.c
                    report/demangle.c report/format_text.c report/format_json.c \
                    report/format_sarif.c report/format_junit.c report/run.c report/util.c
 REPORT_LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(REPORT_LIB_SRCS)) \
-                   $(BUILD)/obj/interpose/rules.o
+                   $(BUILD)/obj/interpose/rule_table.o
 # --replay (report/replay.c, being written separately) runs the interposer's ledger
 # offline, so it brings the core modules with it.
 ifneq ($(wildcard report/replay.c),)
 REPORT_LIB_OBJS += $(BUILD)/obj/report/replay.o \
-                   $(filter-out $(BUILD)/obj/interpose/rules.o,$(CORE_OBJS))
+                   $(filter-out $(BUILD)/obj/interpose/rule_table.o,$(CORE_OBJS))
 endif
 REPORT_LIBS := -ljansson -ldw -lelf -ldl -lpthread
 
@@ -69,11 +69,11 @@ FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
 FUZZ_REPORT := $(BUILD)/fuzz/fuzz_report
 FUZZ_REPORT_SRCS := tests/fuzz/fuzz_report.c report/parse.c report/read.c report/fold.c \
-                    report/util.c interpose/rules.c
+                    report/util.c interpose/rule_table.c
 FUZZ_CFLAGS := $(WARN) -D_GNU_SOURCE -I. -g -O1 -fsanitize=fuzzer,address,undefined \
                -fno-sanitize-recover=undefined
 
-$(FUZZ_REPORT): $(FUZZ_REPORT_SRCS) report/report.h interpose/rules.h
+$(FUZZ_REPORT): $(FUZZ_REPORT_SRCS) report/report.h interpose/rule_table.h
 	$(call msg,FUZZCC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_REPORT_SRCS) -ljansson

@@ -174,7 +174,7 @@ static void foreign_free_in_capture_clean(void **state)
 static void foreign_free_node_of_sync_memory(void **state)
 {
 	fx *f = *state;
-	apply(f, (gc_event){.kind = GC_EV_SYNC_ALLOC, .call = "cuMemAlloc_v2", .ptr = 0xC000,
+	apply(f, (gc_event){.kind = GC_EV_MEM_ALLOC, .call = "cuMemAlloc_v2", .ptr = 0xC000,
 	                    .size = 64});
 	apply(f, (gc_event){.kind = GC_EV_FREE_NODE, .call = "cuGraphAddMemFreeNode",
 	                    .graph = 0x7000, .ptr = 0xC000, .result = INVALID});
@@ -378,7 +378,7 @@ static void unknown_free_clean_sync_untracked(void **state)
 {
 	fx *f = *state;
 	/* cuMemFree of memory from an allocator graphcheck does not watch, accepted. */
-	apply(f, (gc_event){.kind = GC_EV_SYNC_FREE, .call = "cuMemFree_v2", .ptr = 0x5000});
+	apply(f, (gc_event){.kind = GC_EV_MEM_FREE, .call = "cuMemFree_v2", .ptr = 0x5000});
 	apply(f, alloc(0xA000, 256, S1, 0));
 	apply(f, mfree(0xA000, S1, 0, 0));
 	assert_int_equal(total(f), 0);
@@ -423,7 +423,7 @@ static void capture_invalidated_by_malloc(void **state)
 {
 	fx *f = *state;
 	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
-	apply(f, (gc_event){.kind = GC_EV_SYNC_ALLOC, .call = "cuMemAlloc_v2",
+	apply(f, (gc_event){.kind = GC_EV_MEM_ALLOC, .call = "cuMemAlloc_v2",
 	                    .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, .tid = 2});
 	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
 	assert_non_null(strstr(f->v[0].message, "mode GLOBAL"));
@@ -437,7 +437,7 @@ static void capture_invalidated_by_stream_sync(void **state)
 	fx *f = *state;
 	apply(f, begin(S1, 1, GC_MODE_RELAXED));
 	apply(f, begin(S2, 2, GC_MODE_RELAXED));
-	apply(f, (gc_event){.kind = GC_EV_SYNC_CALL, .call = "cuStreamSynchronize",
+	apply(f, (gc_event){.kind = GC_EV_SYNCHRONIZE, .call = "cuStreamSynchronize",
 	                    .stream = S2, .capture_id = 2,
 	                    .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED});
 	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
@@ -450,7 +450,7 @@ static void capture_invalidated_by_event_sync(void **state)
 {
 	fx *f = *state;
 	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
-	apply(f, (gc_event){.kind = GC_EV_SYNC_CALL, .call = "cuEventSynchronize",
+	apply(f, (gc_event){.kind = GC_EV_SYNCHRONIZE, .call = "cuEventSynchronize",
 	                    .result = GC_CUDA_ERROR_CAPTURED_EVENT});
 	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
 	assert_non_null(strstr(f->v[0].message, "returned 907"));
@@ -470,10 +470,10 @@ static void capture_clean_relaxed_malloc(void **state)
 {
 	fx *f = *state;
 	apply(f, begin(S1, 1, GC_MODE_RELAXED));
-	apply(f, (gc_event){.kind = GC_EV_SYNC_ALLOC, .call = "cuMemAlloc_v2", .ptr = 0xC000,
+	apply(f, (gc_event){.kind = GC_EV_MEM_ALLOC, .call = "cuMemAlloc_v2", .ptr = 0xC000,
 	                    .size = 64});
 	apply(f, end(S1, 1, 0x6000, 0));
-	apply(f, (gc_event){.kind = GC_EV_SYNC_FREE, .call = "cuMemFree_v2", .ptr = 0xC000});
+	apply(f, (gc_event){.kind = GC_EV_MEM_FREE, .call = "cuMemFree_v2", .ptr = 0xC000});
 	apply(f, at_exit());
 	assert_int_equal(total(f), 0);
 	assert_false(gc_ledger_capturing(f->l));
@@ -523,7 +523,7 @@ static void leak_clean(void **state)
 	apply(f, alloc(0xA000, 200, S1, 0));
 	apply(f, mfree(0xA000, S1, 0, 0));
 	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 0, 0);  /* never launched: nothing live */
-	apply(f, (gc_event){.kind = GC_EV_SYNC_ALLOC, .call = "cuMemAlloc_v2", .ptr = 0xC000,
+	apply(f, (gc_event){.kind = GC_EV_MEM_ALLOC, .call = "cuMemAlloc_v2", .ptr = 0xC000,
 	                    .size = 64});  /* cuMemAlloc memory is not stream-ordered */
 	apply(f, at_exit());
 	assert_int_equal(total(f), 0);
@@ -545,7 +545,7 @@ static void api_error_unexplained(void **state)
 static void api_error_clean_not_ready(void **state)
 {
 	fx *f = *state;
-	apply(f, (gc_event){.kind = GC_EV_SYNC_CALL, .call = "cuStreamQuery", .stream = S1,
+	apply(f, (gc_event){.kind = GC_EV_SYNCHRONIZE, .call = "cuStreamQuery", .stream = S1,
 	                    .result = GC_CUDA_ERROR_NOT_READY});
 	assert_int_equal(total(f), 0);
 }
@@ -890,6 +890,19 @@ static void retired_records_bounded(void **state)
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
+/* Traces recorded before the event kinds were renamed still replay. */
+static void kind_names_old_and_new(void **state)
+{
+	(void)state;
+	assert_int_equal(gc_event_kind_from_name("sync_alloc"), GC_EV_MEM_ALLOC);
+	assert_int_equal(gc_event_kind_from_name("sync_free"), GC_EV_MEM_FREE);
+	assert_int_equal(gc_event_kind_from_name("sync_call"), GC_EV_SYNCHRONIZE);
+	assert_string_equal(gc_event_kind_name(GC_EV_MEM_ALLOC), "mem_alloc");
+	assert_string_equal(gc_event_kind_name(GC_EV_SYNCHRONIZE), "synchronize");
+	assert_int_equal(gc_event_kind_from_name("mem_free"), GC_EV_MEM_FREE);
+	assert_int_equal(gc_event_kind_from_name("no_such_kind"), GC_EV__COUNT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -939,6 +952,7 @@ int main(void)
 		cmocka_unit_test(history_striped_keeps_newest),
 		cmocka_unit_test(retired_records_bounded),
 		T(late_frees_claim_retired),
+		cmocka_unit_test(kind_names_old_and_new),
 	};
 	return cmocka_run_group_tests_name("ledger", tests, NULL, NULL);
 }

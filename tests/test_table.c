@@ -7,7 +7,8 @@
 
 #include <cmocka.h>
 
-#include "interpose/table.h"
+#include "interpose/hash_table.h"
+#include "interpose/slab.h"
 
 typedef struct item {
 	gc_hnode h;

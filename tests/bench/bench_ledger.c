@@ -62,7 +62,7 @@ struct result { size_t n; double ns[NT]; double bytes_per, probes; unsigned long
 static struct result measure(size_t n, long events)
 {
 	size_t k = n / 10 < 1000 ? n / 10 : 1000;
-	gc_ledger_config cfg = { .history = 4096 };
+	gc_ledger_config cfg = { .history = GC_LEDGER_HISTORY_DEFAULT };
 	L = gc_ledger_new(&cfg);
 	live = malloc((n + k) * sizeof(*live));
 	if (!L || !live) {

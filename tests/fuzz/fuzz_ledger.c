@@ -23,7 +23,7 @@
  *     and capture ids, cross-graph frees) at once, which would stop the fuzzer there;
  *   - gc_ledger_free releases everything (LeakSanitizer).
  *
- * The ledger keeps its allocation records in a slab (interpose/table.c), which AddressSanitizer
+ * The ledger keeps its allocation records in a slab (interpose/slab.c), which AddressSanitizer
  * cannot see into: a record released and then used reads as valid memory. Linked with
  * -Wl,--wrap=gc_slab_alloc,... (fuzz_ledger.mk does), the harness can give every record its
  * own malloc instead, so a use after release is a heap-use-after-free; the input's first byte
@@ -57,8 +57,9 @@
 #include <string.h>
 
 #include "interpose/ledger.h"
-#include "interpose/rules.h"
-#include "interpose/table.h"
+#include "interpose/rule_table.h"
+#include "interpose/hash_table.h"
+#include "interpose/slab.h"
 
 #define FL_MAX_EVENTS 4096
 #define FL_EVENT_BYTES 4
@@ -104,8 +105,8 @@ static const char *const D_CALL[GC_EV__COUNT][4] = {
 	[GC_EV_ALLOC] = {"cuMemAllocAsync", "cuMemAllocFromPoolAsync", "cuMemAllocAsync_ptsz",
 	                 ALLOC_COPY},
 	[GC_EV_FREE] = {"cuMemFreeAsync", "cuMemFreeAsync_ptsz", "cudaFreeAsync", "cuMemFreeAsync"},
-	[GC_EV_SYNC_ALLOC] = {"cuMemAlloc_v2", "cuMemAlloc", "cudaMalloc", "cuMemAllocPitch_v2"},
-	[GC_EV_SYNC_FREE] = {"cuMemFree_v2", "cuMemFree", "cudaFree", "cuMemFree_v2"},
+	[GC_EV_MEM_ALLOC] = {"cuMemAlloc_v2", "cuMemAlloc", "cudaMalloc", "cuMemAllocPitch_v2"},
+	[GC_EV_MEM_FREE] = {"cuMemFree_v2", "cuMemFree", "cudaFree", "cuMemFree_v2"},
 	[GC_EV_CAPTURE_BEGIN] = {"cuStreamBeginCapture_v2", "cuStreamBeginCapture",
 	                         "cuStreamBeginCaptureToGraph", "cuStreamBeginCapture_v2_ptsz"},
 	[GC_EV_CAPTURE_END] = {"cuStreamEndCapture", "cuStreamEndCapture_ptsz",
@@ -121,7 +122,7 @@ static const char *const D_CALL[GC_EV__COUNT][4] = {
 	                        "cuGraphExecDestroy"},
 	[GC_EV_GRAPH_DESTROY] = {"cuGraphDestroy", "cudaGraphDestroy", "cuGraphDestroy",
 	                         "cuGraphDestroy"},
-	[GC_EV_SYNC_CALL] = {"cuStreamSynchronize", "cuCtxSynchronize", "cuStreamQuery",
+	[GC_EV_SYNCHRONIZE] = {"cuStreamSynchronize", "cuCtxSynchronize", "cuStreamQuery",
 	                     "cuEventSynchronize"},
 	[GC_EV_EXIT] = {"exit", "atexit", "exit", "exit"},
 };
@@ -310,8 +311,8 @@ enum { P_PTR = 1, P_SIZE = 2, P_STREAM = 4, P_GRAPH = 8, P_EXEC = 16, P_FLAGS = 
 static const unsigned FIELDS[GC_EV__COUNT] = {
 	[GC_EV_ALLOC] = P_PTR | P_SIZE | P_STREAM | P_CAPTURE | P_TID | P_SITE,
 	[GC_EV_FREE] = P_PTR | P_STREAM | P_CAPTURE | P_TID | P_SITE,
-	[GC_EV_SYNC_ALLOC] = P_PTR | P_SIZE | P_STREAM | P_SITE,
-	[GC_EV_SYNC_FREE] = P_PTR | P_SITE,
+	[GC_EV_MEM_ALLOC] = P_PTR | P_SIZE | P_STREAM | P_SITE,
+	[GC_EV_MEM_FREE] = P_PTR | P_SITE,
 	[GC_EV_CAPTURE_BEGIN] = P_STREAM | P_CAPTURE | P_MODE | P_GRAPH | P_TID,
 	[GC_EV_CAPTURE_END] = P_STREAM | P_CAPTURE | P_GRAPH,
 	[GC_EV_ALLOC_NODE] = P_GRAPH | P_PTR | P_SIZE | P_STREAM | P_SITE,
@@ -320,7 +321,7 @@ static const unsigned FIELDS[GC_EV__COUNT] = {
 	[GC_EV_LAUNCH] = P_EXEC | P_STREAM | P_CAPTURE,
 	[GC_EV_EXEC_DESTROY] = P_EXEC,
 	[GC_EV_GRAPH_DESTROY] = P_GRAPH,
-	[GC_EV_SYNC_CALL] = P_STREAM | P_CAPTURE | P_TID,
+	[GC_EV_SYNCHRONIZE] = P_STREAM | P_CAPTURE | P_TID,
 	[GC_EV_EXIT] = 0,
 };
 
@@ -579,7 +580,7 @@ static int step(fl_run *r, const gc_event *ev)
 	int ns = gc_ledger_apply(r->small, ev, r->vsmall, r->cfg.small_max);
 	r->applied++;
 	if (ev->result == GC_CUDA_SUCCESS && ev->ptr &&
-	    (ev->kind == GC_EV_ALLOC || ev->kind == GC_EV_SYNC_ALLOC || ev->kind == GC_EV_ALLOC_NODE))
+	    (ev->kind == GC_EV_ALLOC || ev->kind == GC_EV_MEM_ALLOC || ev->kind == GC_EV_ALLOC_NODE))
 		r->allocs_ok++;
 	if (ev->result == GC_CUDA_SUCCESS && ev->kind == GC_EV_INSTANTIATE)
 		r->instantiates_ok++;

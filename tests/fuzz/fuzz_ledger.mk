@@ -16,8 +16,9 @@ FUZZ_CC ?= clang
 
 FUZZ_LEDGER := $(BUILD)/fuzz/fuzz_ledger
 FUZZ_LEDGER_CORPUS := $(BUILD)/fuzz/ledger_corpus
-FUZZ_LEDGER_SRCS := interpose/ledger.c interpose/rules.c interpose/table.c
-FUZZ_LEDGER_HDRS := interpose/ledger.h interpose/rules.h interpose/table.h
+FUZZ_LEDGER_SRCS := $(LEDGER_SRCS)
+FUZZ_LEDGER_HDRS := $(wildcard interpose/ledger*.h) interpose/rule_table.h interpose/hash_table.h \
+                    interpose/slab.h
 # Each allocation record its own malloc, so AddressSanitizer sees uses after release (the
 # input chooses per run between this and the real slab).
 FUZZ_LEDGER_WRAP := -DGC_FUZZ_LEDGER_WRAP \
@@ -25,23 +26,24 @@ FUZZ_LEDGER_WRAP := -DGC_FUZZ_LEDGER_WRAP \
 FUZZ_LEDGER_CFLAGS := $(WARN) -D_GNU_SOURCE -I. -g -O1 -fsanitize=fuzzer,address,undefined \
                       -fno-sanitize-recover=undefined
 
-# The hash table and slab (table.c) get the sanitizers but no coverage instrumentation: its
+# The hash table and slab get the sanitizers but no coverage instrumentation: the table's
 # bucket walks (the ledger's interior-pointer search visits every bucket) took half the
-# fuzzer's time in comparison callbacks, and it has its own unit test (tests/test_table.c).
-FUZZ_LEDGER_NOCOV := $(BUILD)/fuzz/obj/table_nocov.o
+# fuzzer's time in comparison callbacks, and both have their own unit test (tests/test_table.c).
+FUZZ_LEDGER_NOCOV_SRCS := interpose/hash_table.c interpose/slab.c
+FUZZ_LEDGER_NOCOV := $(patsubst interpose/%.c,$(BUILD)/fuzz/obj/%_nocov.o,$(FUZZ_LEDGER_NOCOV_SRCS))
 
-$(FUZZ_LEDGER_NOCOV): interpose/table.c interpose/table.h
+$(BUILD)/fuzz/obj/%_nocov.o: interpose/%.c interpose/%.h
 	$(call msg,FUZZCC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(filter-out -fsanitize=fuzzer%,$(FUZZ_LEDGER_CFLAGS)) \
-		-fsanitize=address,undefined -c -o $@ interpose/table.c
+		-fsanitize=address,undefined -c -o $@ $<
 
-$(FUZZ_LEDGER): tests/fuzz/fuzz_ledger.c $(filter-out interpose/table.c,$(FUZZ_LEDGER_SRCS)) \
+$(FUZZ_LEDGER): tests/fuzz/fuzz_ledger.c $(filter-out $(FUZZ_LEDGER_NOCOV_SRCS),$(FUZZ_LEDGER_SRCS)) \
                 $(FUZZ_LEDGER_NOCOV) $(FUZZ_LEDGER_HDRS)
 	$(call msg,FUZZCC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(FUZZ_LEDGER_CFLAGS) $(FUZZ_LEDGER_WRAP) -o $@ tests/fuzz/fuzz_ledger.c \
-		$(filter-out interpose/table.c,$(FUZZ_LEDGER_SRCS)) $(FUZZ_LEDGER_NOCOV) -lpthread
+		$(filter-out $(FUZZ_LEDGER_NOCOV_SRCS),$(FUZZ_LEDGER_SRCS)) $(FUZZ_LEDGER_NOCOV) -lpthread
 
 .PHONY: fuzz-ledger
 fuzz: fuzz-ledger

@@ -1,8 +1,8 @@
 /* An intrusive hash table keyed by 64-bit values (pointers, handles, capture ids).
  * Several nodes may share a key: they chain newest first, which is the order the ledger
  * wants when an address has been reused. Not thread-safe: the ledger's lock covers it. */
-#ifndef GC_TABLE_H
-#define GC_TABLE_H
+#ifndef GC_HASH_TABLE_H
+#define GC_HASH_TABLE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -52,18 +52,5 @@ void gc_table_remove(gc_table *t, gc_hnode *n);
 /* Calls fn on every node; fn must not insert or remove. */
 void gc_table_each(const gc_table *t, void (*fn)(gc_hnode *n, void *arg), void *arg);
 size_t gc_table_bytes(const gc_table *t);
-
-/* A pool of fixed-size objects carved from large chunks: no per-object malloc header. */
-typedef struct gc_slab {
-	size_t size;        /* object size, at least sizeof(void *) */
-	void *free_list;
-	void *chunks;       /* singly linked list of chunks */
-	size_t in_use, chunk_bytes_total;
-} gc_slab;
-
-void gc_slab_init(gc_slab *s, size_t size);
-void gc_slab_destroy(gc_slab *s);
-void *gc_slab_alloc(gc_slab *s);   /* zeroed; NULL when out of memory */
-void gc_slab_release(gc_slab *s, void *p);
 
 #endif

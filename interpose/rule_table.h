@@ -1,7 +1,7 @@
 /* The rule table: stable ids, severities and one-line help. Ids are a public contract
  * (README, JSON logs, SARIF): add rules, never rename one. */
-#ifndef GC_RULES_H
-#define GC_RULES_H
+#ifndef GC_RULE_TABLE_H
+#define GC_RULE_TABLE_H
 
 typedef enum gc_severity { GC_SEV_ERROR, GC_SEV_WARNING } gc_severity;
 

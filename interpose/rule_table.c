@@ -1,4 +1,4 @@
-#include "interpose/rules.h"
+#include "interpose/rule_table.h"
 
 #include <string.h>
 

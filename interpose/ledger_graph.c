@@ -1,0 +1,370 @@
+/* The ledger's graph model: graphs, their memory nodes, execs and captures, and how each
+ * event changes them. No verdicts here (ledger_rules.c decides); the graph lock is held. */
+#include "interpose/ledger_internal.h"
+
+#include <stdlib.h>
+
+/* ---- graphs -------------------------------------------------------------- */
+
+static struct graph *graph_new(gc_ledger *l, uint64_t handle, uint64_t capture_id)
+{
+	struct graph *g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->h.key = handle;
+	g->capture_id = capture_id;
+	if (handle) {
+		gc_table_insert(&l->graphs, &g->h);
+		g->in_table = 1;
+	}
+	g->next = l->all_graphs;
+	if (g->next)
+		g->next->prev = g;
+	l->all_graphs = g;
+	l->n_graphs++;
+	return g;
+}
+
+struct graph *gc_graph_find(gc_ledger *l, uint64_t handle)
+{
+	return handle ? (struct graph *)gc_table_find(&l->graphs, handle) : NULL;
+}
+
+/* The graph a handle names, made on first sight (graphs built by calls graphcheck does
+ * not watch, e.g. cuGraphCreate, are learnt when a memory node or instantiate names them). */
+struct graph *gc_graph_get(gc_ledger *l, uint64_t handle)
+{
+	if (!handle)
+		return NULL;  /* a call with no graph: nothing to learn, no record to keep */
+	struct graph *g = gc_graph_find(l, handle);
+	return g ? g : graph_new(l, handle, 0);
+}
+
+static void graph_unlist(gc_ledger *l, struct graph *g)
+{
+	if (g->in_table) {
+		gc_table_remove(&l->graphs, &g->h);
+		g->in_table = 0;
+	}
+}
+
+static int push_ptr(struct alloc ***arr, size_t *n, size_t *cap, struct alloc *a)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 8;
+		struct alloc **na = realloc(*arr, nc * sizeof(*na));
+		if (!na)
+			return -1;
+		*arr = na;
+		*cap = nc;
+	}
+	(*arr)[(*n)++] = a;
+	return 0;
+}
+
+static void graph_free(gc_ledger *l, struct graph *g)
+{
+	if (g->prev)
+		g->prev->next = g->next;
+	else
+		l->all_graphs = g->next;
+	if (g->next)
+		g->next->prev = g->prev;
+	free(g->allocs);
+	free(g->xfrees);
+	free(g);
+	l->n_graphs--;
+}
+
+/* A destroyed graph stays while an exec of it may launch or one of its allocations is
+ * live; then it and its records go. */
+void gc_graph_maybe_release(gc_ledger *l, struct graph *g)
+{
+	if (!g || !g->destroyed || g->n_execs > 0 || g->n_captures > 0)
+		return;
+	for (size_t i = 0; i < g->n_allocs; i++)
+		if (g->allocs[i]->state == S_LIVE)
+			return;
+	for (size_t i = 0; i < g->n_allocs; i++) {
+		struct alloc *a = g->allocs[i];
+		if (a->flags & F_XFREED)
+			a->graph = NULL;  /* another graph's free node still points at it */
+		else
+			gc_store_drop(l, a);
+	}
+	/* Allocations this graph frees: one whose own graph went first goes with it; the others
+	 * no longer have a free node elsewhere, so their own graph's release drops them. */
+	for (size_t i = 0; i < g->n_xfrees; i++) {
+		struct alloc *a = g->xfrees[i];
+		if (!a->graph)
+			gc_store_drop(l, a);
+		else
+			a->flags &= (uint8_t)~F_XFREED;
+	}
+	graph_unlist(l, g);
+	graph_free(l, g);
+}
+
+static void graph_discard(gc_ledger *l, struct graph *g)
+{
+	if (!g)
+		return;
+	g->destroyed = 1;
+	gc_graph_maybe_release(l, g);
+}
+
+void gc_graph_destroyed(gc_ledger *l, uint64_t handle)
+{
+	struct graph *g = gc_graph_find(l, handle);
+	if (!g)
+		return;
+	graph_unlist(l, g);
+	/* Live allocations outlive the graph (Graph Memory Nodes): they can still be freed. */
+	graph_discard(l, g);
+}
+
+/* ---- memory nodes -------------------------------------------------------- */
+
+void gc_graph_add_alloc(gc_ledger *l, const gc_event *ev, struct graph *g)
+{
+	if (!g)
+		return;
+	struct alloc *a = gc_store_new_graph_alloc(l, ev, g);
+	if (a && push_ptr(&g->allocs, &g->n_allocs, &g->cap_allocs, a) != 0)
+		gc_store_drop(l, a);
+}
+
+void gc_graph_frees_own(struct alloc *a, uint32_t site)
+{
+	a->flags |= F_OWNER_FREES;
+	a->free_site = site;
+}
+
+/* Freeing another graph's allocation is allowed (Graph Memory Nodes): the launch of h must
+ * then find it live. */
+void gc_graph_frees_other(struct graph *h, struct alloc *a, uint32_t site)
+{
+	a->flags |= F_XFREED;
+	a->free_site = site;
+	push_ptr(&h->xfrees, &h->n_xfrees, &h->cap_xfrees, a);
+}
+
+void gc_graph_free_live(gc_ledger *l, struct alloc *a, uint32_t site)
+{
+	if (a->kind != K_GRAPH) {
+		gc_store_free_plain(l, a, site);
+		return;
+	}
+	gc_store_set_live(l, a, 0);
+	a->state = S_UNLIVE;
+	a->free_site = site;
+	gc_graph_maybe_release(l, a->graph);
+}
+
+/* ---- captures ------------------------------------------------------------ */
+
+static struct capture *capture_find(gc_ledger *l, uint64_t id)
+{
+	return id ? (struct capture *)gc_table_find(&l->captures, id) : NULL;
+}
+
+static struct capture *capture_on_stream(gc_ledger *l, uint64_t stream)
+{
+	struct capture *found = NULL;
+	if (!l->active_captures)
+		return NULL;
+	for (size_t i = 0; i < l->captures.nbuckets && !found; i++)
+		for (gc_hnode *n = l->captures.buckets[i]; n; n = n->next) {
+			struct capture *c = (struct capture *)n;
+			if (c->active && c->stream == stream) {
+				found = c;
+				break;
+			}
+		}
+	return found;
+}
+
+static struct capture *capture_new(gc_ledger *l, uint64_t id, uint64_t stream, int mode,
+                                   uint64_t tid, struct graph *g)
+{
+	struct capture *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->h.key = id;
+	c->stream = stream;
+	c->mode = mode;
+	c->tid = tid;
+	c->active = 1;
+	c->graph = g ? g : graph_new(l, 0, id);
+	if (c->graph)
+		c->graph->n_captures++;
+	gc_table_insert(&l->captures, &c->h);
+	__atomic_add_fetch(&l->active_captures, 1, __ATOMIC_RELAXED);
+	return c;
+}
+
+static void capture_close(gc_ledger *l, struct capture *c)
+{
+	if (c->active)
+		__atomic_sub_fetch(&l->active_captures, 1, __ATOMIC_RELAXED);
+	gc_table_remove(&l->captures, &c->h);
+	struct graph *g = c->graph;
+	free(c);
+	if (g) {
+		g->n_captures--;
+		if (!g->in_table)
+			g->destroyed = 1;  /* no handle: nothing can launch or destroy it */
+		gc_graph_maybe_release(l, g);
+	}
+}
+
+/* The capture a captured call belongs to; one seen only through its id (begun before
+ * graphcheck was watching) is made up with an unknown mode. */
+struct capture *gc_capture_get(gc_ledger *l, const gc_event *ev)
+{
+	struct capture *c = capture_find(l, ev->capture_id);
+	return c ? c : capture_new(l, ev->capture_id, ev->stream, -1, ev->tid, NULL);
+}
+
+void gc_capture_begun(gc_ledger *l, const gc_event *ev)
+{
+	if (ev->result != GC_CUDA_SUCCESS || !ev->capture_id)
+		return;
+	struct capture *old = capture_find(l, ev->capture_id);
+	if (old)
+		capture_close(l, old);
+	struct graph *g = ev->graph ? gc_graph_get(l, ev->graph) : NULL;  /* ToGraph */
+	capture_new(l, ev->capture_id, ev->stream, ev->mode, ev->tid, g);
+}
+
+/* The capture an end call ends: by id, else the one active on its stream. */
+struct capture *gc_capture_of_end(gc_ledger *l, const gc_event *ev)
+{
+	struct capture *c = capture_find(l, ev->capture_id);
+	return c ? c : capture_on_stream(l, ev->stream);
+}
+
+void gc_capture_ended(gc_ledger *l, struct capture *c, const gc_event *ev)
+{
+	struct graph *g = c->graph;
+	if (ev->result == GC_CUDA_SUCCESS && ev->graph && !g->in_table && !g->destroyed) {
+		/* A handle reused after cuGraphDestroy: the old record goes out of the way. */
+		struct graph *stale = gc_graph_find(l, ev->graph);
+		if (stale && stale != g) {
+			graph_unlist(l, stale);
+			graph_discard(l, stale);  /* its destroy was missed: it goes when it can */
+		}
+		g->h.key = ev->graph;
+		gc_table_insert(&l->graphs, &g->h);
+		g->in_table = 1;
+	}
+	/* Other refusals (908: ended from another thread, ...) leave the capture running. */
+	if (ev->result != GC_CUDA_SUCCESS && ev->result != GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+		return;
+	if (ev->result != GC_CUDA_SUCCESS && !g->in_table)
+		graph_discard(l, g);  /* no graph came of it: its allocations never exist */
+	capture_close(l, c);
+}
+
+void gc_capture_invalidate(struct capture *c)
+{
+	c->invalidated = 1;
+}
+
+/* ---- execs --------------------------------------------------------------- */
+
+struct exec *gc_exec_find(gc_ledger *l, uint64_t handle)
+{
+	return (struct exec *)gc_table_find(&l->execs, handle);
+}
+
+static void exec_drop(gc_ledger *l, struct exec *e)
+{
+	e->graph->n_execs--;
+	gc_table_remove(&l->execs, &e->h);
+	free(e);
+	l->n_execs--;
+}
+
+void gc_exec_instantiated(gc_ledger *l, struct graph *g, const gc_event *ev)
+{
+	struct exec *stale = gc_exec_find(l, ev->exec);
+	if (stale) {  /* handle reuse after a destroy we did not see */
+		struct graph *sg = stale->graph;
+		exec_drop(l, stale);
+		if (sg != g)
+			gc_graph_maybe_release(l, sg);  /* a destroyed graph waiting for this exec */
+	}
+	struct exec *e = calloc(1, sizeof(*e));
+	if (!e)
+		return;
+	e->h.key = ev->exec;
+	e->graph = g;
+	e->flags = ev->flags;
+	e->n_allocs = g->n_allocs;
+	e->n_xfrees = g->n_xfrees;
+	g->n_execs++;
+	g->exec = ev->exec;
+	gc_table_insert(&l->execs, &e->h);
+	l->n_execs++;
+}
+
+/* A launch materializes the graph's allocations and ends those its free nodes free. */
+void gc_exec_launched(gc_ledger *l, struct exec *e)
+{
+	struct graph *g = e->graph;
+	for (size_t i = 0; i < e->n_allocs; i++) {
+		struct alloc *a = g->allocs[i];
+		if (a->flags & F_OWNER_FREES) {
+			/* allocated and freed within the launch (a free node added after an earlier
+			 * launch ends that launch's allocation too) */
+			gc_store_set_live(l, a, 0);
+			a->state = S_UNLIVE;
+		} else {
+			gc_store_set_live(l, a, 1);
+			a->state = S_LIVE;
+		}
+	}
+	for (size_t i = 0; i < e->n_xfrees; i++) {
+		struct alloc *a = g->xfrees[i];
+		gc_store_set_live(l, a, 0);
+		a->state = S_UNLIVE;
+		gc_graph_maybe_release(l, a->graph);
+	}
+}
+
+void gc_exec_destroyed(gc_ledger *l, uint64_t handle)
+{
+	struct exec *e = gc_exec_find(l, handle);
+	if (!e)
+		return;
+	struct graph *g = e->graph;
+	exec_drop(l, e);
+	gc_graph_maybe_release(l, g);
+}
+
+/* ---- the tables ---------------------------------------------------------- */
+
+int gc_graph_init(gc_ledger *l)
+{
+	return gc_table_init(&l->graphs, 64) || gc_table_init(&l->execs, 64) ||
+	       gc_table_init(&l->captures, 16) ? -1 : 0;
+}
+
+/* Execs and captures are mallocs reached through their tables, graphs through their list;
+ * graph allocations are the store's. */
+void gc_graph_destroy_all(gc_ledger *l)
+{
+	gc_table *owned[] = {&l->execs, &l->captures};
+	for (size_t t = 0; t < 2; t++)
+		for (size_t i = 0; i < owned[t]->nbuckets; i++)
+			for (gc_hnode *n = owned[t]->buckets[i], *nx; n; n = nx) {
+				nx = n->next;
+				free(n);
+			}
+	while (l->all_graphs)
+		graph_free(l, l->all_graphs);
+	gc_table_destroy(&l->graphs);
+	gc_table_destroy(&l->execs);
+	gc_table_destroy(&l->captures);
+}

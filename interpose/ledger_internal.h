@@ -1,0 +1,210 @@
+/* The ledger's private header: its state, shared by the files that make it up.
+ *
+ *   ledger.c        gc_ledger_apply (the dispatcher, and every lock taken), new/free, fork,
+ *                   event-kind names
+ *   ledger_store.c  allocation records: stripes, their hash tables and slabs, the history
+ *                   ring, retired records, call-name interning, stats
+ *   ledger_graph.c  the graph model: graphs, execs, captures, memory nodes (state changes)
+ *   ledger_rules.c  the rules: each decision and its message, reading the state above
+ *
+ * Model (from shared/notes/cuda-driver-facts.md and the Programming Guide's "Graph Memory
+ * Nodes"): a stream-ordered allocation outside any capture is live until freed. A graph
+ * allocation belongs to its graph; its memory exists only between a launch reaching its
+ * allocation node and the next free (in the graph, in another graph, or outside). Its address
+ * is fixed for that graph but may be handed to another graph later, so records are keyed by
+ * address with several per address, newest first, and a free picks the one that fits.
+ */
+#ifndef GC_LEDGER_INTERNAL_H
+#define GC_LEDGER_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interpose/hash_table.h"
+#include "interpose/ledger.h"
+#include "interpose/slab.h"
+
+#define CACHE_LINE 64
+/* Retired records an address keeps waiting for their frees: one per thread racing on it is
+ * plenty; past that the oldest is taken for a free graphcheck never saw. */
+#define RETIRED_MAX 64
+/* Allocations keep a one-byte index instead of a pointer to their allocating call's name. */
+#define MAX_CALL_NAMES 64
+
+enum alloc_kind { K_ASYNC, K_SYNC, K_GRAPH };
+enum alloc_state { S_LIVE, S_FREED, S_PENDING, S_UNLIVE };
+/* S_PENDING: graph allocation never materialized by a launch.
+ * S_UNLIVE:  graph allocation freed (outside, or by another graph) since its last launch. */
+
+enum alloc_flag {
+	F_OWNER_FREES = 1,  /* its own graph has a free node for it */
+	F_XFREED = 2,       /* another graph has a free node for it */
+	F_HISTORY = 4,      /* freed and kept only for explanations */
+	F_REUSED = 8,       /* its address was handed out again before its free was seen */
+	F_INHERITED = 16,   /* allocated before fork, in the parent: not this process's leak */
+};
+
+struct graph;
+
+/* 56 bytes: the per-allocation cost the performance issue budgets. */
+struct alloc {
+	gc_hnode h;          /* key: device pointer */
+	uint64_t size;
+	uint64_t stream;
+	struct graph *graph; /* owner, for graph allocations */
+	uint32_t site, free_site;
+	uint32_t seq;
+	uint8_t kind, state, flags, call;  /* call: index into the call names (ledger_store.c) */
+};
+
+struct graph {
+	gc_hnode h;          /* key: CUgraph handle; 0 while its capture runs */
+	uint64_t capture_id; /* the capture that built it, 0 for explicit graphs */
+	struct alloc **allocs;
+	size_t n_allocs, cap_allocs;
+	struct alloc **xfrees;  /* other graphs' allocations this graph frees */
+	size_t n_xfrees, cap_xfrees;
+	int n_execs;
+	int n_captures;      /* captures building into it: it stays while they run */
+	uint64_t exec;       /* the newest exec, for messages */
+	int destroyed;
+	int in_table;
+	struct graph *prev, *next;  /* every graph record, for teardown */
+};
+
+struct exec {
+	gc_hnode h;          /* key: CUgraphExec handle */
+	struct graph *graph;
+	uint64_t flags;
+	size_t n_allocs, n_xfrees;  /* the graph's memory nodes when it was instantiated */
+};
+
+struct capture {
+	gc_hnode h;          /* key: capture id */
+	uint64_t stream, tid;
+	int mode;
+	int active, invalidated;
+	struct graph *graph;
+};
+
+/* Allocations made outside any graph, by address stripe. A thread allocating and freeing
+ * outside captures takes only its address's stripe lock, so threads on different streams
+ * (different addresses) do not contend. */
+struct stripe {
+	pthread_mutex_t lock;
+	gc_table allocs;     /* plain records: K_ASYNC and K_SYNC */
+	gc_slab slab;
+	size_t live_allocs;
+	uint64_t live_bytes;
+	/* Freed allocations kept for double-free and explanations: a ring, oldest evicted. */
+	struct alloc **history;
+	size_t history_cap, history_head, history_len;
+	uint64_t forgotten;  /* freed records evicted: an unknown free may be a forgotten one */
+} __attribute__((aligned(CACHE_LINE)));  /* one cache line's worth apart: no false sharing */
+
+/* The locks and their order are ledger.c's (see gc_ledger_apply). */
+struct gc_ledger {
+	pthread_mutex_t lock;  /* graphs, execs, captures and graph allocations */
+	gc_table gallocs, graphs, execs, captures;
+	gc_slab galloc_slab;
+	size_t g_live_allocs;
+	uint64_t g_live_bytes;
+	struct graph *all_graphs;
+	size_t n_graphs, n_execs;
+	/* Read by every event of every thread: a cache line of their own, written rarely. */
+	struct stripe *stripes __attribute__((aligned(CACHE_LINE)));
+	unsigned nstripes;     /* a power of two */
+	int active_captures;   /* read without the lock by gc_ledger_capturing */
+	/* Allocation numbers: written by every allocation, so on a line of its own. */
+	uint32_t alloc_seq __attribute__((aligned(CACHE_LINE)));
+};
+
+static inline struct stripe *stripe_of(const gc_ledger *l, uint64_t ptr)
+{
+	/* Pools hand out addresses a few hundred bytes to megabytes apart: mix, then mask. */
+	return &l->stripes[(((ptr >> 8) * 0x9E3779B97F4A7C15ull) >> 40) & (l->nstripes - 1)];
+}
+
+/* ---- ledger_store.c: allocation records ------------------------------------------------
+ * A plain record's stripe is locked by the caller; graph records are under the graph lock. */
+
+int gc_store_init(gc_ledger *l, size_t history);    /* the stripes; 0 or -1 */
+void gc_store_destroy(gc_ledger *l);
+void gc_store_lock_init(struct stripe *st);
+/* The fast path (stripe st locked): an allocation outside any graph, or a free of a plain
+ * record. 1 when done; 0 sends a free the stripe cannot settle to the locked path. */
+int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, int alloc);
+struct alloc *gc_store_new_graph_alloc(gc_ledger *l, const gc_event *ev, struct graph *g);
+void gc_store_drop(gc_ledger *l, struct alloc *a);
+void gc_store_set_live(gc_ledger *l, struct alloc *a, int live);
+/* A free outside any graph settles: the retired record at ptr waiting for it (1), or none (0). */
+int gc_store_claim_retired(gc_ledger *l, uint64_t ptr, uint32_t site);
+void gc_store_free_plain(gc_ledger *l, struct alloc *a, uint32_t site);
+const char *gc_store_call_name(const struct alloc *a);
+/* Every record, plain and graph: the caller holds every lock. */
+void gc_store_each(gc_ledger *l, void (*fn)(gc_hnode *n, void *arg), void *arg);
+void gc_store_mark_inherited(gc_ledger *l);
+/* Stats and probes (see ledger.h) of the records; every lock held. */
+void gc_store_stats(gc_ledger *l, gc_ledger_stats *st);
+double gc_store_mean_probes(gc_ledger *l);
+
+/* The records at an address, plain and graph ones merged newest first. The caller holds the
+ * graph lock and the address's stripe. */
+typedef struct at_iter {
+	struct alloc *plain, *graph;
+} at_iter;
+struct alloc *gc_store_first_at(gc_ledger *l, uint64_t ptr, at_iter *it);
+struct alloc *gc_store_next_at(at_iter *it);
+
+/* ---- ledger_graph.c: graphs, execs, captures (the graph lock held) ----------------------- */
+
+int gc_graph_init(gc_ledger *l);                     /* the tables; 0 or -1 */
+void gc_graph_destroy_all(gc_ledger *l);
+struct graph *gc_graph_find(gc_ledger *l, uint64_t handle);
+struct graph *gc_graph_get(gc_ledger *l, uint64_t handle);
+void gc_graph_maybe_release(gc_ledger *l, struct graph *g);
+void gc_graph_destroyed(gc_ledger *l, uint64_t handle);
+void gc_graph_add_alloc(gc_ledger *l, const gc_event *ev, struct graph *g);
+void gc_graph_frees_own(struct alloc *a, uint32_t site);
+void gc_graph_frees_other(struct graph *h, struct alloc *a, uint32_t site);
+/* A free outside any graph of a live record, plain or graph. */
+void gc_graph_free_live(gc_ledger *l, struct alloc *a, uint32_t site);
+struct capture *gc_capture_get(gc_ledger *l, const gc_event *ev);
+struct capture *gc_capture_of_end(gc_ledger *l, const gc_event *ev);
+void gc_capture_begun(gc_ledger *l, const gc_event *ev);
+void gc_capture_ended(gc_ledger *l, struct capture *c, const gc_event *ev);
+void gc_capture_invalidate(struct capture *c);
+struct exec *gc_exec_find(gc_ledger *l, uint64_t handle);
+void gc_exec_instantiated(gc_ledger *l, struct graph *g, const gc_event *ev);
+void gc_exec_launched(gc_ledger *l, struct exec *e);
+void gc_exec_destroyed(gc_ledger *l, uint64_t handle);
+
+/* ---- ledger_rules.c: decisions and their messages ---------------------------------------- */
+
+typedef struct out {
+	gc_verdict *v;
+	int n, max;
+	int explained;  /* the call failed for a reason already reported: no api-error */
+	/* A free-unknown found with only the address's stripe locked: its verdict needs every
+	 * stripe (is the address inside another allocation?), taken once the stripe is let go. */
+	int unknown_pending;
+	char unknown_where[128];
+} out;
+
+/* A call that broke a capture (CAPTURE_UNSUPPORTED, or 907 from a wait): 1 if it is one. */
+int gc_check_broke_capture(const gc_event *ev);
+void gc_check_broken_capture(gc_ledger *l, out *o, const gc_event *ev);
+/* A free node in graph h: the record it may free (h's own, or another graph's), or NULL. */
+struct alloc *gc_check_free_in_graph(gc_ledger *l, out *o, const gc_event *ev, struct graph *h,
+                                     const char *how);
+/* A free outside any graph: the live record it frees, or NULL. */
+struct alloc *gc_check_free_outside(gc_ledger *l, out *o, const gc_event *ev, int mem_free);
+void gc_check_unknown_free(gc_ledger *l, out *o, const gc_event *ev);
+void gc_check_capture_end(out *o, const gc_event *ev, const struct capture *c);
+void gc_check_instantiate(out *o, const gc_event *ev, const struct graph *g);
+void gc_check_launch(out *o, const gc_event *ev, const struct exec *e);
+void gc_check_leaks(gc_ledger *l, out *o);
+void gc_check_api_error(out *o, const gc_event *ev);
+
+#endif

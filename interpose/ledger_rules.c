@@ -1,0 +1,525 @@
+/* The ledger's rules: for each event, whether it breaks a rule, and the verdict's message
+ * (what happened, why it is wrong, what to do). They read the store and the graph model;
+ * what a decision changes, the caller applies (ledger.c). The one exception: the captures a
+ * call broke are marked where they are found. */
+#include "interpose/ledger_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- verdicts ------------------------------------------------------------ */
+
+static gc_verdict *verdict(out *o, gc_rule rule, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static gc_verdict *verdict(out *o, gc_rule rule, const char *fmt, ...)
+{
+	static gc_verdict sink;  /* overflow is written here and never read */
+	if (o->n >= o->max) {
+		o->n++;  /* still counts, so a dropped verdict still rules out api-error */
+		return &sink;
+	}
+	gc_verdict *v = &o->v[o->n++];
+	memset(v, 0, offsetof(gc_verdict, leaks));
+	v->rule = rule;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(v->message, sizeof(v->message), fmt, ap);
+	va_end(ap);
+	return v;
+}
+
+static void describe(gc_alloc_info *ai, const struct alloc *a)
+{
+	ai->known = 1;
+	ai->call = gc_store_call_name(a);
+	ai->ptr = a->h.key;
+	ai->size = a->size;
+	ai->stream = a->stream;
+	ai->seq = a->seq;
+	ai->site = a->site;
+	ai->free_site = a->free_site;
+	ai->in_graph = a->kind == K_GRAPH;
+	ai->graph = a->graph ? a->graph->h.key : 0;
+	ai->capture_id = a->graph ? a->graph->capture_id : 0;
+}
+
+static gc_verdict *verdict_on(out *o, gc_rule rule, const struct alloc *a, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static gc_verdict *verdict_on(out *o, gc_rule rule, const struct alloc *a, const char *fmt, ...)
+{
+	gc_verdict *v = verdict(o, rule, "%s", "");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(v->message, sizeof(v->message), fmt, ap);
+	va_end(ap);
+	if (a)
+		describe(&v->alloc, a);
+	return v;
+}
+
+/* "graph 0x55.. (captured by capture 3)" or "a graph still being captured (capture 3)". */
+static const char *graph_name(const struct graph *g, char *buf, size_t n)
+{
+	if (!g)
+		snprintf(buf, n, "an unknown graph");
+	else if (!g->h.key && g->capture_id)
+		snprintf(buf, n, "the graph of capture %llu (still being captured)",
+		         (unsigned long long)g->capture_id);
+	else if (g->capture_id)
+		snprintf(buf, n, "graph 0x%llx (captured by capture %llu)",
+		         (unsigned long long)g->h.key, (unsigned long long)g->capture_id);
+	else
+		snprintf(buf, n, "graph 0x%llx", (unsigned long long)g->h.key);
+	return buf;
+}
+
+/* "cuMemAllocFromPoolAsync of 200000 bytes on stream 0x.. outside any capture" */
+static const char *alloc_origin(const struct alloc *a, char *buf, size_t n)
+{
+	char gb[96];
+	if (a->kind == K_GRAPH)
+		snprintf(buf, n, "allocation #%u (%llu bytes) made by %s into %s", a->seq,
+		         (unsigned long long)a->size, gc_store_call_name(a),
+		         graph_name(a->graph, gb, sizeof(gb)));
+	else if (a->kind == K_ASYNC)
+		snprintf(buf, n, "allocation #%u (%llu bytes) made by %s on stream 0x%llx outside any "
+		         "graph", a->seq, (unsigned long long)a->size, gc_store_call_name(a),
+		         (unsigned long long)a->stream);
+	else
+		snprintf(buf, n, "allocation #%u (%llu bytes) made by %s", a->seq,
+		         (unsigned long long)a->size, gc_store_call_name(a));
+	return buf;
+}
+
+static const char *mode_name(int mode)
+{
+	switch (mode) {
+	case GC_MODE_GLOBAL: return "GLOBAL";
+	case GC_MODE_THREAD_LOCAL: return "THREAD_LOCAL";
+	case GC_MODE_RELAXED: return "RELAXED";
+	default: return "unknown";
+	}
+}
+
+/* ---- frees --------------------------------------------------------------- */
+
+/* A live allocation holding ptr inside it (not at its start): the error path only. */
+struct interior_search {
+	uint64_t ptr;
+	struct alloc *found;
+};
+
+static void interior_visit(gc_hnode *n, void *arg)
+{
+	struct interior_search *s = arg;
+	struct alloc *a = (struct alloc *)n;
+	if (a->state == S_LIVE && s->ptr > a->h.key && s->ptr - a->h.key < a->size)
+		s->found = a;
+}
+
+/* A free of an address no record fits: decided now, explained once every stripe can be
+ * searched (see out.unknown_pending); gc_ledger_apply calls gc_check_unknown_free then. */
+static void free_unknown(out *o, const char *where)
+{
+	o->unknown_pending = 1;
+	snprintf(o->unknown_where, sizeof(o->unknown_where), "%s", where);
+}
+
+void gc_check_unknown_free(gc_ledger *l, out *o, const gc_event *ev)
+{
+	const char *where = o->unknown_where;
+	struct interior_search s = {ev->ptr, NULL};
+	char ob[256];
+	gc_store_each(l, interior_visit, &s);
+	if (s.found)
+		verdict_on(o, GC_RULE_FREE_UNKNOWN, s.found,
+		           "%s frees 0x%llx%s, which no allocation returned: it lies %llu bytes "
+		           "inside %s starting at 0x%llx. Free the pointer the allocation returned.",
+		           ev->call, (unsigned long long)ev->ptr, where,
+		           (unsigned long long)(ev->ptr - s.found->h.key),
+		           alloc_origin(s.found, ob, sizeof(ob)), (unsigned long long)s.found->h.key);
+	else if (stripe_of(l, ev->ptr)->forgotten)
+		verdict(o, GC_RULE_FREE_UNKNOWN,
+		        "%s frees 0x%llx%s, an address graphcheck holds no allocation for (and not "
+		        "inside any live one): either no allocation returned it, or it was freed long "
+		        "enough ago to have left the history of freed allocations (GRAPHCHECK_HISTORY, "
+		        "%zu kept), and this is a double free. Raise GRAPHCHECK_HISTORY to tell which; "
+		        "else check where the pointer comes from (uninitialized, stale after reuse).",
+		        ev->call, (unsigned long long)ev->ptr, where,
+		        stripe_of(l, ev->ptr)->history_cap * l->nstripes);
+	else
+		verdict(o, GC_RULE_FREE_UNKNOWN,
+		        "%s frees 0x%llx%s, an address no allocation graphcheck saw returned (and "
+		        "not inside any live one). Check where the pointer comes from: it may be "
+		        "uninitialized, stale after reuse, or from another process.",
+		        ev->call, (unsigned long long)ev->ptr, where);
+}
+
+/* A captured cuMemFreeAsync, cuGraphAddMemFreeNode, cuGraphAddNode. */
+struct alloc *gc_check_free_in_graph(gc_ledger *l, out *o, const gc_event *ev, struct graph *h,
+                                     const char *how)
+{
+	char gb[96], ob[256];
+	struct alloc *own = NULL, *plain = NULL, *other = NULL;
+	at_iter it;
+	for (struct alloc *a = gc_store_first_at(l, ev->ptr, &it); a; a = gc_store_next_at(&it)) {
+		if (a->kind == K_GRAPH && a->graph == h) {
+			if (!own)
+				own = a;
+		} else if (a->kind == K_GRAPH) {
+			if (!other)
+				other = a;
+		} else if (!plain || (plain->state != S_LIVE && a->state == S_LIVE)) {
+			plain = a;
+		}
+	}
+	int ok = ev->result == GC_CUDA_SUCCESS;
+	if (own) {
+		if (own->flags & F_OWNER_FREES) {
+			verdict_on(o, GC_RULE_DOUBLE_FREE, own,
+			           "%s frees 0x%llx %s, but %s already frees it: a graph "
+			           "allocation can be freed only once in its graph.",
+			           ev->call, (unsigned long long)ev->ptr, how,
+			           graph_name(h, gb, sizeof(gb)));
+			return NULL;
+		}
+		return ok ? own : NULL;
+	}
+	if (plain && plain->state == S_LIVE) {
+		verdict_on(o, GC_RULE_FREE_FOREIGN_IN_CAPTURE, plain,
+		           "%s frees 0x%llx %s, but that memory was not allocated by this graph: it is "
+		           "%s. Memory allocated outside a graph cannot be freed inside it; the driver "
+		           "drops this free, so the memory stays allocated. Free it outside the capture "
+		           "(before cuStreamBeginCapture, or after the graph's launch), or allocate it "
+		           "inside the capture.",
+		           ev->call, (unsigned long long)ev->ptr, how, alloc_origin(plain, ob, sizeof(ob)));
+		return NULL;
+	}
+	if (other) {
+		if (other->flags & F_OWNER_FREES) {
+			verdict_on(o, GC_RULE_FREE_OWNED_BY_GRAPH, other,
+			           "%s frees 0x%llx %s, but it is %s, and that graph frees it itself. An "
+			           "allocation freed inside its own graph cannot be freed anywhere else.",
+			           ev->call, (unsigned long long)ev->ptr, how,
+			           alloc_origin(other, ob, sizeof(ob)));
+			return NULL;
+		}
+		if (other->flags & F_XFREED) {
+			verdict_on(o, GC_RULE_DOUBLE_FREE, other,
+			           "%s frees 0x%llx %s, but %s already has a free node in another graph. "
+			           "A graph allocation can have one free node.",
+			           ev->call, (unsigned long long)ev->ptr, how,
+			           alloc_origin(other, ob, sizeof(ob)));
+			return NULL;
+		}
+		return ok ? other : NULL;  /* allowed: see gc_graph_frees_other */
+	}
+	if (plain) {
+		verdict_on(o, GC_RULE_FREE_FOREIGN_IN_CAPTURE, plain,
+		           "%s frees 0x%llx %s, but that memory was not allocated by this graph: it was "
+		           "%s, and it has been freed already (see the free site below).",
+		           ev->call, (unsigned long long)ev->ptr, how, alloc_origin(plain, ob, sizeof(ob)));
+		return NULL;
+	}
+	char where[128];
+	snprintf(where, sizeof(where), " %s", how);
+	free_unknown(o, where);
+	return NULL;
+}
+
+/* A free outside any graph: cuMemFreeAsync on a stream not capturing, or cuMemFree. */
+struct alloc *gc_check_free_outside(gc_ledger *l, out *o, const gc_event *ev, int mem_free)
+{
+	char ob[256];
+	at_iter it;
+	struct alloc *newest = gc_store_first_at(l, ev->ptr, &it);
+	for (struct alloc *a = newest; a; a = gc_store_next_at(&it)) {
+		if (a->state != S_LIVE)
+			continue;
+		/* A fitting allocation; on an error the driver refused for its own reasons. */
+		return ev->result == GC_CUDA_SUCCESS ? a : NULL;
+	}
+	if (!newest) {
+		/* cuMemFree of memory from an allocator graphcheck does not watch (cuMemAllocPitch,
+		 * cuMemAllocManaged ...) is fine if the driver says so. */
+		if (mem_free && ev->result == GC_CUDA_SUCCESS)
+			return NULL;
+		free_unknown(o, "");
+		return NULL;
+	}
+	struct alloc *a = newest;
+	if (a->kind != K_GRAPH) {
+		verdict_on(o, GC_RULE_DOUBLE_FREE, a,
+		           "%s frees 0x%llx, which was already freed: it is %s, freed at the site shown "
+		           "under the allocation. Free each allocation once.",
+		           ev->call, (unsigned long long)ev->ptr, alloc_origin(a, ob, sizeof(ob)));
+		return NULL;
+	}
+	if (a->flags & F_OWNER_FREES) {
+		verdict_on(o, GC_RULE_FREE_OWNED_BY_GRAPH, a,
+		           "%s frees 0x%llx outside any graph, but it is %s, and that graph frees it "
+		           "itself. An allocation freed inside its graph must not be freed outside it: "
+		           "drop this free, or remove the free from the graph.",
+		           ev->call, (unsigned long long)ev->ptr, alloc_origin(a, ob, sizeof(ob)));
+		return NULL;
+	}
+	if ((a->flags & F_XFREED) && a->state == S_UNLIVE) {
+		verdict_on(o, GC_RULE_FREE_OWNED_BY_GRAPH, a,
+		           "%s frees 0x%llx outside any graph, but it is %s, and another graph's free "
+		           "node frees it. Free it in one place only.",
+		           ev->call, (unsigned long long)ev->ptr, alloc_origin(a, ob, sizeof(ob)));
+		return NULL;
+	}
+	if (a->graph && a->graph->destroyed && a->state == S_PENDING) {
+		verdict_on(o, GC_RULE_FREE_UNMATERIALIZED, a,
+		           "%s frees 0x%llx, but it is %s, which was destroyed without ever being "
+		           "launched: the memory never existed.",
+		           ev->call, (unsigned long long)ev->ptr, alloc_origin(a, ob, sizeof(ob)));
+		return NULL;
+	}
+	if (a->state == S_PENDING)
+		verdict_on(o, GC_RULE_FREE_UNMATERIALIZED, a,
+		           "%s frees 0x%llx, but it is %s, which has not been launched yet: a graph "
+		           "allocation exists only after a launch of its graph reaches the allocation "
+		           "node. Launch the graph before this free (and before any kernel uses the "
+		           "pointer), or free it inside the graph.",
+		           ev->call, (unsigned long long)ev->ptr, alloc_origin(a, ob, sizeof(ob)));
+	else
+		verdict_on(o, GC_RULE_FREE_UNMATERIALIZED, a,
+		           "%s frees 0x%llx, but it is %s, and it was already freed since that "
+		           "graph's last launch (at the free site shown under the allocation). Each "
+		           "launch materializes it once: free it once per launch.",
+		           ev->call, (unsigned long long)ev->ptr, alloc_origin(a, ob, sizeof(ob)));
+	return NULL;
+}
+
+/* ---- captures ------------------------------------------------------------ */
+
+/* Which captures a refused call broke. Pass 0: the capture of the call's own stream.
+ * Pass 1 (none found): by the capture modes' rules, GLOBAL captures of any thread and
+ * THREAD_LOCAL ones of this thread; a context-wide sync (no stream) hits every capture. */
+static int affects(const struct capture *c, const gc_event *ev, int pass)
+{
+	if (!c->active || c->invalidated)
+		return 0;
+	if (pass == 0)
+		return (ev->stream && c->stream == ev->stream) ||
+		       (ev->capture_id && c->h.key == ev->capture_id);
+	if (ev->kind == GC_EV_SYNCHRONIZE && !ev->stream)
+		return 1;
+	return c->mode == GC_MODE_GLOBAL || c->mode < 0 ||
+	       (c->mode == GC_MODE_THREAD_LOCAL && c->tid == ev->tid);
+}
+
+struct inval_walk {
+	const gc_event *ev;
+	int pass;
+	struct capture *hit[8];
+	int n;
+};
+
+static void inval_visit(gc_hnode *n, void *arg)
+{
+	struct inval_walk *w = arg;
+	struct capture *c = (struct capture *)n;
+	if (w->n < 8 && affects(c, w->ev, w->pass))
+		w->hit[w->n++] = c;
+}
+
+/* 907: waiting on an event recorded in a capture; the H200 invalidated the capture. */
+int gc_check_broke_capture(const gc_event *ev)
+{
+	return (ev->result == GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED &&
+	        ev->kind != GC_EV_CAPTURE_BEGIN) ||  /* a refused begin broke nothing */
+	       (ev->kind == GC_EV_SYNCHRONIZE && ev->result == GC_CUDA_ERROR_CAPTURED_EVENT);
+}
+
+/* The driver answered CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED (or 907): this call broke a
+ * capture. */
+void gc_check_broken_capture(gc_ledger *l, out *o, const gc_event *ev)
+{
+	struct inval_walk w = {ev, 0, {0}, 0};
+	gc_table_each(&l->captures, inval_visit, &w);
+	if (!w.n) {
+		w.pass = 1;
+		gc_table_each(&l->captures, inval_visit, &w);
+	}
+	if (!w.n) {
+		verdict(o, GC_RULE_CAPTURE_INVALIDATED,
+		        "%s returned %d (%s): the call is not permitted while a stream capture is "
+		        "active, and the driver invalidated that capture (one graphcheck did not see "
+		        "begin).", ev->call, ev->result, gc_result_name(ev->result));
+		return;
+	}
+	for (int i = 0; i < w.n; i++) {
+		struct capture *c = w.hit[i];
+		gc_capture_invalidate(c);
+		verdict(o, GC_RULE_CAPTURE_INVALIDATED,
+		        "%s during capture %llu (mode %s) of stream 0x%llx is not permitted: the "
+		        "driver returned %d and invalidated the capture, so cuStreamEndCapture will "
+		        "return 901 and no graph. Move the call before cuStreamBeginCapture or after "
+		        "cuStreamEndCapture, use the stream-ordered form on the capturing stream "
+		        "(cuMemAllocAsync, cuMemFreeAsync), or begin the capture in RELAXED mode if "
+		        "the call is safe.",
+		        ev->call, (unsigned long long)c->h.key, mode_name(c->mode),
+		        (unsigned long long)c->stream, ev->result);
+	}
+}
+
+void gc_check_capture_end(out *o, const gc_event *ev, const struct capture *c)
+{
+	if (ev->result != GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+		return;
+	if (!c->invalidated)
+		verdict(o, GC_RULE_CAPTURE_INVALIDATED,
+		        "%s returned 901: capture %llu (mode %s) of stream 0x%llx was invalidated "
+		        "by a call graphcheck does not intercept, so no graph was made.",
+		        ev->call, (unsigned long long)c->h.key, mode_name(c->mode),
+		        (unsigned long long)c->stream);
+	/* An invalidated capture explains the 901 already reported at the offending call. */
+	o->explained = 1;
+}
+
+/* ---- graphs -------------------------------------------------------------- */
+
+static int has_mem_nodes(const struct graph *g)
+{
+	return g->n_allocs > 0 || g->n_xfrees > 0;
+}
+
+void gc_check_instantiate(out *o, const gc_event *ev, const struct graph *g)
+{
+	if (has_mem_nodes(g) && g->n_execs > 0) {
+		char gb[96];
+		verdict(o, GC_RULE_INSTANTIATE_TWICE,
+		        "%s instantiates %s, which has memory nodes and already has exec 0x%llx. A "
+		        "graph with memory nodes can have one exec at a time (the driver answers "
+		        "CUDA_ERROR_NOT_SUPPORTED): destroy the first exec with cuGraphExecDestroy, "
+		        "or reuse it.",
+		        ev->call, graph_name(g, gb, sizeof(gb)), (unsigned long long)g->exec);
+	}
+}
+
+/* A launch outside any capture (launched into one it is a child graph node: nothing runs). */
+void gc_check_launch(out *o, const gc_event *ev, const struct exec *e)
+{
+	const struct graph *g = e->graph;
+	char gb[96], ob[256];
+	int auto_free = (e->flags & GC_FLAG_AUTO_FREE_ON_LAUNCH) != 0;
+	if (!auto_free) {
+		struct alloc *first = NULL;
+		size_t live = 0;
+		for (size_t i = 0; i < e->n_allocs; i++)
+			if (g->allocs[i]->state == S_LIVE && !live++)
+				first = g->allocs[i];
+		if (first)
+			verdict_on(o, GC_RULE_RELAUNCH_UNFREED, first,
+			           "%s launches exec 0x%llx of %s while %zu of its allocations from the "
+			           "previous launch %s still live (the first is %s at 0x%llx). Free them "
+			           "(cuMemFreeAsync after the launch) before launching again, or "
+			           "instantiate with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH.",
+			           ev->call, (unsigned long long)ev->exec, graph_name(g, gb, sizeof(gb)),
+			           live, live == 1 ? "is" : "are", alloc_origin(first, ob, sizeof(ob)),
+			           (unsigned long long)first->h.key);
+	}
+	for (size_t i = 0; i < e->n_xfrees; i++) {
+		struct alloc *a = g->xfrees[i];
+		if (a->state != S_LIVE)
+			verdict_on(o, GC_RULE_FREE_UNMATERIALIZED, a,
+			           "%s launches exec 0x%llx, whose graph frees 0x%llx, but that is %s and "
+			           "it is not live now (%s). Launch its own graph first.",
+			           ev->call, (unsigned long long)ev->exec, (unsigned long long)a->h.key,
+			           alloc_origin(a, ob, sizeof(ob)),
+			           a->state == S_PENDING ? "never launched" : "freed since its launch");
+	}
+}
+
+/* ---- leaks --------------------------------------------------------------- */
+
+struct leak_walk {
+	gc_leak_group *groups;
+	size_t n, cap;
+	uint64_t count, bytes;
+};
+
+static void leak_visit(gc_hnode *n, void *arg)
+{
+	struct leak_walk *w = arg;
+	struct alloc *a = (struct alloc *)n;
+	if (a->state != S_LIVE || a->kind == K_SYNC || (a->flags & F_INHERITED))
+		return;
+	w->count++;
+	w->bytes += a->size;
+	for (size_t i = 0; i < w->n; i++) {
+		gc_leak_group *g = &w->groups[i];
+		if (g->site == a->site && g->call == gc_store_call_name(a) &&
+		    g->in_graph == (a->kind == K_GRAPH)) {
+			g->count++;
+			g->bytes += a->size;
+			return;
+		}
+	}
+	if (w->n == w->cap) {
+		size_t nc = w->cap ? w->cap * 2 : 16;
+		gc_leak_group *ng = realloc(w->groups, nc * sizeof(*ng));
+		if (!ng)
+			return;
+		w->groups = ng;
+		w->cap = nc;
+	}
+	w->groups[w->n++] = (gc_leak_group){a->site, gc_store_call_name(a), 1, a->size,
+	                                    a->kind == K_GRAPH};
+}
+
+static int by_bytes_desc(const void *x, const void *y)
+{
+	const gc_leak_group *a = x, *b = y;
+	return a->bytes < b->bytes ? 1 : a->bytes > b->bytes ? -1 : 0;
+}
+
+void gc_check_leaks(gc_ledger *l, out *o)
+{
+	struct leak_walk w = {0};
+	gc_store_each(l, leak_visit, &w);
+	if (!w.count) {
+		free(w.groups);
+		return;
+	}
+	qsort(w.groups, w.n, sizeof(*w.groups), by_bytes_desc);
+	gc_verdict *v = verdict(o, GC_RULE_LEAK_AT_EXIT,
+	                        "%llu stream-ordered or graph allocation%s (%llu bytes) still live "
+	                        "at exit, from %zu site%s; the largest are listed below. Free them "
+	                        "with cuMemFreeAsync before the program ends, or trim the pool.",
+	                        (unsigned long long)w.count, w.count == 1 ? "" : "s",
+	                        (unsigned long long)w.bytes, w.n, w.n == 1 ? "" : "s");
+	v->n_leaks = (int)(w.n < GC_LEAK_GROUPS ? w.n : GC_LEAK_GROUPS);
+	memcpy(v->leaks, w.groups, (size_t)v->n_leaks * sizeof(*w.groups));
+	v->leak_count = w.count;
+	v->leak_bytes = w.bytes;
+	free(w.groups);
+}
+
+/* ---- api-error ----------------------------------------------------------- */
+
+static int benign(const gc_event *ev)
+{
+	/* cuStreamQuery and cuEventQuery answer NOT_READY as a normal result. */
+	return ev->result == GC_CUDA_ERROR_NOT_READY && ev->kind == GC_EV_SYNCHRONIZE;
+}
+
+/* Last: a failed call no verdict of this event explains. */
+void gc_check_api_error(out *o, const gc_event *ev)
+{
+	if (!o->n && !o->unknown_pending && !o->explained && ev->result != GC_CUDA_SUCCESS &&
+	    !benign(ev)) {
+	const char *name = gc_result_name(ev->result);
+	verdict(o, GC_RULE_API_ERROR,
+	        "%s returned %d (%s), which no graphcheck rule explains: the program may go on "
+	        "with the call's work undone. Check its arguments and the calls before it.",
+	        ev->call, ev->result, name ? name : "unknown code");
+	}
+}

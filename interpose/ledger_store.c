@@ -1,0 +1,381 @@
+/* The ledger's allocation records: plain ones (outside graphs) in address stripes, each with
+ * its hash table, slab and ring of freed records; graph ones in one table under the graph
+ * lock; the interned names of allocating calls; stats. The callers hold the locks. */
+#include "interpose/ledger_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- call names ---------------------------------------------------------- */
+
+static const char *call_names[MAX_CALL_NAMES] = {"?"};
+static int n_call_names = 1;  /* published with release after its slot is written */
+static pthread_mutex_t call_names_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int call_known(const char *name, int n)
+{
+	for (int i = 1; i < n; i++)  /* hooks pass string literals: same pointer */
+		if (call_names[i] == name)
+			return i;
+	for (int i = 1; i < n; i++)
+		if (strcmp(call_names[i], name) == 0)
+			return i;
+	return 0;
+}
+
+/* Stripes call this concurrently: lookups read without a lock, additions take one. */
+static uint8_t call_index(const char *name)
+{
+	if (!name)
+		return 0;
+	int i = call_known(name, __atomic_load_n(&n_call_names, __ATOMIC_ACQUIRE));
+	if (i)
+		return (uint8_t)i;
+	pthread_mutex_lock(&call_names_lock);
+	int n = n_call_names;
+	i = call_known(name, n);
+	if (!i && n < MAX_CALL_NAMES) {
+		call_names[n] = name;
+		__atomic_store_n(&n_call_names, n + 1, __ATOMIC_RELEASE);
+		i = n;
+	}
+	pthread_mutex_unlock(&call_names_lock);
+	return (uint8_t)i;
+}
+
+const char *gc_store_call_name(const struct alloc *a)
+{
+	return call_names[a->call];
+}
+
+/* ---- records ------------------------------------------------------------- */
+
+/* A new record: plain ones in stripe st (the caller's, already locked), graph ones (st NULL)
+ * under the graph lock. */
+static struct alloc *alloc_new(gc_ledger *l, struct stripe *st, const gc_event *ev, int kind,
+                               struct graph *g)
+{
+	struct alloc *a = gc_slab_alloc(st ? &st->slab : &l->galloc_slab);
+	if (!a)
+		return NULL;
+	a->h.key = ev->ptr;
+	a->size = ev->size;
+	a->stream = ev->stream;
+	a->graph = g;
+	a->site = ev->site;
+	a->seq = __atomic_add_fetch(&l->alloc_seq, 1, __ATOMIC_RELAXED);
+	a->kind = (uint8_t)kind;
+	a->state = kind == K_GRAPH ? S_PENDING : S_LIVE;
+	a->call = call_index(ev->call);
+	gc_table_insert(st ? &st->allocs : &l->gallocs, &a->h);
+	if (st) {
+		st->live_allocs++;
+		st->live_bytes += a->size;
+	}
+	return a;
+}
+
+struct alloc *gc_store_new_graph_alloc(gc_ledger *l, const gc_event *ev, struct graph *g)
+{
+	return alloc_new(l, NULL, ev, K_GRAPH, g);
+}
+
+/* A record's table and slab: its stripe's for plain ones, the graph lock's for graph ones. */
+void gc_store_drop(gc_ledger *l, struct alloc *a)
+{
+	if (a->kind == K_GRAPH) {
+		gc_table_remove(&l->gallocs, &a->h);
+		gc_slab_release(&l->galloc_slab, a);
+	} else {
+		struct stripe *st = stripe_of(l, a->h.key);
+		gc_table_remove(&st->allocs, &a->h);
+		gc_slab_release(&st->slab, a);
+	}
+}
+
+/* A plain record leaves its stripe's live counts (the caller holds the stripe). */
+static void plain_unlive(struct stripe *st, const struct alloc *a)
+{
+	if (a->state == S_LIVE) {
+		st->live_allocs--;
+		st->live_bytes -= a->size;
+	}
+}
+
+/* The live counts follow a record entering or leaving S_LIVE; the caller sets the state. */
+void gc_store_set_live(gc_ledger *l, struct alloc *a, int live)
+{
+	int was = a->state == S_LIVE;
+	if (was == live)
+		return;
+	size_t *count = &l->g_live_allocs;
+	uint64_t *bytes = &l->g_live_bytes;
+	if (a->kind != K_GRAPH) {
+		struct stripe *st = stripe_of(l, a->h.key);
+		count = &st->live_allocs;
+		bytes = &st->live_bytes;
+	}
+	if (live) {
+		++*count;
+		*bytes += a->size;
+	} else {
+		--*count;
+		*bytes -= a->size;
+	}
+}
+
+/* A freed record leaves for good: out of its table if still listed (superseded records were
+ * unlisted with key 0), back to the slab, counted for free-unknown's message. */
+static void forget(struct stripe *st, struct alloc *a)
+{
+	if (a->h.key)
+		gc_table_remove(&st->allocs, &a->h);
+	gc_slab_release(&st->slab, a);
+	st->forgotten++;
+}
+
+static void history_push(struct stripe *st, struct alloc *a)
+{
+	if (!st->history_cap) {
+		forget(st, a);
+		return;
+	}
+	a->flags |= F_HISTORY;
+	if (st->history_len == st->history_cap) {
+		forget(st, st->history[st->history_head]);
+		st->history[st->history_head] = a;
+		if (++st->history_head == st->history_cap)  /* no division on the hot path */
+			st->history_head = 0;
+	} else {
+		size_t i = st->history_head + st->history_len;
+		st->history[i < st->history_cap ? i : i - st->history_cap] = a;
+		st->history_len++;
+	}
+}
+
+/* A free of a non-graph allocation: it leaves the live set for its stripe's history ring. */
+static void free_plain(struct stripe *st, struct alloc *a, uint32_t site)
+{
+	plain_unlive(st, a);
+	a->state = S_FREED;
+	a->free_site = site;
+	/* Pools hand the same address out again and again: keep one freed record per address
+	 * so chains stay short. */
+	for (gc_hnode *n = gc_table_next(&a->h); n; n = gc_table_next(n)) {
+		struct alloc *old = (struct alloc *)n;
+		if (old->state == S_FREED && !(old->flags & F_REUSED)) {
+			gc_table_remove(&st->allocs, &old->h);
+			old->h.key = 0;  /* the ring still points at it; evicting it frees it */
+			break;
+		}
+	}
+	history_push(st, a);
+}
+
+void gc_store_free_plain(gc_ledger *l, struct alloc *a, uint32_t site)
+{
+	free_plain(stripe_of(l, a->h.key), a, site);
+}
+
+/* An allocation outside any graph; the caller holds its stripe. */
+static void alloc_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, int kind)
+{
+	/* A live record at this address means its free has not reached the ledger yet: another
+	 * thread freed it and this one was given the address between that free's driver call
+	 * and its event. Retire it, and let that free claim it when it arrives. */
+	struct alloc *oldest = NULL;
+	int retired = 0;
+	for (struct alloc *a = (struct alloc *)gc_table_find(&st->allocs, ev->ptr); a;
+	     a = (struct alloc *)gc_table_next(&a->h)) {
+		if (a->state == S_LIVE) {
+			/* Not into the history ring yet: it must not be evicted before it is claimed. */
+			plain_unlive(st, a);
+			a->state = S_FREED;
+			a->flags |= F_REUSED;
+		}
+		if (a->flags & F_REUSED) {
+			retired++;
+			oldest = a;
+		}
+	}
+	if (retired > RETIRED_MAX) {
+		oldest->flags &= (uint8_t)~F_REUSED;
+		history_push(st, oldest);
+	}
+	alloc_new(l, st, ev, kind, NULL);
+}
+
+int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, int alloc)
+{
+	if (alloc) {
+		alloc_plain(l, st, ev, ev->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);
+		return 1;
+	}
+	/* A retired record's late free first (see alloc_plain), then the live one. A free that
+	 * fits no live plain record may concern a graph allocation, or be a violation: the
+	 * locked path decides. */
+	struct alloc *live = NULL, *a;
+	for (a = (struct alloc *)gc_table_find(&st->allocs, ev->ptr); a;
+	     a = (struct alloc *)gc_table_next(&a->h)) {
+		if (a->flags & F_REUSED) {
+			a->flags &= (uint8_t)~F_REUSED;
+			break;
+		}
+		if (a->state == S_LIVE && !live)
+			live = a;
+	}
+	if (!a)
+		a = live;
+	if (!a)
+		return 0;
+	free_plain(st, a, ev->site);
+	return 1;
+}
+
+int gc_store_claim_retired(gc_ledger *l, uint64_t ptr, uint32_t site)
+{
+	at_iter it;
+	for (struct alloc *a = gc_store_first_at(l, ptr, &it); a; a = gc_store_next_at(&it)) {
+		if (a->flags & F_REUSED) {
+			a->flags &= (uint8_t)~F_REUSED;
+			free_plain(stripe_of(l, a->h.key), a, site);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- walks --------------------------------------------------------------- */
+
+void gc_store_each(gc_ledger *l, void (*fn)(gc_hnode *n, void *arg), void *arg)
+{
+	gc_table_each(&l->gallocs, fn, arg);
+	for (unsigned i = 0; i < l->nstripes; i++)
+		gc_table_each(&l->stripes[i].allocs, fn, arg);
+}
+
+struct alloc *gc_store_next_at(at_iter *it)
+{
+	struct alloc *p = it->plain, *g = it->graph;
+	if (p && (!g || (int32_t)(p->seq - g->seq) > 0)) {  /* seq wraps: compare the distance */
+		it->plain = (struct alloc *)gc_table_next(&p->h);
+		return p;
+	}
+	if (g)
+		it->graph = (struct alloc *)gc_table_next(&g->h);
+	return g;
+}
+
+struct alloc *gc_store_first_at(gc_ledger *l, uint64_t ptr, at_iter *it)
+{
+	it->plain = (struct alloc *)gc_table_find(&stripe_of(l, ptr)->allocs, ptr);
+	it->graph = (struct alloc *)gc_table_find(&l->gallocs, ptr);
+	return gc_store_next_at(it);
+}
+
+static void inherit_visit(gc_hnode *n, void *arg)
+{
+	(void)arg;
+	((struct alloc *)n)->flags |= F_INHERITED;
+}
+
+/* In a forked child: the parent's allocations are the parent's to free, not its leaks. */
+void gc_store_mark_inherited(gc_ledger *l)
+{
+	gc_store_each(l, inherit_visit, NULL);
+}
+
+/* ---- stripes ------------------------------------------------------------- */
+
+/* Stripe locks are held for a few hundred instructions: a waiter spins a little before it
+ * sleeps (glibc's adaptive mutex) rather than paying a futex sleep and wake-up. */
+void gc_store_lock_init(struct stripe *st)
+{
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&st->lock, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
+static int stripe_init(struct stripe *st, size_t history)
+{
+	gc_store_lock_init(st);
+	gc_slab_init(&st->slab, sizeof(struct alloc));
+	st->history_cap = history;
+	if (history) {
+		st->history = calloc(history, sizeof(*st->history));
+		if (!st->history)
+			st->history_cap = 0;
+	}
+	return gc_table_init(&st->allocs, 64);
+}
+
+static void stripe_destroy(struct stripe *st)
+{
+	gc_slab_destroy(&st->slab);
+	gc_table_destroy(&st->allocs);
+	free(st->history);
+	pthread_mutex_destroy(&st->lock);
+}
+
+/* l->nstripes set: the stripes, the history split among them (rounded up: each keeps its own
+ * newest), and the graph records' slab and table. */
+int gc_store_init(gc_ledger *l, size_t history)
+{
+	gc_slab_init(&l->galloc_slab, sizeof(struct alloc));
+	size_t per_stripe = (history + l->nstripes - 1) / l->nstripes;
+	l->stripes = aligned_alloc(CACHE_LINE, l->nstripes * sizeof(*l->stripes));
+	if (!l->stripes)
+		return -1;
+	memset(l->stripes, 0, l->nstripes * sizeof(*l->stripes));
+	int bad = 0;
+	for (unsigned i = 0; i < l->nstripes; i++)
+		bad |= stripe_init(&l->stripes[i], per_stripe);
+	return bad || gc_table_init(&l->gallocs, 64) ? -1 : 0;
+}
+
+void gc_store_destroy(gc_ledger *l)
+{
+	for (unsigned i = 0; l->stripes && i < l->nstripes; i++)
+		stripe_destroy(&l->stripes[i]);
+	free(l->stripes);
+	gc_slab_destroy(&l->galloc_slab);
+	gc_table_destroy(&l->gallocs);
+}
+
+/* ---- stats (every lock held: ledger.c takes them) --------------------------- */
+
+void gc_store_stats(gc_ledger *l, gc_ledger_stats *st)
+{
+	st->live_allocs += l->g_live_allocs;
+	st->bytes += l->galloc_slab.chunk_bytes_total + gc_table_bytes(&l->gallocs) +
+	             l->nstripes * sizeof(*l->stripes);
+	for (unsigned i = 0; i < l->nstripes; i++) {
+		struct stripe *s = &l->stripes[i];
+		st->live_allocs += s->live_allocs;
+		st->history += s->history_len;
+		st->bytes += s->slab.chunk_bytes_total + gc_table_bytes(&s->allocs) +
+		             s->history_cap * sizeof(*s->history);
+	}
+}
+
+/* A node at depth k of its bucket's chain costs k probes to reach. */
+static void probe_sum(const gc_table *t, double *probes, double *nodes)
+{
+	for (size_t i = 0; i < t->nbuckets; i++) {
+		size_t k = 0;
+		for (const gc_hnode *c = t->buckets[i]; c; c = c->next)
+			*probes += (double)++k;
+		*nodes += (double)k;
+	}
+}
+
+double gc_store_mean_probes(gc_ledger *l)
+{
+	double probes = 0, nodes = 0;
+	probe_sum(&l->gallocs, &probes, &nodes);
+	for (unsigned i = 0; i < l->nstripes; i++)
+		probe_sum(&l->stripes[i].allocs, &probes, &nodes);
+	return nodes ? probes / nodes : 0;
+}
