@@ -61,7 +61,7 @@ LIB      := $(BUILD)/libgraphcheck.so
 LAUNCHER := $(BUILD)/graphcheck
 
 # The plain modules (no hooks) are also linked into the tests and the report tool.
-CORE_SRCS := interpose/ledger.c interpose/rules.c interpose/table.c interpose/sites.c interpose/trace.c \
+CORE_SRCS := interpose/ledger.c interpose/dead_ranges.c interpose/rules.c interpose/table.c interpose/sites.c interpose/trace.c \
              interpose/options.c interpose/log.c interpose/backtrace.c interpose/signals.c
 CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 
