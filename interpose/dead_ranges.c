@@ -98,7 +98,7 @@ static void write_begin(gc_dead_ranges *d)
 	ST(&d->seq, d->seq + 1);
 }
 
-/* Narrows the bounds to what the array holds now; called after removals. */
+/* The bounds become the array's extent, before the write section closes. */
 static void write_end(gc_dead_ranges *d)
 {
 	if (d->n) {
@@ -217,11 +217,6 @@ int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t own
 	cut(d, lo, hi);
 	if (d->n == d->cap)
 		evict_one(d);
-	/* Widen before the range is published: a reader never sees it outside the bounds. */
-	if (d->lo_bound == d->hi_bound || lo < d->lo_bound)
-		ST(&d->lo_bound, lo);
-	if (hi > d->hi_bound)
-		ST(&d->hi_bound, hi);
 	uint32_t i = first_ending_after(d, lo);
 	gc_dead_slot s = { .lo = lo, .hi = hi, .owner = owner,
 	                   .meta = d->stamp++ << 1 | (uint64_t)kind };

@@ -10,9 +10,9 @@
  *            rejected at once (empty index: lo_bound == hi_bound). A word inside them is
  *            looked up by binary search under a seqlock (no shared write); after a few
  *            torn reads in a row the reader takes the writers' mutex instead.
- *   writers  one mutex; modify the array inside a seqlock write section. Bounds only widen
- *            before a range is published and only narrow after one is removed, so a range
- *            that stays dead through a reader's call is always inside the bounds it reads.
+ *   writers  one mutex; modify the array inside a seqlock write section and set the bounds
+ *            to the array's extent at its end, so a range that stays dead through a
+ *            reader's call is inside both bounds the reader reads, whenever it reads them.
  *   full     adding or splitting at capacity evicts the oldest freed range (the oldest
  *            unmaterialized one if none is freed) and counts it: a miss may then be a
  *            range the history lost (gc_dead_ranges_stats).
