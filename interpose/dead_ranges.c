@@ -91,6 +91,15 @@ int gc_dead_ranges_lookup_slow(gc_dead_ranges *d, uint64_t addr, gc_dead_range *
 	return found;
 }
 
+long gc_dead_ranges_check_words_slow(gc_dead_ranges *d, const uint64_t *words, size_t n,
+                                     gc_dead_range *hit)
+{
+	for (size_t i = 0; i < n; i++)
+		if (gc_dead_ranges_lookup(d, words[i], hit))
+			return (long)i;
+	return -1;
+}
+
 /* ---- writers (d->lock held) ----------------------------------------------------------- */
 
 static void write_begin(gc_dead_ranges *d)
@@ -235,9 +244,12 @@ void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	if (hi <= LD(&d->lo_bound) || lo >= LD(&d->hi_bound))
 		return;
 	pthread_mutex_lock(&d->lock);
-	write_begin(d);
-	cut(d, lo, hi);
-	write_end(d);
+	uint32_t i = first_ending_after(d, lo);
+	if (i < d->n && d->slots[i].lo < hi) {  /* overlaps: otherwise readers need no retry */
+		write_begin(d);
+		cut(d, lo, hi);
+		write_end(d);
+	}
 	pthread_mutex_unlock(&d->lock);
 }
 

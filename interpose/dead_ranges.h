@@ -58,7 +58,8 @@ typedef struct gc_dead_slot {
 
 typedef struct gc_dead_ranges {
 	/* What readers touch, on a line writers rarely write. */
-	_Alignas(64) uint64_t lo_bound, hi_bound;  /* empty: equal */
+	_Alignas(64) uint64_t lo_bound;  /* [lo_bound, hi_bound); empty: equal */
+	uint64_t hi_bound;
 	unsigned seq;        /* seqlock: odd while a writer is changing the array */
 	uint32_t n;          /* ranges in use */
 	gc_dead_slot *slots; /* sorted by lo, non-overlapping; capacity fixed at init */
@@ -91,6 +92,9 @@ void gc_dead_ranges_stats_get(gc_dead_ranges *d, gc_dead_ranges_stats *st);
 /* Readers. The slow path of a word inside the bounds: 1 and *hit filled when addr is in a
  * dead range, else 0. */
 int gc_dead_ranges_lookup_slow(gc_dead_ranges *d, uint64_t addr, gc_dead_range *hit);
+/* The same for a batch of which some word is inside the bounds: see check_words. */
+long gc_dead_ranges_check_words_slow(gc_dead_ranges *d, const uint64_t *words, size_t n,
+                                     gc_dead_range *hit);
 
 /* 1 and *hit filled when addr (an interior address counts) lies in a dead range, else 0. */
 static inline int gc_dead_ranges_lookup(gc_dead_ranges *d, uint64_t addr, gc_dead_range *hit)
@@ -105,8 +109,9 @@ static inline int gc_dead_ranges_lookup(gc_dead_ranges *d, uint64_t addr, gc_dea
 }
 
 /* A kernel's argument words: the index of the first word that lies in a dead range (and
- * *hit), or -1. Inline: with the words outside the bounds this is two loads and a compare
- * and branch per word. */
+ * *hit), or -1. Inline, and without a branch per word: with the words outside the bounds
+ * this is two loads, then a subtract, compare and conditional move per word, and one
+ * branch. */
 static inline long gc_dead_ranges_check_words(gc_dead_ranges *d, const uint64_t *words,
                                               size_t n, gc_dead_range *hit)
 {
@@ -114,10 +119,12 @@ static inline long gc_dead_ranges_check_words(gc_dead_ranges *d, const uint64_t 
 	uint64_t span = __atomic_load_n(&d->hi_bound, __ATOMIC_ACQUIRE) - lo;
 	if (!span)
 		return -1;
+	uint64_t nearest = UINT64_MAX;  /* the smallest word - lo (wrapping: below lo is huge) */
 	for (size_t i = 0; i < n; i++)
-		if (words[i] - lo < span && gc_dead_ranges_lookup_slow(d, words[i], hit))
-			return (long)i;
-	return -1;
+		nearest = words[i] - lo < nearest ? words[i] - lo : nearest;
+	if (nearest >= span)
+		return -1;
+	return gc_dead_ranges_check_words_slow(d, words, n, hit);
 }
 
 #endif
