@@ -119,6 +119,12 @@ static void cover_spanning_several_trims_and_removes(void **state)
 	gc_dead_ranges_cover(d, 50, 100);
 	expect_range(d, 599, 550, 600, 3, U);
 	expect_range(d, 100, 100, 150, 1, F);
+	/* Covers that overlap a range by one byte at either end trim that byte. */
+	gc_dead_ranges_cover(d, 50, 101);
+	gc_dead_ranges_cover(d, 149, 160);
+	assert_int_equal(owner_at(d, 100), 0);
+	assert_int_equal(owner_at(d, 149), 0);
+	expect_range(d, 101, 101, 149, 1, F);
 	gc_dead_ranges_destroy(d);
 }
 
