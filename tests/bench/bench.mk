@@ -27,5 +27,6 @@ bench-cpu: $(BENCH_LEDGER) $(BENCH_DEAD) $(LIB) $(BUILD)/fakecuda/prog_linked
 			$(BENCH_DEAD) --calls 100000 && \
 		echo "dead-range index, instructions per check of 4 words (callgrind, incl. call)" && \
 		callgrind_annotate --inclusive=yes $(BUILD)/bench/dead_ranges.cg | tr -d , | \
-			awk '/dr_check_/ { sub(/.*dr_check_/, "", $$NF); printf "  %-10s %6.1f\n", $$NF, $$1 / 100000 }'; fi
+			awk '/dr_check_[a-z]+ \[/ { match($$0, /dr_check_[a-z]+/); \
+				printf "  %-10s %6.1f\n", substr($$0, RSTART + 9, RLENGTH - 9), $$1 / 100000 }'; fi
 	$(Q)sh tests/bench/standin.sh $(BUILD)
