@@ -1,0 +1,130 @@
+/* The index of device memory that is not live: ranges [lo, hi) of unmaterialized graph
+ * allocations and of freed stream-ordered allocations that nothing live covers again. A
+ * launch's pointer arguments are checked against it (issue 19): a correct program has
+ * almost no dead ranges, so the check must cost a handful of instructions when the words
+ * fall outside the index's bounds, and must never take a lock or write shared memory then.
+ *
+ * Layout: one sorted array of non-overlapping ranges (an insert trims what it overlaps),
+ * preallocated at init, so memory is bounded and no reader or writer allocates.
+ *   readers  bounds [lo_bound, hi_bound) read with acquire loads: a word outside them is
+ *            rejected at once (empty index: lo_bound == hi_bound). A word inside them is
+ *            looked up by binary search under a seqlock (no shared write); after a few
+ *            torn reads in a row the reader takes the writers' mutex instead.
+ *   writers  one mutex; modify the array inside a seqlock write section and set the bounds
+ *            to the array's extent at its end, so a range that stays dead through a
+ *            reader's call is inside both bounds the reader reads, whenever it reads them.
+ *   full     adding or splitting at capacity evicts the oldest freed range (the oldest
+ *            unmaterialized one if none is freed) and counts it: a miss may then be a
+ *            range the history lost (gc_dead_ranges_stats).
+ * Writer cost is O(n) (array shifts, eviction scan), reader cost O(log n) inside the bounds.
+ *
+ * How the ledger is meant to call it (each under whichever ledger lock covers the event;
+ * the index's mutex is a leaf: never take a ledger lock while inside a gc_dead_ranges call):
+ *   graph allocation node known (capture/instantiate), not live yet:
+ *                                  gc_dead_ranges_add(ptr, ptr+size, seq, GC_DEAD_UNMATERIALIZED)
+ *   graph launch materializes it:  gc_dead_ranges_cover(ptr, ptr+size)
+ *                                  (or gc_dead_ranges_remove_owner(seq): same pieces, O(n))
+ *   graph allocation freed (free node ran, or cuMemFreeAsync of it):
+ *                                  gc_dead_ranges_add(ptr, ptr+size, seq, GC_DEAD_UNMATERIALIZED)
+ *   stream-ordered allocation:     gc_dead_ranges_cover(ptr, ptr+size)
+ *   stream-ordered free:           gc_dead_ranges_add(ptr, ptr+size, seq, GC_DEAD_FREED)
+ *   kernel launch / copy / set:    gc_dead_ranges_check_words(args, n, &hit); on a hit the
+ *                                  ledger names the allocation by hit.owner (its seq).
+ * Any live allocation must cover its extent, so "in a dead range" already means "no live
+ * allocation covers it" as long as every allocation event calls cover. */
+#ifndef GC_DEAD_RANGES_H
+#define GC_DEAD_RANGES_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum gc_dead_kind {
+	GC_DEAD_UNMATERIALIZED = 0,  /* a graph allocation whose graph has not run, or freed since */
+	GC_DEAD_FREED = 1,           /* a freed stream-ordered allocation */
+} gc_dead_kind;
+
+typedef struct gc_dead_range {
+	uint64_t lo, hi;      /* [lo, hi) */
+	uint64_t owner;       /* the ledger's allocation sequence number */
+	gc_dead_kind kind;
+} gc_dead_range;
+
+/* One array slot. meta = age stamp << 1 | kind; every field is read and written atomically
+ * (readers race with writers by design; the seqlock discards torn reads). */
+typedef struct gc_dead_slot {
+	uint64_t lo, hi, owner, meta;
+} gc_dead_slot;
+
+typedef struct gc_dead_ranges {
+	/* What readers touch, on a line writers rarely write. */
+	_Alignas(64) uint64_t lo_bound;  /* [lo_bound, hi_bound); empty: equal */
+	uint64_t hi_bound;
+	unsigned seq;        /* seqlock: odd while a writer is changing the array */
+	uint32_t n;          /* ranges in use */
+	gc_dead_slot *slots; /* sorted by lo, non-overlapping; capacity fixed at init */
+	uint32_t cap;
+	/* Writers only. */
+	_Alignas(64) pthread_mutex_t lock;
+	uint64_t stamp;      /* age of the next range added */
+	uint64_t evicted_freed, evicted_unmaterialized;
+} gc_dead_ranges;
+
+typedef struct gc_dead_ranges_stats {
+	size_t count, capacity, bytes;
+	uint64_t evicted_freed, evicted_unmaterialized;  /* ranges lost to the capacity */
+} gc_dead_ranges_stats;
+
+/* capacity: the most ranges held (at least 1). Returns 0, or -1 when out of memory. */
+int gc_dead_ranges_init(gc_dead_ranges *d, uint32_t capacity);
+void gc_dead_ranges_destroy(gc_dead_ranges *d);
+
+/* Writers. add: [lo, hi) is dead now, replacing whatever dead ranges it overlaps (the newest
+ * fact about that memory wins); returns -1 and changes nothing when lo >= hi. cover: a live
+ * allocation covers [lo, hi): dead ranges lose that part (trimmed, split or removed).
+ * remove_owner: every piece owned by owner goes; returns how many pieces went. */
+int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
+                       gc_dead_kind kind);
+void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi);
+size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner);
+void gc_dead_ranges_stats_get(gc_dead_ranges *d, gc_dead_ranges_stats *st);
+
+/* Readers. The slow path of a word inside the bounds: 1 and *hit filled when addr is in a
+ * dead range, else 0. */
+int gc_dead_ranges_lookup_slow(gc_dead_ranges *d, uint64_t addr, gc_dead_range *hit);
+/* The same for a batch of which some word is inside the bounds: see check_words. */
+long gc_dead_ranges_check_words_slow(gc_dead_ranges *d, const uint64_t *words, size_t n,
+                                     gc_dead_range *hit);
+
+/* 1 and *hit filled when addr (an interior address counts) lies in a dead range, else 0. */
+static inline int gc_dead_ranges_lookup(gc_dead_ranges *d, uint64_t addr, gc_dead_range *hit)
+{
+	uint64_t lo = __atomic_load_n(&d->lo_bound, __ATOMIC_ACQUIRE);
+	uint64_t hi = __atomic_load_n(&d->hi_bound, __ATOMIC_ACQUIRE);
+	/* One unsigned compare for lo <= addr < hi; hi < lo (a torn pair) sends all to the slow
+	 * path, which is only slower. */
+	if (addr - lo >= hi - lo)
+		return 0;
+	return gc_dead_ranges_lookup_slow(d, addr, hit);
+}
+
+/* A kernel's argument words: the index of the first word that lies in a dead range (and
+ * *hit), or -1. Inline, and without a branch per word: with the words outside the bounds
+ * this is two loads, then a subtract, compare and conditional move per word, and one
+ * branch. */
+static inline long gc_dead_ranges_check_words(gc_dead_ranges *d, const uint64_t *words,
+                                              size_t n, gc_dead_range *hit)
+{
+	uint64_t lo = __atomic_load_n(&d->lo_bound, __ATOMIC_ACQUIRE);
+	uint64_t span = __atomic_load_n(&d->hi_bound, __ATOMIC_ACQUIRE) - lo;
+	if (!span)
+		return -1;
+	uint64_t nearest = UINT64_MAX;  /* the smallest word - lo (wrapping: below lo is huge) */
+	for (size_t i = 0; i < n; i++)
+		nearest = words[i] - lo < nearest ? words[i] - lo : nearest;
+	if (nearest >= span)
+		return -1;
+	return gc_dead_ranges_check_words_slow(d, words, n, hit);
+}
+
+#endif

@@ -1,0 +1,377 @@
+/* The index of dead device memory: range edges, covers that trim, split and span, removal
+ * by owner, eviction at capacity, the batch check, the fast reject, and readers racing a
+ * writer. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "interpose/dead_ranges.h"
+
+#define U GC_DEAD_UNMATERIALIZED
+#define F GC_DEAD_FREED
+
+static gc_dead_ranges *fresh(uint32_t cap)
+{
+	static gc_dead_ranges d;
+	assert_int_equal(gc_dead_ranges_init(&d, cap), 0);
+	return &d;
+}
+
+/* The owner of the range holding addr, or 0 for none (tests use owners from 1). */
+static uint64_t owner_at(gc_dead_ranges *d, uint64_t addr)
+{
+	gc_dead_range r = { 0 };
+	return gc_dead_ranges_lookup(d, addr, &r) ? r.owner : 0;
+}
+
+static void expect_range(gc_dead_ranges *d, uint64_t addr, uint64_t lo, uint64_t hi,
+                         uint64_t owner, gc_dead_kind kind)
+{
+	gc_dead_range r = { 0 };
+	assert_int_equal(gc_dead_ranges_lookup(d, addr, &r), 1);
+	assert_int_equal(r.lo, lo);
+	assert_int_equal(r.hi, hi);
+	assert_int_equal(r.owner, owner);
+	assert_int_equal(r.kind, kind);
+}
+
+static size_t count(gc_dead_ranges *d)
+{
+	gc_dead_ranges_stats st;
+	gc_dead_ranges_stats_get(d, &st);
+	return st.count;
+}
+
+static void adjacent_ranges_and_edges(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(16);
+	assert_int_equal(gc_dead_ranges_add(d, 0x1000, 0x2000, 1, U), 0);
+	assert_int_equal(gc_dead_ranges_add(d, 0x2000, 0x3000, 2, F), 0);
+	assert_int_equal(owner_at(d, 0xfff), 0);     /* just below */
+	assert_int_equal(owner_at(d, 0x1000), 1);    /* first byte */
+	assert_int_equal(owner_at(d, 0x1fff), 1);    /* last byte */
+	assert_int_equal(owner_at(d, 0x2000), 2);    /* the neighbour's first byte */
+	assert_int_equal(owner_at(d, 0x2fff), 2);
+	assert_int_equal(owner_at(d, 0x3000), 0);    /* one past the end is outside */
+	expect_range(d, 0x2000, 0x2000, 0x3000, 2, F);
+	assert_int_equal(count(d), 2);
+	assert_int_equal(gc_dead_ranges_add(d, 0x5000, 0x5000, 3, F), -1);  /* empty range */
+	assert_int_equal(gc_dead_ranges_add(d, 0x6000, 0x5000, 3, F), -1);
+	assert_int_equal(count(d), 2);
+	gc_dead_ranges_destroy(d);
+}
+
+static void interior_pointer_finds_its_allocation(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(16);
+	gc_dead_ranges_add(d, 0x7f0000000000, 0x7f0000100000, 41, F);
+	gc_dead_ranges_add(d, 0x7f0000200000, 0x7f0000300000, 42, U);
+	expect_range(d, 0x7f0000000000 + 0x4a40, 0x7f0000000000, 0x7f0000100000, 41, F);
+	expect_range(d, 0x7f00002ffff8, 0x7f0000200000, 0x7f0000300000, 42, U);
+	assert_int_equal(owner_at(d, 0x7f0000150000), 0);  /* the gap between them */
+	gc_dead_ranges_destroy(d);
+}
+
+static void cover_inside_one_range_splits_it(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(16);
+	gc_dead_ranges_add(d, 1000, 2000, 7, F);
+	gc_dead_ranges_cover(d, 1200, 1300);
+	assert_int_equal(count(d), 2);
+	expect_range(d, 1199, 1000, 1200, 7, F);
+	assert_int_equal(owner_at(d, 1200), 0);
+	assert_int_equal(owner_at(d, 1299), 0);
+	expect_range(d, 1300, 1300, 2000, 7, F);
+	expect_range(d, 1999, 1300, 2000, 7, F);
+	gc_dead_ranges_destroy(d);
+}
+
+static void cover_spanning_several_trims_and_removes(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(16);
+	gc_dead_ranges_add(d, 100, 200, 1, F);
+	gc_dead_ranges_add(d, 300, 400, 2, F);
+	gc_dead_ranges_add(d, 500, 600, 3, U);
+	gc_dead_ranges_add(d, 700, 800, 4, U);
+	gc_dead_ranges_cover(d, 150, 550);
+	assert_int_equal(count(d), 3);
+	expect_range(d, 149, 100, 150, 1, F);
+	assert_int_equal(owner_at(d, 150), 0);
+	assert_int_equal(owner_at(d, 350), 0);  /* wholly covered: gone */
+	assert_int_equal(owner_at(d, 549), 0);
+	expect_range(d, 550, 550, 600, 3, U);
+	expect_range(d, 700, 700, 800, 4, U);
+	/* A cover exactly on a range's edges removes it and nothing else. */
+	gc_dead_ranges_cover(d, 700, 800);
+	assert_int_equal(owner_at(d, 700), 0);
+	assert_int_equal(count(d), 2);
+	/* A cover touching a range only at its end changes nothing. */
+	gc_dead_ranges_cover(d, 600, 700);
+	gc_dead_ranges_cover(d, 50, 100);
+	expect_range(d, 599, 550, 600, 3, U);
+	expect_range(d, 100, 100, 150, 1, F);
+	/* Covers that overlap a range by one byte at either end trim that byte. */
+	gc_dead_ranges_cover(d, 50, 101);
+	gc_dead_ranges_cover(d, 149, 160);
+	assert_int_equal(owner_at(d, 100), 0);
+	assert_int_equal(owner_at(d, 149), 0);
+	expect_range(d, 101, 101, 149, 1, F);
+	gc_dead_ranges_destroy(d);
+}
+
+static void add_over_older_ranges_replaces_them(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(16);
+	gc_dead_ranges_add(d, 100, 300, 1, F);
+	gc_dead_ranges_add(d, 200, 400, 2, U);  /* the same memory, dead again under a newer owner */
+	assert_int_equal(count(d), 2);
+	expect_range(d, 199, 100, 200, 1, F);
+	expect_range(d, 200, 200, 400, 2, U);
+	gc_dead_ranges_destroy(d);
+}
+
+static void remove_by_owner_takes_all_its_pieces(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(16);
+	gc_dead_ranges_add(d, 0x10000, 0x20000, 5, U);
+	gc_dead_ranges_add(d, 0x30000, 0x40000, 6, U);
+	gc_dead_ranges_cover(d, 0x14000, 0x15000);  /* owner 5 in two pieces */
+	assert_int_equal(count(d), 3);
+	assert_int_equal(gc_dead_ranges_remove_owner(d, 5), 2);
+	assert_int_equal(owner_at(d, 0x10000), 0);
+	assert_int_equal(owner_at(d, 0x1ffff), 0);
+	expect_range(d, 0x30000, 0x30000, 0x40000, 6, U);
+	assert_int_equal(gc_dead_ranges_remove_owner(d, 5), 0);
+	assert_int_equal(gc_dead_ranges_remove_owner(d, 6), 1);
+	assert_int_equal(count(d), 0);
+	assert_int_equal(owner_at(d, 0x30000), 0);
+	gc_dead_ranges_destroy(d);
+}
+
+static void full_index_evicts_oldest_freed_first(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(4);
+	gc_dead_ranges_add(d, 100, 200, 1, U);  /* oldest, but unmaterialized */
+	gc_dead_ranges_add(d, 300, 400, 2, F);  /* oldest freed */
+	gc_dead_ranges_add(d, 500, 600, 3, F);
+	gc_dead_ranges_add(d, 700, 800, 4, U);
+	gc_dead_ranges_add(d, 900, 1000, 5, F);  /* full: owner 2 goes */
+	gc_dead_ranges_stats st;
+	gc_dead_ranges_stats_get(d, &st);
+	assert_int_equal(st.count, 4);
+	assert_int_equal(st.evicted_freed, 1);
+	assert_int_equal(st.evicted_unmaterialized, 0);
+	assert_int_equal(owner_at(d, 300), 0);
+	assert_int_equal(owner_at(d, 100), 1);
+	assert_int_equal(owner_at(d, 500), 3);
+	assert_int_equal(owner_at(d, 900), 5);
+	/* A split at capacity needs a slot too: the oldest freed left (owner 3) goes. */
+	gc_dead_ranges_cover(d, 720, 730);
+	gc_dead_ranges_stats_get(d, &st);
+	assert_int_equal(st.count, 4);
+	assert_int_equal(st.evicted_freed, 2);
+	assert_int_equal(owner_at(d, 500), 0);
+	expect_range(d, 719, 700, 720, 4, U);
+	expect_range(d, 730, 730, 800, 4, U);
+	/* With nothing freed left, the oldest unmaterialized goes. */
+	gc_dead_ranges_remove_owner(d, 5);
+	gc_dead_ranges_add(d, 2000, 2100, 8, U);
+	gc_dead_ranges_add(d, 2200, 2300, 9, U);
+	gc_dead_ranges_stats_get(d, &st);
+	assert_int_equal(st.evicted_unmaterialized, 1);
+	assert_int_equal(owner_at(d, 100), 0);
+	assert_int_equal(owner_at(d, 2200), 9);
+	gc_dead_ranges_destroy(d);
+}
+
+static void batch_check_returns_first_hit(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(16);
+	gc_dead_ranges_add(d, 0x7000, 0x8000, 11, F);
+	gc_dead_ranges_add(d, 0x9000, 0xa000, 12, U);
+	uint64_t words[6] = { 0, 42, 0x8000 /* one past */, 0x9010, 0x7008, 0x9020 };
+	gc_dead_range r = { 0 };
+	assert_int_equal(gc_dead_ranges_check_words(d, words, 6, &r), 3);
+	assert_int_equal(r.owner, 12);
+	assert_int_equal(r.kind, U);
+	assert_int_equal(gc_dead_ranges_check_words(d, words, 3, &r), -1);
+	assert_int_equal(gc_dead_ranges_check_words(d, words + 4, 2, &r), 0);
+	assert_int_equal(r.owner, 11);
+	gc_dead_ranges_destroy(d);
+}
+
+/* The fast reject must answer without the array: poison it so that any lookup that reaches
+ * it would report a hit, and check that words outside the bounds are still rejected. */
+static void outside_bounds_rejected_without_the_array(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(16);
+	uint64_t words[4] = { 0x1000, 0x7fff, 0xa000, 0xdeadbeef };
+	gc_dead_range r;
+	d->slots[0] = (gc_dead_slot){ .lo = 0, .hi = UINT64_MAX, .owner = 99 };
+	d->n = 1;  /* poisoned; bounds still empty */
+	assert_int_equal(gc_dead_ranges_check_words(d, words, 4, &r), -1);
+	assert_int_equal(gc_dead_ranges_lookup(d, 0x1000, &r), 0);
+	d->n = 0;
+	gc_dead_ranges_add(d, 0x8000, 0xa000, 1, F);
+	d->slots[0] = (gc_dead_slot){ .lo = 0, .hi = UINT64_MAX, .owner = 99 };
+	assert_int_equal(gc_dead_ranges_check_words(d, words, 4, &r), -1);
+	assert_int_equal(gc_dead_ranges_lookup(d, 0x7fff, &r), 0);
+	assert_int_equal(gc_dead_ranges_lookup(d, 0xa000, &r), 0);
+	assert_int_equal(gc_dead_ranges_lookup(d, 0x9000, &r), 1);  /* inside: the array answers */
+	assert_int_equal(r.owner, 99);
+	gc_dead_ranges_destroy(d);
+}
+
+static void empty_again_after_everything_is_covered(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(16);
+	assert_int_equal(d->lo_bound, d->hi_bound);
+	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F);
+	gc_dead_ranges_add(d, 0x5000, 0x6000, 2, F);
+	assert_int_equal(d->lo_bound, 0x1000);
+	assert_int_equal(d->hi_bound, 0x6000);
+	gc_dead_ranges_cover(d, 0x1000, 0x2000);
+	assert_int_equal(d->lo_bound, 0x5000);  /* narrowed */
+	gc_dead_ranges_cover(d, 0, 0x10000);
+	assert_int_equal(d->lo_bound, d->hi_bound);
+	uint64_t w = 0x5000;
+	gc_dead_range r;
+	assert_int_equal(gc_dead_ranges_check_words(d, &w, 1, &r), -1);
+	gc_dead_ranges_destroy(d);
+}
+
+/* ---- readers racing a writer ---------------------------------------------------------- */
+
+/* STAYS ranges stay dead throughout, STAY_SIZE bytes every STAY_STEP from STAYS_LO; the
+ * gaps between them, [0x300000, 0x400000) and [0x600000, 0x700000) are never dead. */
+enum { STAYS = 64, STAYS_LO = 0x500000, STAY_SIZE = 0x1000, STAY_STEP = 0x2000,
+       STAYS_HI = STAYS_LO + STAYS * STAY_STEP, STAY_OWNER = 700, READERS = 2 };
+/* Enough reads that a reader without a consistent snapshot fails every run here (30 of 30);
+ * fewer under TSan, which checks the accesses themselves and runs 30 times slower. */
+#if defined(__SANITIZE_THREAD__)
+#define TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TSAN 1
+#endif
+#endif
+#ifdef TSAN
+enum { READS = 100000 };
+#else
+enum { READS = 2000000 };
+#endif
+static int stop_writer;
+
+/* Until the readers are done, churns ranges below and above the ones that stay (every
+ * change shifts all of their slots), right against them, and covers that trim or empty
+ * either side, so the bounds widen and narrow. */
+static void *writer(void *arg)
+{
+	gc_dead_ranges *d = arg;
+	for (uint64_t i = 0; !__atomic_load_n(&stop_writer, __ATOMIC_ACQUIRE); i++) {
+		uint64_t off = (i % 64) * 0x100;
+		gc_dead_ranges_add(d, 0x100000 + off, 0x100000 + off + 0x80, 1000 + i, F);
+		gc_dead_ranges_add(d, 0x800000 + off, 0x800000 + off + 0x80, 2000 + i, U);
+		gc_dead_ranges_add(d, STAYS_HI, STAYS_HI + 0x100, 3, F);  /* adjacent, above */
+		gc_dead_ranges_add(d, STAYS_LO - 0x100, STAYS_LO, 4, U);  /* adjacent, below */
+		gc_dead_ranges_cover(d, 0x300000, 0x400000);
+		gc_dead_ranges_cover(d, STAYS_HI, STAYS_HI + 0x80);
+		if (i % 3 == 0)
+			gc_dead_ranges_cover(d, 0, STAYS_LO);
+		if (i % 5 == 0)
+			gc_dead_ranges_cover(d, STAYS_HI, UINT64_MAX);
+		if (i % 7 == 0)
+			gc_dead_ranges_remove_owner(d, 4);
+	}
+	return NULL;
+}
+
+struct reader_result { long checks, false_hits, missed, wrong; };
+
+static void *reader(void *arg)
+{
+	gc_dead_ranges *d = arg;
+	struct reader_result res = { 0 };
+	for (uint64_t i = 0; i < READS; i++) {
+		uint64_t k = i % STAYS, lo = STAYS_LO + k * STAY_STEP;
+		uint64_t never[4] = { 0x300040 + i % 0x1000 * 8, lo + STAY_SIZE + i % 0x100 * 8,
+		                      0x600000 + i % 0x1000 * 8, lo - 8 + (k ? 0 : 0x100000) };
+		gc_dead_range r;
+		if (gc_dead_ranges_check_words(d, never, 4, &r) >= 0)
+			res.false_hits++;
+		uint64_t words[3] = { never[i % 4], lo + (i * 8) % STAY_SIZE, never[(i + 1) % 4] };
+		long at = gc_dead_ranges_check_words(d, words, 3, &r);
+		if (at != 1)
+			res.missed++;
+		else if (r.lo != lo || r.hi != lo + STAY_SIZE || r.owner != STAY_OWNER + k ||
+		         r.kind != GC_DEAD_FREED)
+			res.wrong++;
+		res.checks++;
+	}
+	struct reader_result *out = malloc(sizeof(*out));
+	*out = res;
+	return out;
+}
+
+static void readers_racing_a_writer(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(512);
+	for (uint64_t k = 0; k < STAYS; k++)
+		gc_dead_ranges_add(d, STAYS_LO + k * STAY_STEP, STAYS_LO + k * STAY_STEP + STAY_SIZE,
+		                   STAY_OWNER + k, F);
+	stop_writer = 0;
+	pthread_t w, r[READERS];
+	struct reader_result *res[READERS];
+	assert_int_equal(pthread_create(&w, NULL, writer, d), 0);
+	for (int i = 0; i < READERS; i++)
+		assert_int_equal(pthread_create(&r[i], NULL, reader, d), 0);
+	for (int i = 0; i < READERS; i++)
+		pthread_join(r[i], (void **)&res[i]);
+	__atomic_store_n(&stop_writer, 1, __ATOMIC_RELEASE);
+	pthread_join(w, NULL);
+	for (int i = 0; i < READERS; i++) {
+		assert_int_equal(res[i]->checks, READS);
+		assert_int_equal(res[i]->false_hits, 0);
+		assert_int_equal(res[i]->missed, 0);
+		assert_int_equal(res[i]->wrong, 0);
+		free(res[i]);
+	}
+	gc_dead_ranges_stats st;
+	gc_dead_ranges_stats_get(d, &st);
+	assert_int_equal(st.evicted_freed + st.evicted_unmaterialized, 0);
+	gc_dead_ranges_destroy(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(adjacent_ranges_and_edges),
+		cmocka_unit_test(interior_pointer_finds_its_allocation),
+		cmocka_unit_test(cover_inside_one_range_splits_it),
+		cmocka_unit_test(cover_spanning_several_trims_and_removes),
+		cmocka_unit_test(add_over_older_ranges_replaces_them),
+		cmocka_unit_test(remove_by_owner_takes_all_its_pieces),
+		cmocka_unit_test(full_index_evicts_oldest_freed_first),
+		cmocka_unit_test(batch_check_returns_first_hit),
+		cmocka_unit_test(outside_bounds_rejected_without_the_array),
+		cmocka_unit_test(empty_again_after_everything_is_covered),
+		cmocka_unit_test(readers_racing_a_writer),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
