@@ -14,12 +14,14 @@
 #define NO_DRIVER CUDA_ERROR_SHARED_OBJECT_INIT_FAILED
 
 /* One wrapper, whole: the guard is entered and left in this one scope.
+ *   type, report  what the call becomes (a gc_event for gc_hub_report, a gc_use for
+ *                 gc_hub_use), both with .call and .result
  *   params, args  the spelling's parameter list, and its names as the call's arguments
  *   cap_before    the stream's capture, asked before the call (0 where not needed): a free,
  *                 a launch or an end of capture belongs to the capture the stream was in
  *   when          whether this result is an event at all
  *   ...           the event's fields, which may use `r` (the driver's result) and `cap` */
-#define WRAPPER(spelling, params, args, cap_before, when, ...)                             \
+#define WRAPPER_OF(type, report, spelling, params, args, cap_before, when, ...)            \
 	GC_EXPORT CUresult spelling params                                                    \
 	{                                                                                      \
 		__typeof__(&spelling) real = GC_REAL(spelling);                                    \
@@ -30,12 +32,18 @@
 		uint64_t cap __attribute__((unused)) = (cap_before);                               \
 		CUresult r = real args;                                                            \
 		if (when) {                                                                        \
-			gc_event ev = {.call = #spelling, .result = r, __VA_ARGS__};                   \
-			gc_hub_report(&ev);                                                            \
+			type ev = {.call = #spelling, .result = r, __VA_ARGS__};                       \
+			report(&ev);                                                                   \
 		}                                                                                  \
 		gc_hub_leave();                                                                    \
 		return r;                                                                          \
 	}
+#define WRAPPER(...) WRAPPER_OF(gc_event, gc_hub_report, __VA_ARGS__)
+/* A use is worth building only when it failed or some memory is not live: the common case
+ * of a correct program costs one load (gc_hub_uses_checked). */
+#define USE_WRAPPER(spelling, params, args, ...)                                           \
+	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
+	           r != CUDA_SUCCESS || gc_hub_uses_checked(), __VA_ARGS__)
 
 /* What the driver wrote through an out-parameter, 0 when the call failed. */
 #define RETURNED(r, out) ((r) == CUDA_SUCCESS && (out) ? U64(*(out)) : 0)
@@ -171,6 +179,121 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	WRAPPER(spelling, (CUcontext ctx), (ctx), 0, SYNC_FAILED, SYNC_EVENT(NULL, 0))
 #define EVENT_SYNC(spelling, ptsz)                                                         \
 	WRAPPER(spelling, (CUevent e), (e), 0, SYNC_FAILED, SYNC_EVENT(NULL, 0))
+
+/* ---- uses: kernel launches, copies and sets -------------------------------------- */
+
+#define KERNEL_USE(f, s, ptsz, kargs, extra_)                                              \
+	.what = GC_USE_KERNEL, .func = U64(f), .stream = U64(s), .per_thread = ptsz,                \
+	.kernel_params = (kargs), .extra = (extra_)
+#define LAUNCH_KERNEL(spelling, ptsz)                                                      \
+	USE_WRAPPER(spelling,                                                                  \
+	            (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,          \
+	             unsigned by, unsigned bz, unsigned shmem, CUstream s, void **kargs,        \
+	             void **extra),                                                            \
+	            (f, gx, gy, gz, bx, by, bz, shmem, s, kargs, extra),                       \
+	            KERNEL_USE(f, s, ptsz, kargs, extra))
+#define LAUNCH_KERNEL_EX(spelling, ptsz)                                                   \
+	USE_WRAPPER(spelling, (const CUlaunchConfig *config, CUfunction f, void **kargs,      \
+	                       void **extra),                                                  \
+	            (config, f, kargs, extra),                                                 \
+	            KERNEL_USE(f, config ? config->hStream : NULL, ptsz, kargs, extra))
+#define LAUNCH_COOPERATIVE(spelling, ptsz)                                                 \
+	USE_WRAPPER(spelling,                                                                  \
+	            (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,          \
+	             unsigned by, unsigned bz, unsigned shmem, CUstream s, void **kargs),       \
+	            (f, gx, gy, gz, bx, by, bz, shmem, s, kargs),                              \
+	            KERNEL_USE(f, s, ptsz, kargs, NULL))
+
+/* A copy or set names its device memory; a host side is 0 (not a device address). */
+#define COPY_USE(d, s_, n, st, ptsz)                                                       \
+	.what = GC_USE_COPY, .dst = (d), .src = (s_), .bytes = (n), .stream = U64(st),        \
+	.per_thread = ptsz
+#define COPY_ASYNC(spelling, ptsz)                                                         \
+	USE_WRAPPER(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s),       \
+	            (dst, src, n, s), COPY_USE(dst, src, n, s, ptsz))
+#define COPY_HTOD_ASYNC(spelling, ptsz)                                                    \
+	USE_WRAPPER(spelling, (CUdeviceptr dst, const void *src, size_t n, CUstream s),       \
+	            (dst, src, n, s), COPY_USE(dst, 0, n, s, ptsz))
+#define COPY_DTOH_ASYNC(spelling, ptsz)                                                    \
+	USE_WRAPPER(spelling, (void *dst, CUdeviceptr src, size_t n, CUstream s),             \
+	            (dst, src, n, s), COPY_USE(0, src, n, s, ptsz))
+#define COPY_PEER_ASYNC(spelling, ptsz)                                                    \
+	USE_WRAPPER(spelling, (CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,              \
+	                       CUcontext sctx, size_t n, CUstream s),                          \
+	            (dst, dctx, src, sctx, n, s), COPY_USE(dst, src, n, s, ptsz))
+#define COPY(spelling, ptsz)                                                               \
+	USE_WRAPPER(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n),    \
+	            COPY_USE(dst, src, n, NULL, ptsz))
+#define COPY_HTOD(spelling, ptsz)                                                          \
+	USE_WRAPPER(spelling, (CUdeviceptr dst, const void *src, size_t n), (dst, src, n),    \
+	            COPY_USE(dst, 0, n, NULL, ptsz))
+#define COPY_DTOH(spelling, ptsz)                                                          \
+	USE_WRAPPER(spelling, (void *dst, CUdeviceptr src, size_t n), (dst, src, n),          \
+	            COPY_USE(0, src, n, NULL, ptsz))
+#define COPY_PEER(spelling, ptsz)                                                          \
+	USE_WRAPPER(spelling, (CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,              \
+	                       CUcontext sctx, size_t n),                                      \
+	            (dst, dctx, src, sctx, n), COPY_USE(dst, src, n, NULL, ptsz))
+
+/* The first byte a 2D or 3D copy touches on a side whose memory is device (or unified)
+ * memory; 0 for host memory and arrays. */
+static inline uint64_t device_side(CUmemorytype type, CUdeviceptr base, size_t x, size_t y,
+                                   size_t z, size_t pitch, size_t height)
+{
+	if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED)
+		return 0;
+	return base + x + (y + z * height) * pitch;
+}
+#define COPY_2D_USE(p, st, ptsz)                                                           \
+	COPY_USE(p ? device_side(p->dstMemoryType, p->dstDevice, p->dstXInBytes, p->dstY, 0,  \
+	                         p->dstPitch, 0) : 0,                                          \
+	         p ? device_side(p->srcMemoryType, p->srcDevice, p->srcXInBytes, p->srcY, 0,  \
+	                         p->srcPitch, 0) : 0,                                          \
+	         p ? p->WidthInBytes * p->Height : 0, st, ptsz)
+#define COPY_3D_USE(p, st, ptsz)                                                           \
+	COPY_USE(p ? device_side(p->dstMemoryType, p->dstDevice, p->dstXInBytes, p->dstY,     \
+	                         p->dstZ, p->dstPitch, p->dstHeight) : 0,                      \
+	         p ? device_side(p->srcMemoryType, p->srcDevice, p->srcXInBytes, p->srcY,     \
+	                         p->srcZ, p->srcPitch, p->srcHeight) : 0,                      \
+	         p ? p->WidthInBytes * p->Height * p->Depth : 0, st, ptsz)
+#define COPY_2D_ASYNC(spelling, ptsz)                                                      \
+	USE_WRAPPER(spelling, (const CUDA_MEMCPY2D *p, CUstream s), (p, s),                   \
+	            COPY_2D_USE(p, s, ptsz))
+#define COPY_3D_ASYNC(spelling, ptsz)                                                      \
+	USE_WRAPPER(spelling, (const CUDA_MEMCPY3D *p, CUstream s), (p, s),                   \
+	            COPY_3D_USE(p, s, ptsz))
+#define COPY_2D(spelling, ptsz)                                                            \
+	USE_WRAPPER(spelling, (const CUDA_MEMCPY2D *p), (p), COPY_2D_USE(p, NULL, ptsz))
+#define COPY_3D(spelling, ptsz)                                                            \
+	USE_WRAPPER(spelling, (const CUDA_MEMCPY3D *p), (p), COPY_3D_USE(p, NULL, ptsz))
+
+#define SET_USE(d, n, st, ptsz)                                                            \
+	.what = GC_USE_SET, .dst = (d), .bytes = (n), .stream = U64(st), .per_thread = ptsz
+#define SET_ASYNC(spelling, ptsz, T)                                                       \
+	USE_WRAPPER(spelling, (CUdeviceptr d, T v, size_t n, CUstream s), (d, v, n, s),        \
+	            SET_USE(d, n * sizeof(T), s, ptsz))
+#define SET_2D_ASYNC(spelling, ptsz, T)                                                    \
+	USE_WRAPPER(spelling, (CUdeviceptr d, size_t pitch, T v, size_t w, size_t h,          \
+	                       CUstream s),                                                    \
+	            (d, pitch, v, w, h, s), SET_USE(d, pitch * h, s, ptsz))
+#define SET(spelling, ptsz, T)                                                             \
+	USE_WRAPPER(spelling, (CUdeviceptr d, T v, size_t n), (d, v, n),                       \
+	            SET_USE(d, n * sizeof(T), NULL, ptsz))
+#define SET_2D(spelling, ptsz, T)                                                          \
+	USE_WRAPPER(spelling, (CUdeviceptr d, size_t pitch, T v, size_t w, size_t h),         \
+	            (d, pitch, v, w, h), SET_USE(d, pitch * h, NULL, ptsz))
+#define SET_ASYNC_8(spelling, ptsz) SET_ASYNC(spelling, ptsz, unsigned char)
+#define SET_ASYNC_16(spelling, ptsz) SET_ASYNC(spelling, ptsz, unsigned short)
+#define SET_ASYNC_32(spelling, ptsz) SET_ASYNC(spelling, ptsz, unsigned int)
+#define SET_2D_ASYNC_8(spelling, ptsz) SET_2D_ASYNC(spelling, ptsz, unsigned char)
+#define SET_2D_ASYNC_16(spelling, ptsz) SET_2D_ASYNC(spelling, ptsz, unsigned short)
+#define SET_2D_ASYNC_32(spelling, ptsz) SET_2D_ASYNC(spelling, ptsz, unsigned int)
+#define SET_8(spelling, ptsz) SET(spelling, ptsz, unsigned char)
+#define SET_16(spelling, ptsz) SET(spelling, ptsz, unsigned short)
+#define SET_32(spelling, ptsz) SET(spelling, ptsz, unsigned int)
+#define SET_2D_8(spelling, ptsz) SET_2D(spelling, ptsz, unsigned char)
+#define SET_2D_16(spelling, ptsz) SET_2D(spelling, ptsz, unsigned short)
+#define SET_2D_32(spelling, ptsz) SET_2D(spelling, ptsz, unsigned int)
 
 /* ---- cuGetProcAddress ---------------------------------------------------------- */
 

@@ -9,6 +9,7 @@
 
 #include "interpose/backtrace.h"
 #include "interpose/driver.h"
+#include "interpose/kernel_args.h"
 #include "interpose/log.h"
 #include "interpose/options.h"
 #include "interpose/runstatus.h"
@@ -105,6 +106,8 @@ static void init(void)
 	capinfo_v3 = (capinfo_v3_fn)gc_driver_lookup("cuStreamGetCaptureInfo_v3");
 	capinfo_v2 = (capinfo_v2_fn)gc_driver_lookup("cuStreamGetCaptureInfo_v2");
 	capinfo_v1 = (capinfo_v1_fn)gc_driver_lookup("cuStreamGetCaptureInfo");
+	gc_kernel_args_init(gc_driver_lookup);
+	__atomic_store_n(&gc_hub_dead, gc_ledger_dead_ranges(ledger), __ATOMIC_RELAXED);
 	if (opts.trace_file[0]) {
 		CUresult (*version)(int *) = (CUresult(*)(int *))gc_driver_lookup("cuDriverGetVersion");
 		int v = 0;
@@ -184,10 +187,16 @@ static uint64_t thread_id(void)
 	return my_tid;
 }
 
-static int keeps_site(gc_event_kind k)
+/* The events whose call site the ledger keeps: allocations and frees that succeeded (for
+ * later explanations), and uses (a bad use is recorded once per site). */
+static int keeps_site(const gc_event *ev)
 {
-	return k == GC_EV_ALLOC || k == GC_EV_MEM_ALLOC || k == GC_EV_ALLOC_NODE ||
-	       k == GC_EV_FREE || k == GC_EV_MEM_FREE || k == GC_EV_FREE_NODE;
+	gc_event_kind k = ev->kind;
+	if (k == GC_EV_USE)
+		return 1;
+	return ev->result == GC_CUDA_SUCCESS &&
+	       (k == GC_EV_ALLOC || k == GC_EV_MEM_ALLOC || k == GC_EV_ALLOC_NODE ||
+	        k == GC_EV_FREE || k == GC_EV_MEM_FREE || k == GC_EV_FREE_NODE);
 }
 
 void gc_hub_report(gc_event *ev)
@@ -197,8 +206,7 @@ void gc_hub_report(gc_event *ev)
 	if (!my_tid && ev->kind != GC_EV_EXIT)  /* first event of a thread or forked child */
 		gc_log_activate();
 	ev->tid = thread_id();
-	if (keeps_site(ev->kind) && opts.alloc_backtrace_depth == 0 &&
-	    ev->result == GC_CUDA_SUCCESS && my_caller) {
+	if (keeps_site(ev) && opts.alloc_backtrace_depth == 0 && my_caller) {
 		/* The cheap site: the calling instruction alone (no unwinding). */
 		unsigned slot = (unsigned)(((uintptr_t)my_caller >> 2) % SITE_CACHE);
 		if (site_cache[slot].pc != my_caller) {
@@ -206,8 +214,7 @@ void gc_hub_report(gc_event *ev)
 			site_cache[slot].pc = my_caller;
 		}
 		ev->site = site_cache[slot].site;
-	} else if (keeps_site(ev->kind) && opts.alloc_backtrace_depth > 0 &&
-	           ev->result == GC_CUDA_SUCCESS) {
+	} else if (keeps_site(ev) && opts.alloc_backtrace_depth > 0) {
 		nframes = gc_backtrace_capture(frames, opts.alloc_backtrace_depth >
 		                                               opts.backtrace_depth
 		                                           ? opts.alloc_backtrace_depth

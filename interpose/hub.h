@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "interpose/dead_ranges.h"
 #include "interpose/ledger.h"
 
 /* Enters graphcheck for one intercepted call: 0 when the call must go straight to the
@@ -27,5 +28,36 @@ uint64_t gc_hub_capture_query(uint64_t stream, int ptsz, uint64_t *graph);
 /* Fills the thread and call-site fields, traces the event, applies it, and logs its
  * verdicts. Called inside the guard; does not leave it. */
 void gc_hub_report(gc_event *ev);
+
+/* ---- uses (uses.c): kernel launches, copies and sets ----------------------------------- */
+
+/* A use as its wrapper sees it, before its words are read. */
+typedef struct gc_use {
+	const char *call;
+	int result;
+	int what;                     /* gc_use_kind */
+	int per_thread;               /* a _ptsz/_ptds spelling: stream 0 is the thread's */
+	uint64_t stream;
+	uint64_t func;                /* kernels: the function handle, its arguments as */
+	void **kernel_params, **extra;  /* cuLaunchKernel takes them */
+	uint64_t dst, src, bytes;     /* copies and sets: device addresses, 0 for host memory */
+} gc_use;
+
+/* The ledger's dead memory, read by the uses' fast check; set at start-up. */
+extern struct gc_dead_ranges *gc_hub_dead;
+
+/* Whether any memory is dead now: when not, a successful use cannot break a rule and its
+ * wrapper builds nothing (one load, no lock, no shared write). */
+static inline int gc_hub_uses_checked(void)
+{
+	struct gc_dead_ranges *d = __atomic_load_n(&gc_hub_dead, __ATOMIC_RELAXED);
+	/* An empty index has equal bounds (dead_ranges.h). */
+	return d && __atomic_load_n(&d->lo_bound, __ATOMIC_RELAXED) !=
+	                    __atomic_load_n(&d->hi_bound, __ATOMIC_RELAXED);
+}
+
+/* Reads the use's words, checks them against the dead memory, and reports a GC_EV_USE when
+ * one hits or the call failed. Called inside the guard. */
+void gc_hub_use(const gc_use *u);
 
 #endif

@@ -128,6 +128,33 @@ static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 		gc_exec_launched(l, e);
 }
 
+/* A use that hit dead memory: the record it belonged to (a graph allocation's, or a freed
+ * one still in the history), and the verdict, once per (rule, call site, allocation). */
+static void on_use(gc_ledger *l, out *o, const gc_event *ev)
+{
+	gc_dead_range hit;
+	if (!ev->ptr || ev->capture_id || !gc_dead_ranges_lookup(&l->dead, ev->ptr, &hit))
+		return;  /* captured: the graph's launch decides; or live again since the hub looked */
+	int want = hit.kind == GC_DEAD_UNMATERIALIZED ? K_GRAPH : K_ASYNC;
+	struct alloc *a = NULL;
+	at_iter it;
+	for (struct alloc *r = gc_store_first_at(l, hit.owner, &it); r; r = gc_store_next_at(&it))
+		if (r->kind == want && r->state != S_LIVE && ev->ptr - r->h.key < r->size) {
+			a = r;
+			break;
+		}
+	gc_rule rule = want == K_GRAPH ? GC_RULE_USE_UNMATERIALIZED : GC_RULE_USE_AFTER_FREE;
+	uint64_t key = ((uint64_t)rule << 56 | (uint64_t)ev->site << 24) ^ (a ? a->seq : hit.owner);
+	for (size_t i = 0; i < l->n_use_seen; i++)
+		if (l->use_seen[i] == key) {
+			o->explained = 1;
+			return;
+		}
+	if (l->n_use_seen < USE_SEEN_MAX)
+		l->use_seen[l->n_use_seen++] = key;
+	gc_check_use(o, ev, &hit, a);
+}
+
 /* ---- the dispatcher ------------------------------------------------------ */
 
 /* An allocation outside any graph (1), or a free that may be of a plain record (0): the fast
@@ -146,6 +173,10 @@ static int plain_event(const gc_event *ev)
 /* The stripe of the plain records an event may read besides graph state, or NULL. */
 static struct stripe *stripe_needed(gc_ledger *l, const gc_event *ev)
 {
+	gc_dead_range hit;
+	if (ev->kind == GC_EV_USE)  /* the records of the allocation the use hit */
+		return ev->ptr && gc_dead_ranges_lookup(&l->dead, ev->ptr, &hit)
+		               ? stripe_of(l, hit.owner) : NULL;
 	int frees = ev->kind == GC_EV_FREE || ev->kind == GC_EV_MEM_FREE ||
 	            ev->kind == GC_EV_FREE_NODE;
 	return frees ? stripe_of(l, ev->ptr) : NULL;
@@ -200,6 +231,7 @@ int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	 * (ledger_order.c); today only failed waits arrive, for api-error. */
 	case GC_EV_SYNCHRONIZE: break;
 	case GC_EV_EXIT: gc_check_leaks(l, &o); break;
+	case GC_EV_USE: on_use(l, &o, ev); break;
 	case GC_EV__COUNT: break;
 	}
 	gc_check_api_error(&o, ev);
@@ -217,6 +249,11 @@ done:
 		unlock_stripes(l);
 	pthread_mutex_unlock(&l->lock);
 	return o.n < max ? o.n : max;
+}
+
+struct gc_dead_ranges *gc_ledger_dead_ranges(gc_ledger *l)
+{
+	return l ? &l->dead : NULL;
 }
 
 int gc_ledger_capturing(const gc_ledger *l)
@@ -238,7 +275,8 @@ gc_ledger *gc_ledger_new(const gc_ledger_config *cfg)
 	l->nstripes = 1;
 	while (l->nstripes < want && l->nstripes < 1024)
 		l->nstripes <<= 1;
-	if (gc_store_init(l, history) || gc_graph_init(l)) {
+	if (gc_store_init(l, history) || gc_graph_init(l) ||
+	    gc_dead_ranges_init(&l->dead, DEAD_RANGES_MAX)) {
 		gc_ledger_free(l);
 		return NULL;
 	}
@@ -251,6 +289,7 @@ void gc_ledger_free(gc_ledger *l)
 		return;
 	gc_graph_destroy_all(l);
 	gc_store_destroy(l);
+	gc_dead_ranges_destroy(&l->dead);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 }
@@ -274,14 +313,18 @@ double gc_ledger_mean_probes(gc_ledger *l)
 
 void gc_ledger_fork_prepare(gc_ledger *l)
 {
-	if (l)
-		lock_all(l);
+	if (!l)
+		return;
+	lock_all(l);
+	pthread_mutex_lock(&l->dead.lock);  /* a leaf: last */
 }
 
 void gc_ledger_fork_parent(gc_ledger *l)
 {
-	if (l)
-		unlock_all(l);
+	if (!l)
+		return;
+	pthread_mutex_unlock(&l->dead.lock);
+	unlock_all(l);
 }
 
 void gc_ledger_fork_child(gc_ledger *l)
@@ -290,6 +333,7 @@ void gc_ledger_fork_child(gc_ledger *l)
 	if (!l)
 		return;
 	pthread_mutex_init(&l->lock, NULL);
+	pthread_mutex_init(&l->dead.lock, NULL);
 	for (unsigned i = 0; i < l->nstripes; i++)
 		gc_store_lock_init(&l->stripes[i]);
 	gc_store_mark_inherited(l);
@@ -301,7 +345,7 @@ void gc_ledger_fork_child(gc_ledger *l)
 static const char *const kind_names[GC_EV__COUNT] = {
 	"alloc", "free", "mem_alloc", "mem_free", "capture_begin", "capture_end",
 	"alloc_node", "free_node", "instantiate", "launch", "exec_destroy",
-	"graph_destroy", "synchronize", "exit",
+	"graph_destroy", "synchronize", "exit", "use",
 };
 
 /* Names traces recorded before the renames used: they still replay. */

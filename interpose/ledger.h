@@ -31,8 +31,15 @@ typedef enum gc_event_kind {
 	GC_EV_SYNCHRONIZE,    /* a failed wait (cuStreamSynchronize, cuStreamQuery, cuCtxSynchronize,
 	                       * cuEventSynchronize): stream (0: context-wide), result */
 	GC_EV_EXIT,           /* process exit: leak check */
+	GC_EV_USE,            /* a kernel launch, copy or set that touches memory not live, or
+	                       * fails: ptr (the word that hit, 0 for none), size (bytes copied
+	                       * or set), stream, capture_id, use, arg, func_name */
 	GC_EV__COUNT
 } gc_event_kind;
+
+/* What a GC_EV_USE is, and for .arg: a kernel's argument index, or a copy's side. */
+enum gc_use_kind { GC_USE_KERNEL = 1, GC_USE_COPY = 2, GC_USE_SET = 3 };
+enum { GC_USE_DST = 0, GC_USE_SRC = 1 };
 
 enum gc_capture_mode { GC_MODE_GLOBAL = 0, GC_MODE_THREAD_LOCAL = 1, GC_MODE_RELAXED = 2 };
 
@@ -53,6 +60,8 @@ typedef struct gc_event {
 	uint64_t ptr, size, stream, pool, graph, exec, flags;
 	uint64_t capture_id;  /* 0: the stream was not capturing */
 	int mode;             /* gc_capture_mode, for CAPTURE_BEGIN */
+	int use, arg;         /* GC_EV_USE: gc_use_kind, and the argument index or copy side */
+	const char *func_name;  /* GC_EV_USE of a kernel: its name (the driver's storage) */
 	uint64_t tid;
 	uint32_t site;        /* opaque call-site id kept with allocations (see sites.h) */
 } gc_event;
@@ -108,6 +117,10 @@ void gc_ledger_free(gc_ledger *l);
  * decides what state changes (a failed allocation never enters the ledger); the ledger's own
  * model decides the verdicts. */
 int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *out, int max);
+
+/* The index of memory that is not live, which uses are checked against: the hub reads its
+ * bounds without a lock to skip the uses that cannot touch it (see dead_ranges.h). */
+struct gc_dead_ranges *gc_ledger_dead_ranges(gc_ledger *l);
 
 /* True while any capture the ledger knows of is active: hooks skip capture queries otherwise. */
 int gc_ledger_capturing(const gc_ledger *l);

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "interpose/dead_ranges.h"
 #include "interpose/hash_table.h"
 #include "interpose/ledger.h"
 #include "interpose/slab.h"
@@ -31,6 +32,9 @@
 #define RETIRED_MAX 64
 /* Allocations keep a one-byte index instead of a pointer to their allocating call's name. */
 #define MAX_CALL_NAMES 64
+/* Dead ranges kept for uses: unmaterialized graph allocations and recent frees. */
+#define DEAD_RANGES_MAX 16384
+#define USE_SEEN_MAX 1024
 
 enum alloc_kind { K_ASYNC, K_SYNC, K_GRAPH };
 enum alloc_state { S_LIVE, S_FREED, S_PENDING, S_UNLIVE };
@@ -118,6 +122,12 @@ struct gc_ledger {
 	int active_captures;   /* read without the lock by gc_ledger_capturing */
 	/* Allocation numbers: written by every allocation, so on a line of its own. */
 	uint32_t alloc_seq __attribute__((aligned(CACHE_LINE)));
+	/* Memory that is not live, for uses (its own lock, a leaf under any ledger lock). */
+	gc_dead_ranges dead;
+	/* Use records already written, by (rule, call site, allocation): a loop that repeats a
+	 * bad use gets one record. Under the graph lock; full, every further one is written. */
+	uint64_t use_seen[USE_SEEN_MAX];
+	size_t n_use_seen;
 };
 
 static inline struct stripe *stripe_of(const gc_ledger *l, uint64_t ptr)
@@ -206,5 +216,7 @@ void gc_check_instantiate(out *o, const gc_event *ev, const struct graph *g);
 void gc_check_launch(out *o, const gc_event *ev, const struct exec *e);
 void gc_check_leaks(gc_ledger *l, out *o);
 void gc_check_api_error(out *o, const gc_event *ev);
+/* A use of memory in dead range hit; a: the allocation it belonged to, if still recorded. */
+void gc_check_use(out *o, const gc_event *ev, const gc_dead_range *hit, const struct alloc *a);
 
 #endif

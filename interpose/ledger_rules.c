@@ -523,3 +523,52 @@ void gc_check_api_error(out *o, const gc_event *ev)
 	        ev->call, ev->result, name ? name : "unknown code");
 	}
 }
+
+/* ---- uses ------------------------------------------------------------------ */
+
+/* "argument 2 of kernel k" / "the destination of cuMemcpyAsync" / "cuMemsetD8Async" */
+static const char *use_name(const gc_event *ev, char *buf, size_t n)
+{
+	if (ev->use == GC_USE_KERNEL)
+		snprintf(buf, n, "argument %d of kernel %.120s", ev->arg,
+		         ev->func_name ? ev->func_name : "?");
+	else if (ev->use == GC_USE_COPY)
+		snprintf(buf, n, "the %s of the copy", ev->arg == GC_USE_SRC ? "source" : "destination");
+	else
+		snprintf(buf, n, "the memory set");
+	return buf;
+}
+
+void gc_check_use(out *o, const gc_event *ev, const gc_dead_range *hit, const struct alloc *a)
+{
+	char ub[200], ob[256], head[600];
+	int unmaterialized = hit->kind == GC_DEAD_UNMATERIALIZED;
+	const char *what = ev->use == GC_USE_KERNEL ? "The kernel will read or write" :
+	                   ev->use == GC_USE_COPY ? "The copy reads or writes" : "The set writes";
+	snprintf(head, sizeof(head), "%s passes 0x%llx as %s, byte %llu into %s", ev->call,
+	         (unsigned long long)ev->ptr, use_name(ev, ub, sizeof(ub)),
+	         (unsigned long long)(ev->ptr - (a ? a->h.key : hit->owner)),
+	         a ? alloc_origin(a, ob, sizeof(ob))
+	           : unmaterialized ? "a graph allocation no longer recorded"
+	                            : "a stream-ordered allocation that left the history");
+	if (unmaterialized) {
+		int pending = a && a->state == S_PENDING;
+		verdict_on(o, GC_RULE_USE_UNMATERIALIZED, a,
+		           "%s, which is not live: %s. %s memory that is not mapped (the driver "
+		           "answers CUDA_ERROR_ILLEGAL_ADDRESS at a later synchronize, or garbage). %s",
+		           head,
+		           pending ? "its graph has not been launched yet, and a graph allocation exists "
+		                     "only after a launch of its graph reaches the allocation node"
+		                   : "it was freed since its graph's last launch",
+		           what,
+		           pending ? "Launch the graph before this use, or allocate the memory outside "
+		                     "the graph."
+		                   : "Use it before the free, or launch its graph again first.");
+	} else {
+		verdict_on(o, GC_RULE_USE_AFTER_FREE, a,
+		           "%s, which was freed, and no live allocation covers that address now. %s "
+		           "memory the pool may give to another allocation. Free it after its last use "
+		           "in stream order.", head, what);
+	}
+	o->explained = 1;  /* a failed copy of dead memory is this, not an api-error */
+}

@@ -68,6 +68,13 @@ static struct alloc *alloc_new(gc_ledger *l, struct stripe *st, const gc_event *
 	a->state = kind == K_GRAPH ? S_PENDING : S_LIVE;
 	a->call = call_index(ev->call);
 	gc_table_insert(st ? &st->allocs : &l->gallocs, &a->h);
+	/* A graph allocation is dead memory until a launch of its graph reaches it; any other
+	 * covers what it occupies. */
+	if (kind == K_GRAPH)
+		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key,
+		                   GC_DEAD_UNMATERIALIZED);
+	else
+		gc_dead_ranges_cover(&l->dead, a->h.key, a->h.key + a->size);
 	if (st) {
 		st->live_allocs++;
 		st->live_bytes += a->size;
@@ -122,6 +129,13 @@ void gc_store_set_live(gc_ledger *l, struct alloc *a, int live)
 		--*count;
 		*bytes -= a->size;
 	}
+	if (a->kind != K_GRAPH)
+		return;
+	if (live)
+		gc_dead_ranges_cover(&l->dead, a->h.key, a->h.key + a->size);
+	else
+		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key,
+		                   GC_DEAD_UNMATERIALIZED);
 }
 
 /* A freed record leaves for good: out of its table if still listed (superseded records were
@@ -153,11 +167,25 @@ static void history_push(struct stripe *st, struct alloc *a)
 	}
 }
 
-/* A free of a non-graph allocation: it leaves the live set for its stripe's history ring. */
-static void free_plain(struct stripe *st, struct alloc *a, uint32_t site)
+/* Whether a live plain record holds ptr (the caller holds its stripe). */
+static int live_at(struct stripe *st, uint64_t ptr)
+{
+	for (gc_hnode *n = gc_table_find(&st->allocs, ptr); n; n = gc_table_next(n))
+		if (((struct alloc *)n)->state == S_LIVE)
+			return 1;
+	return 0;
+}
+
+/* A free of a non-graph allocation: it leaves the live set for its stripe's history ring.
+ * A stream-ordered one becomes dead memory, unless the address was handed out again before
+ * this free reached the ledger (see alloc_plain). cuMemFree'd memory is not tracked as dead:
+ * its address range may come back through allocators graphcheck does not see. */
+static void free_plain(gc_ledger *l, struct stripe *st, struct alloc *a, uint32_t site)
 {
 	plain_unlive(st, a);
 	a->state = S_FREED;
+	if (a->kind == K_ASYNC && !live_at(st, a->h.key))
+		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key, GC_DEAD_FREED);
 	a->free_site = site;
 	/* Pools hand the same address out again and again: keep one freed record per address
 	 * so chains stay short. */
@@ -174,7 +202,7 @@ static void free_plain(struct stripe *st, struct alloc *a, uint32_t site)
 
 void gc_store_free_plain(gc_ledger *l, struct alloc *a, uint32_t site)
 {
-	free_plain(stripe_of(l, a->h.key), a, site);
+	free_plain(l, stripe_of(l, a->h.key), a, site);
 }
 
 /* An allocation outside any graph; the caller holds its stripe. */
@@ -228,7 +256,7 @@ int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, in
 		a = live;
 	if (!a)
 		return 0;
-	free_plain(st, a, ev->site);
+	free_plain(l, st, a, ev->site);
 	return 1;
 }
 
@@ -238,7 +266,7 @@ int gc_store_claim_retired(gc_ledger *l, uint64_t ptr, uint32_t site)
 	for (struct alloc *a = gc_store_first_at(l, ptr, &it); a; a = gc_store_next_at(&it)) {
 		if (a->flags & F_REUSED) {
 			a->flags &= (uint8_t)~F_REUSED;
-			free_plain(stripe_of(l, a->h.key), a, site);
+			free_plain(l, stripe_of(l, a->h.key), a, site);
 			return 1;
 		}
 	}

@@ -22,6 +22,10 @@ typedef enum gc_severity { GC_SEV_ERROR, GC_SEV_WARNING } gc_severity;
 	  "Instantiating a graph with memory nodes while another exec of it exists.") \
 	X(CAPTURE_INVALIDATED, "capture-invalidated", GC_SEV_ERROR, \
 	  "A call made during a stream capture invalidated the capture.") \
+	X(USE_UNMATERIALIZED, "use-unmaterialized", GC_SEV_ERROR, \
+	  "A kernel argument, copy or set points into a graph allocation that is not live: its graph has not run, or it was freed since its last launch.") \
+	X(USE_AFTER_FREE, "use-after-free", GC_SEV_ERROR, \
+	  "A kernel argument, copy or set points into a stream-ordered allocation that was freed, and nothing live covers that address now.") \
 	X(LEAK_AT_EXIT, "leak-at-exit", GC_SEV_WARNING, \
 	  "Stream-ordered or graph allocations still live at exit.") \
 	X(API_ERROR, "api-error", GC_SEV_ERROR, \

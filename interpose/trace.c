@@ -23,6 +23,7 @@ static pthread_mutex_t site_lock = PTHREAD_MUTEX_INITIALIZER;
 static int write_failed;  /* said once */
 #define SITE_MODULE_MAX 400   /* bytes of a module path in a site line (16 KiB for 64 frames) */
 #define CALL_MAX 64           /* bytes of a call name (the spellings are under 40) */
+#define FUNC_MAX 256          /* bytes of a kernel name (mangled C++ names run long) */
 
 static void put(const char *buf, size_t len)
 {
@@ -165,12 +166,17 @@ static size_t format_event(char *buf, size_t n, const gc_event *ev, uint64_t s)
 	gc_buf_printf(&b, ",\"result\":%d,\"ptr\":\"0x%llx\",\"size\":%llu,"
 	              "\"stream\":\"0x%llx\",\"pool\":\"0x%llx\",\"graph\":\"0x%llx\","
 	              "\"exec\":\"0x%llx\",\"flags\":%llu,\"capture_id\":%llu,\"mode\":%d,"
-	              "\"site\":%u}\n",
+	              "\"site\":%u",
 	              ev->result, (unsigned long long)ev->ptr, (unsigned long long)ev->size,
 	              (unsigned long long)ev->stream, (unsigned long long)ev->pool,
 	              (unsigned long long)ev->graph, (unsigned long long)ev->exec,
 	              (unsigned long long)ev->flags, (unsigned long long)ev->capture_id, ev->mode,
 	              ev->site);
+	if (ev->kind == GC_EV_USE) {
+		gc_buf_printf(&b, ",\"use\":%d,\"arg\":%d,\"func\":", ev->use, ev->arg);
+		gc_buf_json_str(&b, ev->func_name ? ev->func_name : "", FUNC_MAX);
+	}
+	gc_buf_printf(&b, "}\n");
 	return b.overflow ? 0 : b.len;
 }
 
@@ -178,7 +184,7 @@ void gc_trace_event(const gc_event *ev)
 {
 	if (fd < 0)
 		return;
-	char buf[768];
+	char buf[1024];
 	write_sites(ev->site);
 	put(buf, format_event(buf, sizeof(buf), ev, __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED)));
 }

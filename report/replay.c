@@ -73,6 +73,17 @@ static const char *parse_event(json_t *o, gc_event *ev)
 	ev->result = (int)result;
 	ev->mode = (int)mode;
 	ev->site = (uint32_t)site;
+	if (ev->kind == GC_EV_USE) {
+		uint64_t use, arg;
+		json_t *func = json_object_get(o, "func");
+		if (get_num(o, "use", &use) || !json_is_integer(json_object_get(o, "arg")))
+			return "a use needs integer fields \"use\" and \"arg\"";
+		arg = (uint64_t)json_integer_value(json_object_get(o, "arg"));
+		ev->use = (int)use;
+		ev->arg = (int)arg;
+		ev->func_name = json_is_string(func) && *json_string_value(func)
+		                        ? intern_call(json_string_value(func)) : NULL;
+	}
 	return NULL;
 }
 

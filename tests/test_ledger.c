@@ -903,6 +903,98 @@ static void kind_names_old_and_new(void **state)
 	assert_int_equal(gc_event_kind_from_name("no_such_kind"), GC_EV__COUNT);
 }
 
+
+/* ---- uses ------------------------------------------------------------------------ */
+
+static gc_event use(int what, uint64_t p, int arg, uint64_t cap, int result, uint32_t site)
+{
+	return (gc_event){.kind = GC_EV_USE, .call = what == GC_USE_KERNEL ? "cuLaunchKernel"
+	                                             : "cuMemcpyDtoHAsync_v2",
+	                  .ptr = p, .use = what, .arg = arg, .func_name = "shortKernel_2",
+	                  .stream = S1, .capture_id = cap, .result = result, .site = site};
+}
+
+static void use_unmaterialized_before_launch(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xa000, 0x6000, 0xe000, 0, 0);
+	apply(f, use(GC_USE_KERNEL, 0xa010, 1, 0, 0, 50));
+	expect(f, 1, GC_RULE_USE_UNMATERIALIZED);
+	assert_non_null(strstr(f->v[0].message, "argument 1 of kernel shortKernel_2, byte 16"));
+	assert_non_null(strstr(f->v[0].message, "has not been launched yet"));
+	assert_int_equal(f->v[0].alloc.ptr, 0xa000);
+	apply(f, use(GC_USE_KERNEL, 0xa010, 1, 0, 0, 50));  /* the same loop again: once */
+	expect_none(f);
+	apply(f, use(GC_USE_KERNEL, 0xa000, 0, 0, 0, 51));  /* another call site */
+	expect(f, 1, GC_RULE_USE_UNMATERIALIZED);
+	/* A failed copy of that memory (the H200 answers 1 at once): explained, no api-error. */
+	apply(f, use(GC_USE_COPY, 0xa020, GC_USE_SRC, 0, INVALID, 52));
+	expect(f, 1, GC_RULE_USE_UNMATERIALIZED);
+	assert_non_null(strstr(f->v[0].message, "the source of the copy"));
+}
+
+static void use_unmaterialized_clean(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xa000, 0x6000, 0xe000, 0, 0);
+	apply(f, use(GC_USE_KERNEL, 0xa010, 0, 1, 0, 50));  /* captured into a graph: not now */
+	expect_none(f);
+	apply(f, launch(0xe000, S1, 0));
+	apply(f, use(GC_USE_KERNEL, 0xa010, 0, 0, 0, 50));
+	expect_none(f);
+	apply(f, use(GC_USE_KERNEL, 0xa000 + 4096, 0, 0, 0, 50));  /* one past the end */
+	expect_none(f);
+	/* freed since the launch: dead again */
+	apply(f, mfree(0xa000, S1, 0, 0));
+	apply(f, use(GC_USE_KERNEL, 0xa010, 0, 0, 0, 53));
+	expect(f, 1, GC_RULE_USE_UNMATERIALIZED);
+	assert_non_null(strstr(f->v[0].message, "freed since its graph's last launch"));
+}
+
+static void use_after_free(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0xb000, 256, S1, 0));
+	apply(f, use(GC_USE_KERNEL, 0xb080, 2, 0, 0, 60));
+	expect_none(f);
+	apply(f, mfree(0xb000, S1, 0, 0));
+	apply(f, use(GC_USE_KERNEL, 0xb080, 2, 0, 0, 60));
+	expect(f, 1, GC_RULE_USE_AFTER_FREE);
+	assert_non_null(strstr(f->v[0].message, "byte 128 into allocation #1 (256 bytes)"));
+	assert_int_equal(f->v[0].alloc.seq, 1);
+	apply(f, use(GC_USE_KERNEL, 0xb100, 2, 0, 0, 61));  /* one past the end */
+	expect_none(f);
+	/* The pool hands the address out again: live, no record. */
+	apply(f, alloc(0xb000, 512, S1, 0));
+	apply(f, use(GC_USE_KERNEL, 0xb080, 2, 0, 0, 62));
+	expect_none(f);
+	/* cuMemFree'd memory is not tracked as dead (other allocators may map it again). */
+	apply(f, (gc_event){.kind = GC_EV_MEM_ALLOC, .call = "cuMemAlloc_v2", .ptr = 0xc000,
+	                    .size = 64});
+	apply(f, (gc_event){.kind = GC_EV_MEM_FREE, .call = "cuMemFree_v2", .ptr = 0xc000});
+	apply(f, use(GC_USE_KERNEL, 0xc000, 0, 0, 0, 63));
+	expect_none(f);
+	/* a failed use of memory nothing says is dead: an api-error */
+	apply(f, use(GC_USE_KERNEL, 0xd000, 0, 0, INVALID, 64));
+	expect(f, 1, GC_RULE_API_ERROR);
+}
+
+static void use_after_free_history_lost(void **state)
+{
+	(void)state;
+	gc_ledger_config cfg = {.history = 0};
+	gc_ledger *l = gc_ledger_new(&cfg);
+	gc_verdict v[4];
+	gc_event a = alloc(0xb000, 256, S1, 0), fr = mfree(0xb000, S1, 0, 0),
+	         u = use(GC_USE_KERNEL, 0xb010, 0, 0, 0, 70);
+	gc_ledger_apply(l, &a, v, 4);
+	gc_ledger_apply(l, &fr, v, 4);
+	assert_int_equal(gc_ledger_apply(l, &u, v, 4), 1);
+	assert_int_equal(v[0].rule, GC_RULE_USE_AFTER_FREE);
+	assert_non_null(strstr(v[0].message, "left the history"));
+	gc_ledger_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -953,6 +1045,10 @@ int main(void)
 		cmocka_unit_test(retired_records_bounded),
 		T(late_frees_claim_retired),
 		cmocka_unit_test(kind_names_old_and_new),
+		T(use_unmaterialized_before_launch),
+		T(use_unmaterialized_clean),
+		T(use_after_free),
+		cmocka_unit_test(use_after_free_history_lost),
 	};
 	return cmocka_run_group_tests_name("ledger", tests, NULL, NULL);
 }

@@ -32,7 +32,7 @@
  * Input format: byte 0 is the configuration (bits 0-1 history 16/0/1/4, bits 2-4 the small
  * ledger's verdict slots 0..7, bit 5 the real slab, bit 6 one address stripe instead of the
  * default GC_LEDGER_STRIPES); then 4 bytes per event (see decode()):
- * the 14 kinds, GC_EV__COUNT (which the ledger must ignore) and a fork (the atfork handlers
+ * the 15 kinds, GC_EV__COUNT (which the ledger must ignore) and a fork (the atfork handlers
  * run as in a child), at most 4096 events. tests/fuzz/ledger_crashes/ holds inputs that
  * broke the ledger once.
  *
@@ -125,6 +125,8 @@ static const char *const D_CALL[GC_EV__COUNT][4] = {
 	[GC_EV_SYNCHRONIZE] = {"cuStreamSynchronize", "cuCtxSynchronize", "cuStreamQuery",
 	                     "cuEventSynchronize"},
 	[GC_EV_EXIT] = {"exit", "atexit", "exit", "exit"},
+	[GC_EV_USE] = {"cuLaunchKernel", "cuMemcpyDtoHAsync_v2", "cuMemsetD8Async",
+	               "cuLaunchKernel_ptsz"},
 };
 #define N8(p) p "0", p "1", p "2", p "3", p "4", p "5", p "6", p "7"
 #define N64(p) \
@@ -265,8 +267,8 @@ static const char *kind_name(gc_event_kind k)
 	return k == FL_FORK ? "fork_child" : k == GC_EV__COUNT ? "kind-count" : gc_event_kind_name(k);
 }
 
-/* Event i: b0 kind (low 4 bits: 0-13 the kinds, 14 GC_EV__COUNT, which the ledger must
- * ignore, 15 a fork) and result (high 4);
+/* Event i: b0 kind (low 4 bits: 0-14 the kinds, 15 GC_EV__COUNT, which the ledger must
+ * ignore, or a fork when b3's site bit is set) and result (high 4);
  * b1 ptr (3) size (3) stream (2); b2 graph (2) exec (2) capture id (2) mode (2);
  * b3 flags (2) pool (1) tid (1) site (1) call (3: 0-3 by kind, 4-7 an odd one, picked by
  * the call bits with the rest of b3). */
@@ -276,7 +278,7 @@ static gc_event decode(const uint8_t *data, size_t i)
 	gc_event ev;
 	memset(&ev, 0, sizeof(ev));
 	unsigned nib = b[0] & 15;
-	ev.kind = nib < GC_EV__COUNT ? (gc_event_kind)nib : nib == GC_EV__COUNT ? GC_EV__COUNT : FL_FORK;
+	ev.kind = nib < GC_EV__COUNT ? (gc_event_kind)nib : (b[3] & 16) ? FL_FORK : GC_EV__COUNT;
 	ev.result = D_RESULT[b[0] >> 4];
 	ev.ptr = D_PTR[b[1] & 7];
 	ev.size = D_SIZE[(b[1] >> 3) & 7];
@@ -292,6 +294,11 @@ static gc_event decode(const uint8_t *data, size_t i)
 	unsigned call = b[3] >> 5;
 	ev.call = call < 4 ? (nib < GC_EV__COUNT ? D_CALL[ev.kind][call] : "fuzz_no_kind")
 	                   : D_ODD_CALL[(((call - 4) << 5) | (b[3] & 31)) % D_ODD_CALLS];
+	if (ev.kind == GC_EV_USE) {  /* kernel, copy or set, by the call bits; the mode bits: arg */
+		ev.use = GC_USE_KERNEL + (int)(call % 3);
+		ev.arg = ev.mode;
+		ev.func_name = ev.use == GC_USE_KERNEL ? "fuzz_kernel" : NULL;
+	}
 	return ev;
 }
 
@@ -323,6 +330,7 @@ static const unsigned FIELDS[GC_EV__COUNT] = {
 	[GC_EV_GRAPH_DESTROY] = P_GRAPH,
 	[GC_EV_SYNCHRONIZE] = P_STREAM | P_CAPTURE | P_TID,
 	[GC_EV_EXIT] = 0,
+	[GC_EV_USE] = P_PTR | P_SIZE | P_STREAM | P_CAPTURE | P_SITE,
 };
 
 static void print_event(FILE *f, size_t i, const gc_event *ev)

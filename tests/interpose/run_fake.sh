@@ -22,9 +22,13 @@ case "$BUILD" in
 *) PRE=$LIB ;;
 esac
 
-# rules FILE: "count rule" lines of a JSON log, sorted.
+# rules FILE: "count rule" lines of a JSON log, sorted. The scenarios launch NULL kernels
+# (they load no module), which the H200 and the stand-in both refuse with 400: those
+# launches' api-errors are the scenarios' own, not the seed's, and are left out.
 rules() {
-	jq -r 'select(.type == "violation") | .rule' "$1" 2>/dev/null | sort | uniq -c | sed 's/^ *//'
+	jq -r 'select(.type == "violation")
+	       | select((.rule == "api-error" and (.call | startswith("cuLaunchKernel"))) | not)
+	       | .rule' "$1" 2>/dev/null | sort | uniq -c | sed 's/^ *//'
 }
 
 # check NAME EXPECTED_RULES PROGRAM ARGS...

@@ -1,0 +1,135 @@
+#define __CUDA_API_VERSION_INTERNAL 1
+#include "interpose/kernel_args.h"
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A kernel's layout: its arguments' (offset, size), in order. */
+struct gc_kernel {
+	uint32_t nparams;
+	const char *name;
+	struct { uint32_t offset, size; } p[];
+};
+
+/* Handles seen so far, open addressing, published with a release store of the key after its
+ * kernel is filled in: readers take no lock. Full: new handles go unchecked (a program with
+ * more kernels than this is counted in gc_kernel_args_unknown, not slowed down). */
+#define KERNELS 16384
+#define NO_LAYOUT ((gc_kernel *)1)  /* asked, and the driver could not say */
+static struct { uint64_t func; gc_kernel *k; } table[KERNELS];
+static pthread_mutex_t insert_lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef CUresult (*param_info_fn)(void *h, size_t i, size_t *off, size_t *size);
+typedef CUresult (*name_fn)(const char **name, void *h);
+static param_info_fn func_info, kernel_info;
+static name_fn func_name, kernel_name;
+
+void gc_kernel_args_init(void *(*lookup)(const char *spelling))
+{
+	func_info = (param_info_fn)lookup("cuFuncGetParamInfo");
+	kernel_info = (param_info_fn)lookup("cuKernelGetParamInfo");
+	func_name = (name_fn)lookup("cuFuncGetName");
+	kernel_name = (name_fn)lookup("cuKernelGetName");
+}
+
+/* Asks the driver: the handle is a CUfunction, or (the runtime may pass one) a CUkernel. */
+static gc_kernel *ask(uint64_t func)
+{
+	void *h = (void *)(uintptr_t)func;
+	param_info_fn info = NULL;
+	name_fn name = NULL;
+	size_t off, size, n = 0;
+	if (func_info && func_info(h, 0, &off, &size) != CUDA_ERROR_INVALID_HANDLE)
+		info = func_info, name = func_name;
+	else if (kernel_info && kernel_info(h, 0, &off, &size) != CUDA_ERROR_INVALID_HANDLE)
+		info = kernel_info, name = kernel_name;
+	if (!info)
+		return NO_LAYOUT;
+	while (n < 0xffff && info(h, n, &off, &size) == CUDA_SUCCESS)
+		n++;
+	gc_kernel *k = malloc(sizeof *k + n * sizeof k->p[0]);
+	if (!k)
+		return NO_LAYOUT;
+	k->nparams = (uint32_t)n;
+	for (size_t i = 0; i < n; i++) {
+		info(h, i, &off, &size);
+		k->p[i].offset = (uint32_t)off;
+		k->p[i].size = (uint32_t)size;
+	}
+	const char *s = NULL;
+	k->name = name && name(&s, h) == CUDA_SUCCESS && s ? s : "?";
+	return k;
+}
+
+static size_t slot_of(uint64_t func)
+{
+	return (size_t)((func * 0x9E3779B97F4A7C15ull) >> 50) & (KERNELS - 1);
+}
+
+const gc_kernel *gc_kernel_of(uint64_t func)
+{
+	if (!func)
+		return NULL;
+	size_t i = slot_of(func);
+	for (size_t probes = 0; probes < KERNELS; probes++, i = (i + 1) & (KERNELS - 1)) {
+		uint64_t f = __atomic_load_n(&table[i].func, __ATOMIC_ACQUIRE);
+		if (f == func) {
+			gc_kernel *k = table[i].k;
+			return k == NO_LAYOUT ? NULL : k;
+		}
+		if (f)
+			continue;
+		/* Not known yet: ask under the lock (another thread may be asking too). */
+		pthread_mutex_lock(&insert_lock);
+		if (!table[i].func) {
+			table[i].k = ask(func);
+			__atomic_store_n(&table[i].func, func, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&insert_lock);
+		i = (i + KERNELS - 1) & (KERNELS - 1);  /* look at this slot again */
+	}
+	return NULL;
+}
+
+const char *gc_kernel_name(const gc_kernel *k)
+{
+	return k ? k->name : "?";
+}
+
+/* The argument buffer of a launch made with `extra` instead of kernel_params. */
+static const char *extra_buffer(void **extra, size_t *size)
+{
+	const char *buf = NULL;
+	*size = 0;
+	for (size_t i = 0; extra && extra[i] != CU_LAUNCH_PARAM_END && i < 16; i += 2) {
+		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			buf = extra[i + 1];
+		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
+			*size = *(size_t *)extra[i + 1];
+	}
+	return buf;
+}
+
+size_t gc_kernel_words(const gc_kernel *k, void **kernel_params, void **extra, size_t from,
+                       uint64_t *out, uint16_t *param, size_t max)
+{
+	size_t buf_size = 0, seen = 0, n = 0;
+	const char *buf = kernel_params ? NULL : extra_buffer(extra, &buf_size);
+	if (!k || (!kernel_params && !buf))
+		return 0;
+	for (uint32_t i = 0; i < k->nparams && n < max; i++) {
+		const char *v = kernel_params ? kernel_params[i] : buf + k->p[i].offset;
+		uint32_t size = k->p[i].size;
+		if (!v || (!kernel_params && k->p[i].offset + (size_t)size > buf_size))
+			continue;
+		for (uint32_t j = 0; j + 8 <= size && n < max; j += 8, seen++) {
+			if (seen < from)
+				continue;
+			memcpy(&out[n], v + j, 8);
+			param[n++] = (uint16_t)i;
+		}
+	}
+	return n;
+}

@@ -1,0 +1,51 @@
+/* The hub's side of uses: a launch's words read through its kernel's layout, a copy's or
+ * set's addresses, checked against the ledger's dead memory without a lock; only a hit, or
+ * a failed call, becomes an event (so the trace and the ledger see the same uses). */
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+#include "interpose/hub.h"
+#include "interpose/kernel_args.h"
+
+struct gc_dead_ranges *gc_hub_dead;
+
+/* Words are read and checked in batches of this many (a small stack). */
+#define WORDS_BATCH 32
+
+void gc_hub_use(const gc_use *u)
+{
+	struct gc_dead_ranges *d = __atomic_load_n(&gc_hub_dead, __ATOMIC_RELAXED);
+	uint64_t w[WORDS_BATCH], word = 0;
+	uint16_t param[WORDS_BATCH];
+	gc_dead_range hit;
+	int arg = -1;
+	const gc_kernel *k = NULL;
+	if (u->what == GC_USE_KERNEL) {
+		k = gc_kernel_of(u->func);
+		size_t n;
+		for (size_t from = 0; d && arg < 0 &&
+		     (n = gc_kernel_words(k, u->kernel_params, u->extra, from, w, param, WORDS_BATCH));
+		     from += n) {
+			long at = gc_dead_ranges_check_words(d, w, n, &hit);
+			if (at >= 0) {
+				word = w[at];
+				arg = param[at];
+			}
+		}
+	} else if (d) {
+		w[GC_USE_DST] = u->dst;
+		w[GC_USE_SRC] = u->src;
+		long at = gc_dead_ranges_check_words(d, w, u->what == GC_USE_COPY ? 2 : 1, &hit);
+		if (at >= 0) {
+			word = w[at];
+			arg = (int)at;
+		}
+	}
+	if (arg < 0 && u->result == CUDA_SUCCESS)
+		return;
+	gc_event ev = {.kind = GC_EV_USE, .call = u->call, .result = u->result,
+	               .ptr = word, .size = u->bytes, .stream = u->stream, .use = u->what,
+	               .arg = arg, .func_name = k ? gc_kernel_name(k) : NULL,
+	               .capture_id = arg >= 0 ? gc_hub_capture_of(u->stream, u->per_thread) : 0};
+	gc_hub_report(&ev);
+}
