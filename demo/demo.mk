@@ -4,7 +4,8 @@
 # Q and msg. `make demo` builds them; `make gate` runs them under graphcheck (needs a GPU).
 
 DEMO_RULES := free-foreign-in-capture free-unmaterialized free-owned-by-graph relaunch-unfreed \
-              double-free free-unknown instantiate-twice capture-invalidated leak-at-exit api-error
+              double-free free-unknown instantiate-twice capture-invalidated leak-at-exit api-error \
+              use-unmaterialized use-after-free
 DEMO_PROGS := $(BUILD)/demo/seed_pipeline $(BUILD)/demo/seed_pipeline_fixed \
               $(patsubst %,$(BUILD)/demo/rules/%,$(DEMO_RULES))
 
