@@ -165,12 +165,14 @@ static size_t format_event(char *buf, size_t n, const gc_event *ev, uint64_t s)
 	gc_buf_printf(&b, ",\"result\":%d,\"ptr\":\"0x%llx\",\"size\":%llu,"
 	              "\"stream\":\"0x%llx\",\"pool\":\"0x%llx\",\"graph\":\"0x%llx\","
 	              "\"exec\":\"0x%llx\",\"flags\":%llu,\"capture_id\":%llu,\"mode\":%d,"
-	              "\"site\":%u}\n",
+	              "\"site\":%u",
 	              ev->result, (unsigned long long)ev->ptr, (unsigned long long)ev->size,
 	              (unsigned long long)ev->stream, (unsigned long long)ev->pool,
 	              (unsigned long long)ev->graph, (unsigned long long)ev->exec,
 	              (unsigned long long)ev->flags, (unsigned long long)ev->capture_id, ev->mode,
 	              ev->site);
+	/* Only on the error path that sets it, so other lines stay as they were. */
+	gc_buf_str(&b, ev->no_context ? ",\"no_context\":1}\n" : "}\n");
 	return b.overflow ? 0 : b.len;
 }
 
