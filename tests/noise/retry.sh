@@ -67,6 +67,12 @@ jq 'select(.type == "violation") | .tid != .pid and
 	ok "giveup: the record has the failed call's thread and frames (#0 in giveup)" ||
 	bad "giveup: wrong thread or frames: $(jq -c 'select(.type == "violation") | [.pid, .tid, .backtrace[0]]' "$tmp/giveup.json")"
 replays giveup
+# Without the leak check no exit event reaches the ledger: the exit path takes what is held.
+run giveup "" --no-leak-check
+[ "$rc" -eq 9 ] && [ "$(records "$tmp/giveup.json")" = "api-error cuMemAllocAsync 201 2560" ] &&
+	ok "giveup --no-leak-check: the held api-error is written at exit, status 9" ||
+	bad "giveup --no-leak-check: status $rc, records {$(records "$tmp/giveup.json" | tr '\n' ' ')}"
+replays giveup
 
 # The same, ended by a fatal signal before exit: the held record is written from the handler.
 run giveup kill
