@@ -61,10 +61,11 @@ run giveup
 	ok "giveup: one api-error for cuMemAllocAsync (201, 2560 bytes)" ||
 	bad "giveup: records {$(records "$tmp/giveup.json" | tr '\n' ' ')}"
 # Written at exit, from the main thread, yet about the failed call: its thread and frames.
+# (The first frame in the program: under ASan the frames start in libasan and graphcheck.)
 jq 'select(.type == "violation") | .tid != .pid and
-	(.backtrace[0].module | endswith("/ctx_prog")) and (.backtrace[0].symbol == "giveup")' \
+	([.backtrace[] | select(.module | endswith("/ctx_prog"))][0].symbol == "giveup")' \
 	"$tmp/giveup.json" | grep -qx true &&
-	ok "giveup: the record has the failed call's thread and frames (#0 in giveup)" ||
+	ok "giveup: the record has the failed call's thread and frames (giveup's)" ||
 	bad "giveup: wrong thread or frames: $(jq -c 'select(.type == "violation") | [.pid, .tid, .backtrace[0]]' "$tmp/giveup.json")"
 replays giveup
 # Without the leak check no exit event reaches the ledger: the exit path takes what is held.
