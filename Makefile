@@ -63,9 +63,11 @@ LAUNCHER := $(BUILD)/graphcheck
 # The plain modules (no hooks) are also linked into the tests and the report tool.
 # The ledger and what it is built on: also the fuzzer's list (tests/fuzz/fuzz_ledger.mk).
 LEDGER_SRCS := interpose/ledger.c interpose/ledger_store.c interpose/ledger_graph.c interpose/ledger_rules.c \
-               interpose/dead_ranges.c interpose/rule_table.c interpose/hash_table.c interpose/slab.c
+               interpose/dead_ranges.c interpose/ledger_pending.c interpose/rule_table.c \
+               interpose/hash_table.c interpose/slab.c
 CORE_SRCS := $(LEDGER_SRCS) interpose/sites.c interpose/trace.c \
-             interpose/options.c interpose/textbuf.c interpose/log.c interpose/backtrace.c interpose/signals.c
+             interpose/options.c interpose/textbuf.c interpose/log.c interpose/backtrace.c interpose/signals.c \
+             interpose/suppress.c
 CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 
 $(BUILD)/obj/pic/%.o: %.c $(wildcard interpose/*.h) interpose/hooks.def
@@ -102,6 +104,7 @@ include tests/tests.mk
 -include tests/bench/bench.mk
 -include tests/fuzz/fuzz_ledger.mk
 -include tests/reliability/reliability.mk
+-include tests/noise/noise.mk
 
 # ---- the main job -------------------------------------------------------------
 # With a GPU: the demo gate. Without: the seed pipeline's driver calls run under graphcheck

@@ -37,6 +37,8 @@ static const char usage[] =
 	"  --abort-on-error       abort the program at the first error\n"
 	"  --backtrace-depth=N    host frames per record (0-64, default 8)\n"
 	"  --no-leak-check        do not report allocations live at exit\n"
+	"  --suppressions=FILE    records that FILE's entries match are not reported (README.md)\n"
+	"  --gen-suppressions     print after each record an entry that would suppress it\n"
 	"  --verbose              print the effective options\n"
 	"  --help, --version\n"
 	"\n"
@@ -319,6 +321,10 @@ int main(int argc, char **argv)
 			setenv("GRAPHCHECK_BACKTRACE_DEPTH", v, 1);
 		} else if (!strcmp(a, "--no-leak-check")) {
 			setenv("GRAPHCHECK_LEAK_CHECK", "0", 1);
+		} else if (prefixed(a, "--suppressions=", &v)) {
+			setenv("GRAPHCHECK_SUPPRESSIONS", v, 1);
+		} else if (!strcmp(a, "--gen-suppressions")) {
+			setenv("GRAPHCHECK_GEN_SUPPRESSIONS", "1", 1);
 		} else if (!strcmp(a, "--verbose")) {
 			setenv("GRAPHCHECK_VERBOSE", "1", 1);
 		} else {
@@ -334,6 +340,7 @@ int main(int argc, char **argv)
 	make_absolute("GRAPHCHECK_LOG_FILE");
 	make_absolute("GRAPHCHECK_JSON_FILE");
 	make_absolute("GRAPHCHECK_TRACE_FILE");
+	make_absolute("GRAPHCHECK_SUPPRESSIONS");
 
 	char lib[PATH_MAX], preload[2 * PATH_MAX + 2], summary[sizeof(run_dir) + 32];
 	find_library(lib, sizeof(lib));

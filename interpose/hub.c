@@ -2,8 +2,10 @@
 #include "interpose/hub.h"
 
 #include <cuda.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include "interpose/runstatus.h"
 #include "interpose/signals.h"
 #include "interpose/sites.h"
+#include "interpose/suppress.h"
 #include "interpose/trace.h"
 
 static gc_options opts;
@@ -39,15 +42,20 @@ typedef CUresult (*capinfo_v1_fn)(CUstream, CUstreamCaptureStatus *, cuuint64_t 
 static capinfo_v3_fn capinfo_v3;
 static capinfo_v2_fn capinfo_v2;
 static capinfo_v1_fn capinfo_v1;
+static CUresult (*ctx_current)(CUcontext *);
+static gc_supp_set *supps;  /* GRAPHCHECK_SUPPRESSIONS, read once at start-up */
 
 static const char *secure_env(const char *name)
 {
 	return secure_getenv(name);
 }
 
+static void write_held(int in_signal);
+
 static void at_exit(void)
 {
 	in_hub = 1;  /* calls made by other atexit handlers go straight through */
+	write_held(0);
 	if (opts.leak_check) {
 		gc_event ev = {.kind = GC_EV_EXIT, .call = "exit"};
 		gc_hub_report(&ev);
@@ -60,6 +68,7 @@ static void at_exit(void)
 static void on_fatal_signal(int sig)
 {
 	in_hub = 1;
+	write_held(1);
 	gc_log_summary_signal(sig);
 }
 
@@ -84,6 +93,26 @@ static void fork_child(void)
 	gc_trace_reopen_child();
 }
 
+static void supp_warning(const char *msg, void *arg)
+{
+	(void)arg;
+	gc_log_note("suppressions: %s", msg);
+}
+
+/* A file that cannot be read is said once and the program goes on unsuppressed; each
+ * malformed entry gets a line and is skipped (gc_supp_parse). */
+static void load_suppressions(void)
+{
+	if (!opts.suppressions[0])
+		return;
+	supps = gc_supp_load(opts.suppressions, supp_warning, NULL);
+	if (!supps)
+		gc_log_note("cannot read the suppressions '%.200s': %s; nothing is suppressed",
+		            opts.suppressions, strerror(errno));
+	else if (opts.verbose)
+		gc_log_note("%zu suppressions from '%.200s'", gc_supp_count(supps), opts.suppressions);
+}
+
 /* Runs on the first intercepted call, never in a constructor: by then the program is
  * using CUDA, and the environment and loader are settled. */
 static void init(void)
@@ -102,7 +131,9 @@ static void init(void)
 		return;
 	}
 	gc_backtrace_init();
+	load_suppressions();
 	gc_driver_init();
+	ctx_current = (CUresult(*)(CUcontext *))gc_driver_lookup("cuCtxGetCurrent");
 	capinfo_v3 = (capinfo_v3_fn)gc_driver_lookup("cuStreamGetCaptureInfo_v3");
 	capinfo_v2 = (capinfo_v2_fn)gc_driver_lookup("cuStreamGetCaptureInfo_v2");
 	capinfo_v1 = (capinfo_v1_fn)gc_driver_lookup("cuStreamGetCaptureInfo");
@@ -199,6 +230,94 @@ static int keeps_site(const gc_event *ev)
 	        k == GC_EV_FREE || k == GC_EV_MEM_FREE || k == GC_EV_FREE_NODE);
 }
 
+static int depth(int nframes)
+{
+	return nframes < opts.backtrace_depth ? nframes : opts.backtrace_depth;
+}
+
+/* Asked only on the error path that needs it: a call that failed with INVALID_CONTEXT. */
+static int no_context(void)
+{
+	CUcontext c = NULL;
+	return ctx_current && ctx_current(&c) == CUDA_SUCCESS && !c;
+}
+
+static gc_record record_of(const gc_event *ev, void *const *frames, int nframes)
+{
+	return (gc_record){.call = ev->call, .result = ev->result, .ptr = ev->ptr,
+	                   .size = ev->size, .stream = ev->stream, .graph = ev->graph,
+	                   .exec = ev->exec, .capture_id = ev->capture_id, .frames = frames,
+	                   .nframes = nframes, .pid = (uint64_t)getpid(), .tid = ev->tid};
+}
+
+/* The record's frames as suppressions see them: module and symbol (no source lines here). */
+static void supp_frames(const gc_record *r, gc_supp_frame *sf)
+{
+	for (int i = 0; i < r->nframes; i++) {
+		gc_frame f;
+		gc_frame_describe(r->frames[i], &f);
+		sf[i] = (gc_supp_frame){f.module, f.symbol, NULL};
+	}
+}
+
+/* GRAPHCHECK_GEN_SUPPRESSIONS: after the record, an entry that matches it, unprefixed so
+ * that it can be pasted into a file; with fewer frames if it does not fit (never cut). */
+static void gen_suppression(const gc_record *r, const gc_verdict *v, const gc_supp_frame *sf)
+{
+	char buf[4096];
+	for (int n = r->nframes; n >= 0; n = n > 4 ? 4 : n - 1) {
+		int len = gc_supp_format(buf, sizeof(buf), gc_rule_id(v->rule), r->call, sf, n);
+		if (len >= 0 && (size_t)len < sizeof(buf)) {
+			gc_log_text(buf, (size_t)len);
+			return;
+		}
+	}
+}
+
+/* Writes one verdict unless a suppression matches it; 1 for an error written. A held
+ * verdict (ledger_pending.c) is about its own call: that call's details and frames. From a
+ * signal's handler (in_signal) neither frames of held calls (the site table takes a lock)
+ * nor suppressions (fnmatch) are read. */
+static int write_verdict(const gc_record *r, const gc_verdict *v, int in_signal)
+{
+	void *held_frames[GC_SITE_DEPTH_MAX];
+	gc_record held;
+	if (v->is_held) {
+		const gc_event *e = &v->held;
+		int nf = in_signal ? 0 : gc_sites_get(e->site, held_frames, opts.backtrace_depth);
+		held = record_of(e, held_frames, nf);
+		r = &held;
+	}
+	gc_supp_frame sf[GC_SITE_DEPTH_MAX];
+	int described = (supps || opts.gen_suppressions) && !in_signal;
+	if (described)
+		supp_frames(r, sf);
+	if (described && supps && gc_supp_match(supps, gc_rule_id(v->rule), r->call, sf, r->nframes)) {
+		gc_log_suppressed();  /* counted per entry by the set, in total by the log */
+		return 0;
+	}
+	gc_log_verdict(r, v);
+	if (described && opts.gen_suppressions)
+		gen_suppression(r, v, sf);
+	return gc_rule_severity(v->rule) == GC_SEV_ERROR;
+}
+
+/* What the ledger still holds is reported when nothing more can settle it: at exit, and
+ * from a fatal signal's handler (the ledger's side is lock-free). */
+static void write_held(int in_signal)
+{
+	gc_verdict v;
+	int errors = 0;
+	while (ledger && gc_ledger_take_held(ledger, &v))
+		errors += write_verdict(NULL, &v, in_signal);
+	if (errors)
+		gc_runstatus_error();
+	if (!in_signal && opts.verbose && gc_ledger_retried(ledger))
+		gc_log_note("%llu call(s) failed with CUDA_ERROR_INVALID_CONTEXT on a thread without "
+		            "a context and succeeded when made again (the CUDA runtime binding its "
+		            "context): not reported", (unsigned long long)gc_ledger_retried(ledger));
+}
+
 void gc_hub_report(gc_event *ev)
 {
 	void *frames[GC_SITE_DEPTH_MAX];
@@ -222,6 +341,14 @@ void gc_hub_report(gc_event *ev)
 		ev->site = gc_sites_intern(frames, nframes < opts.alloc_backtrace_depth
 		                                       ? nframes : opts.alloc_backtrace_depth);
 	}
+	if (ev->result == GC_CUDA_ERROR_INVALID_CONTEXT && no_context()) {
+		/* The ledger may hold this error for the thread's next call (ledger_pending.c):
+		 * its frames go with it, as a site. */
+		ev->no_context = 1;
+		if (nframes < 0)
+			nframes = gc_backtrace_capture(frames, opts.backtrace_depth);
+		ev->site = gc_sites_intern(frames, depth(nframes));
+	}
 	gc_trace_event(ev);
 	gc_verdict v[8];
 	int n = gc_ledger_apply(ledger, ev, v, 8);
@@ -229,16 +356,10 @@ void gc_hub_report(gc_event *ev)
 		return;
 	if (nframes < 0)
 		nframes = gc_backtrace_capture(frames, opts.backtrace_depth);
-	gc_record r = {.call = ev->call, .result = ev->result, .ptr = ev->ptr, .size = ev->size,
-	               .stream = ev->stream, .graph = ev->graph, .exec = ev->exec,
-	               .capture_id = ev->capture_id, .frames = frames,
-	               .nframes = nframes < opts.backtrace_depth ? nframes : opts.backtrace_depth,
-	               .pid = (uint64_t)getpid(), .tid = ev->tid};
+	gc_record r = record_of(ev, frames, depth(nframes));
 	int errors = 0;
-	for (int i = 0; i < n; i++) {
-		gc_log_verdict(&r, &v[i]);
-		errors += gc_rule_severity(v[i].rule) == GC_SEV_ERROR;
-	}
+	for (int i = 0; i < n; i++)
+		errors += write_verdict(&r, &v[i], 0);
 	if (errors)
 		gc_runstatus_error();
 	if (errors && opts.on_error == GC_ON_ERROR_ABORT) {

@@ -182,7 +182,7 @@ static struct stripe *stripe_needed(gc_ledger *l, const gc_event *ev)
 	return frees ? stripe_of(l, ev->ptr) : NULL;
 }
 
-int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
+static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 {
 	int plain = plain_event(ev);
 	if (plain >= 0) {
@@ -251,6 +251,15 @@ done:
 	return o.n < max ? o.n : max;
 }
 
+/* Around each event, the thread's held error (ledger_pending.c): settled first, so that a
+ * record it releases comes before this event's own. */
+int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
+{
+	int k = gc_pending_settle(l, ev, v, max);
+	int n = apply_event(l, ev, v + k, max - k);
+	return k + gc_pending_hold(l, ev, v + k, n);
+}
+
 struct gc_dead_ranges *gc_ledger_dead_ranges(gc_ledger *l)
 {
 	return l ? &l->dead : NULL;
@@ -275,7 +284,7 @@ gc_ledger *gc_ledger_new(const gc_ledger_config *cfg)
 	l->nstripes = 1;
 	while (l->nstripes < want && l->nstripes < 1024)
 		l->nstripes <<= 1;
-	if (gc_store_init(l, history) || gc_graph_init(l) ||
+	if (gc_store_init(l, history) || gc_graph_init(l) || gc_pending_init(l) ||
 	    gc_dead_ranges_init(&l->dead, DEAD_RANGES_MAX)) {
 		gc_ledger_free(l);
 		return NULL;
@@ -290,6 +299,7 @@ void gc_ledger_free(gc_ledger *l)
 	gc_graph_destroy_all(l);
 	gc_store_destroy(l);
 	gc_dead_ranges_destroy(&l->dead);
+	gc_pending_destroy(l);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 }
@@ -337,6 +347,7 @@ void gc_ledger_fork_child(gc_ledger *l)
 	for (unsigned i = 0; i < l->nstripes; i++)
 		gc_store_lock_init(&l->stripes[i]);
 	gc_store_mark_inherited(l);
+	gc_pending_clear(l);
 }
 
 /* ---- event-kind names ---------------------------------------------------- */

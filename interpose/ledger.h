@@ -46,6 +46,7 @@ enum gc_capture_mode { GC_MODE_GLOBAL = 0, GC_MODE_THREAD_LOCAL = 1, GC_MODE_REL
 /* Values of CUDA's own enums that the ledger interprets, so it needs no cuda.h. */
 enum {
 	GC_CUDA_SUCCESS = 0,
+	GC_CUDA_ERROR_INVALID_CONTEXT = 201,
 	GC_CUDA_ERROR_NOT_READY = 600,
 	GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
 	GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
@@ -63,7 +64,10 @@ typedef struct gc_event {
 	int use, arg;         /* GC_EV_USE: gc_use_kind, and the argument index or copy side */
 	const char *func_name;  /* GC_EV_USE of a kernel: its name (the driver's storage) */
 	uint64_t tid;
-	uint32_t site;        /* opaque call-site id kept with allocations (see sites.h) */
+	uint32_t site;        /* opaque call-site id kept with allocations (see sites.h); for a
+	                       * failed call with no_context, the call's own frames */
+	int no_context;       /* the call failed with INVALID_CONTEXT on a thread with no current
+	                       * context: the runtime may bind one and retry (ledger_pending.c) */
 } gc_event;
 
 /* What a verdict says about the allocation it concerns. */
@@ -88,6 +92,11 @@ typedef struct gc_verdict {
 	gc_rule rule;
 	char message[GC_MESSAGE_MAX];
 	gc_alloc_info alloc;
+	/* Set when the verdict is about an earlier call of the thread, held until the thread's
+	 * next call settled it (ledger_pending.c): the record is that call's, `held`, whose
+	 * site holds its frames. */
+	int is_held;
+	gc_event held;
 	/* leak-at-exit only: groups by allocation site, largest first */
 	int n_leaks;
 	gc_leak_group leaks[GC_LEAK_GROUPS];
@@ -121,6 +130,17 @@ int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *out, int max);
 /* The index of memory that is not live, which uses are checked against: the hub reads its
  * bounds without a lock to skip the uses that cannot touch it (see dead_ranges.h). */
 struct gc_dead_ranges *gc_ledger_dead_ranges(gc_ledger *l);
+
+/* A call that failed with INVALID_CONTEXT on a thread without a current context is held,
+ * not reported: the CUDA runtime (shared or static) answers that by binding its primary
+ * context and making the same call again, and the program never sees the error. The
+ * thread's next event settles it: the same call with the same arguments succeeding drops
+ * it (counted); anything else releases it as the first verdict of that event. These take
+ * what is still held when nothing more will come (exit, a fatal signal, the end of a trace):
+ * 1 with the verdict in *out, 0 when none is left. Lock-free: safe in a signal handler. */
+int gc_ledger_take_held(gc_ledger *l, gc_verdict *out);
+/* How many held errors a retry settled, i.e. were never reported. */
+uint64_t gc_ledger_retried(const gc_ledger *l);
 
 /* True while any capture the ledger knows of is active: hooks skip capture queries otherwise. */
 int gc_ledger_capturing(const gc_ledger *l);

@@ -6,6 +6,8 @@
  *                   ring, retired records, call-name interning, stats
  *   ledger_graph.c  the graph model: graphs, execs, captures, memory nodes (state changes)
  *   ledger_rules.c  the rules: each decision and its message, reading the state above
+ *   ledger_pending.c  errors held until the thread's next call tells whether the runtime
+ *                   retried them (INVALID_CONTEXT on a thread without a context)
  *
  * Model (from shared/notes/cuda-driver-facts.md and the Programming Guide's "Graph Memory
  * Nodes"): a stream-ordered allocation outside any capture is live until freed. A graph
@@ -120,6 +122,9 @@ struct gc_ledger {
 	struct stripe *stripes __attribute__((aligned(CACHE_LINE)));
 	unsigned nstripes;     /* a power of two */
 	int active_captures;   /* read without the lock by gc_ledger_capturing */
+	int n_held;            /* held errors (ledger_pending.c): 0 skips the search */
+	struct held *held;     /* GC_HELD_SLOTS slots, claimed atomically, no lock */
+	uint64_t retried;      /* held errors a successful retry dropped */
 	/* Allocation numbers: written by every allocation, so on a line of its own. */
 	uint32_t alloc_seq __attribute__((aligned(CACHE_LINE)));
 	/* Memory that is not live, for uses (its own lock, a leaf under any ledger lock). */
@@ -218,5 +223,16 @@ void gc_check_leaks(gc_ledger *l, out *o);
 void gc_check_api_error(out *o, const gc_event *ev);
 /* A use of memory in dead range hit; a: the allocation it belonged to, if still recorded. */
 void gc_check_use(out *o, const gc_event *ev, const gc_dead_range *hit, const struct alloc *a);
+
+/* ---- ledger_pending.c: errors held for the thread's next call (no lock) ------------------ */
+
+int gc_pending_init(gc_ledger *l);                   /* 0 or -1 */
+void gc_pending_destroy(gc_ledger *l);
+void gc_pending_clear(gc_ledger *l);                 /* fork child: the parent writes its own */
+/* Before an event: the thread's held error, settled by this event (dropped, or written to
+ * v[0]); an exit releases every thread's. Returns the verdicts written. */
+int gc_pending_settle(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max);
+/* After an event: its n verdicts, or 0 when its api-error is held instead. */
+int gc_pending_hold(gc_ledger *l, const gc_event *ev, const gc_verdict *v, int n);
 
 #endif

@@ -36,7 +36,7 @@ static int output_on(const struct output *out)
 	return out->fd >= 0 || out->pending;
 }
 static char summary_path[GC_PATH_MAX];
-static uint64_t n_errors, n_warnings, n_records;
+static uint64_t n_errors, n_warnings, n_records, n_suppressed;
 static int summary_written;  /* the summary is written once a process */
 
 /* ---- frames ----------------------------------------------------------------- */
@@ -418,7 +418,7 @@ void gc_log_open(const gc_options *o)
 
 void gc_log_reopen_child(void)
 {
-	n_errors = n_warnings = n_records = 0;  /* the child reports its own */
+	n_errors = n_warnings = n_records = n_suppressed = 0;  /* the child reports its own */
 	summary_written = 0;
 	/* Only %p paths change; a shared file is kept (O_APPEND keeps lines whole). They are
 	 * opened at the child's first record, so a child that only execs leaves no file. */
@@ -457,6 +457,16 @@ uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v)
 	return rec.seq;
 }
 
+void gc_log_suppressed(void)
+{
+	__atomic_add_fetch(&n_suppressed, 1, __ATOMIC_RELAXED);
+}
+
+void gc_log_text(const char *buf, size_t len)
+{
+	output_write(&text_out, buf, len);
+}
+
 /* Async-signal-safe when sig is not 0, for then it runs from gc_signals' handler: the lines
  * are built from integers and fixed strings (gc_buf_u64, gc_buf_str), and written with
  * write(2) and open(2); a failed write moves to stderr without the note, whose strerror is
@@ -470,6 +480,7 @@ void gc_log_summary_signal(int sig)
 	uint64_t e = __atomic_load_n(&n_errors, __ATOMIC_RELAXED);
 	uint64_t w = __atomic_load_n(&n_warnings, __ATOMIC_RELAXED);
 	uint64_t records = __atomic_load_n(&n_records, __ATOMIC_RELAXED);
+	uint64_t suppressed = __atomic_load_n(&n_suppressed, __ATOMIC_RELAXED);
 	uint64_t pid = (uint64_t)getpid();
 	const char *name = gc_signal_name(sig);
 	int in_handler = sig != 0;
@@ -479,6 +490,11 @@ void gc_log_summary_signal(int sig)
 	gc_buf_str(&b, " errors, ");
 	gc_buf_u64(&b, w);
 	gc_buf_str(&b, " warnings");
+	if (suppressed) {
+		gc_buf_str(&b, ", ");
+		gc_buf_u64(&b, suppressed);
+		gc_buf_str(&b, " suppressed");
+	}
 	if (sig) {
 		gc_buf_str(&b, " (killed by ");
 		gc_buf_str(&b, name ? name : "a signal");
@@ -497,6 +513,8 @@ void gc_log_summary_signal(int sig)
 		gc_buf_u64(&b, w);
 		gc_buf_str(&b, ",\"records\":");
 		gc_buf_u64(&b, records);
+		gc_buf_str(&b, ",\"suppressed\":");
+		gc_buf_u64(&b, suppressed);
 		if (sig) {
 			gc_buf_str(&b, ",\"signal\":\"");
 			gc_buf_str(&b, name ? name : "?");

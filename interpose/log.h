@@ -30,8 +30,12 @@ void gc_log_reopen_child(void);
 void gc_log_activate(void);
 /* Writes one verdict (text and JSON); counts it for the summary. Returns its seq. */
 uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v);
-/* The exit summary: "graphcheck: N errors, M warnings", the JSON summary line and the
- * summary file's line. */
+/* A record a suppression matched: not written, counted for the summary. */
+void gc_log_suppressed(void);
+/* Lines for the text log as they are (GRAPHCHECK_GEN_SUPPRESSIONS' entries). */
+void gc_log_text(const char *buf, size_t len);
+/* The exit summary: "graphcheck: N errors, M warnings[, K suppressed]", the JSON summary
+ * line (with "suppressed":K) and the summary file's line. */
 void gc_log_summary(void);
 /* The same from a fatal signal's handler (sig 0: normal exit): says which signal, once. */
 void gc_log_summary_signal(int sig);

@@ -53,6 +53,11 @@ static const opt table[] = {
 	 "Write the summary when a signal that kills by default (SIGTERM, SIGINT, SIGSEGV, "
 	 "SIGABRT ...) ends the program, then die of it as before. Only signals left at their "
 	 "default action when CUDA is first used are caught."},
+	{"SUPPRESSIONS", T_PATH, "", OFF(suppressions), 0, 0, NULL,
+	 "A file of suppressions (valgrind's format, README.md): records they match are not "
+	 "written and not counted as errors; the summary counts them as suppressed."},
+	{"GEN_SUPPRESSIONS", T_BOOL, "0", OFF(gen_suppressions), 0, 0, NULL,
+	 "After each record in the text log, print a suppression entry that matches it."},
 	{"VERBOSE", T_BOOL, "0", OFF(verbose), 0, 0, NULL,
 	 "Print the effective options and start-up notes on stderr."},
 };

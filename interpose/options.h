@@ -14,6 +14,7 @@ typedef struct gc_options {
 	char summary_file[GC_PATH_MAX];  /* empty: none; the launcher reads it */
 	char trace_file[GC_PATH_MAX];    /* empty: none */
 	char run_dir[GC_PATH_MAX];       /* empty: none; the launcher reads its markers */
+	char suppressions[GC_PATH_MAX];  /* empty: none */
 	int backtrace_depth;
 	int alloc_backtrace_depth;
 	int on_error;
@@ -21,6 +22,7 @@ typedef struct gc_options {
 	int history;
 	int signal_summary;
 	int verbose;
+	int gen_suppressions;
 } gc_options;
 
 typedef const char *(*gc_getenv_fn)(const char *name);

@@ -34,6 +34,8 @@ static const char help_text[] =
     "      --replay         the inputs are traces (GRAPHCHECK_TRACE_FILE): feed their events\n"
     "                       through graphcheck's ledger and print the records a live run\n"
     "                       would have printed (text, or JSON lines with --format=json)\n"
+    "      --suppressions=FILE  drop the records FILE's entries match (graphcheck's format,\n"
+    "                       README.md); src:FILE:LINE lines match the resolved frames\n"
     "  -h, --help           show this text\n"
     "  -V, --version        show the version\n"
     "\n"
@@ -49,7 +51,7 @@ static const char help_text[] =
     "  3  malformed input seen (the good records are still reported)\n"
     "  When several apply, 2 wins over 3, and 3 over 1.\n";
 
-enum { OPT_FAIL_ON = 256, OPT_NO_SYMBOLIZE, OPT_REPLAY };
+enum { OPT_FAIL_ON = 256, OPT_NO_SYMBOLIZE, OPT_REPLAY, OPT_SUPPRESSIONS };
 
 static const struct option long_options[] = {
 	{"format", required_argument, NULL, 'f'},
@@ -57,6 +59,7 @@ static const struct option long_options[] = {
 	{"fail-on", required_argument, NULL, OPT_FAIL_ON},
 	{"no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE},
 	{"replay", no_argument, NULL, OPT_REPLAY},
+	{"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -102,6 +105,9 @@ static int parse_options(int argc, char **argv, rp_options *o)
 			break;
 		case OPT_REPLAY:
 			replay_mode = 1;
+			break;
+		case OPT_SUPPRESSIONS:
+			o->suppressions = optarg;
 			break;
 		case 'h':
 			fputs(help_text, stdout);

@@ -299,10 +299,12 @@ static bool parse_start(pctx *p, const json_t *o)
 static bool parse_summary(pctx *p, const json_t *o, rp_summary *s)
 {
 	const char *sig = NULL;
+	s->suppressed = 0;
 	if (!(get_uint(p, o, "", "pid", true, &s->pid) &&
 	      get_uint(p, o, "", "errors", true, &s->errors) &&
 	      get_uint(p, o, "", "warnings", true, &s->warnings) &&
 	      get_uint(p, o, "", "records", true, &s->records) &&
+	      get_uint(p, o, "", "suppressed", false, &s->suppressed) &&
 	      get_str(p, o, "", "signal", false, false, &sig)))
 		return false;
 	if (sig)  /* a name like SIGTERM; anything longer is cut, it is only shown */

@@ -132,6 +132,7 @@ static void take_line(file_state *fs, const char *buf, size_t len, bool newline)
 	case RP_LINE_START:
 		break;
 	case RP_LINE_SUMMARY:
+		rd->suppressed += sum.suppressed;
 		check_summary(fs, &sum);
 		break;
 	case RP_LINE_UNKNOWN:

@@ -62,13 +62,14 @@ static const char *parse_event(json_t *o, gc_event *ev)
 	if (ev->kind == GC_EV__COUNT)
 		return "unknown event kind";
 	ev->call = intern_call(json_string_value(call));
-	uint64_t result, mode, site;
+	uint64_t result, mode, site, no_context;
 	if (get_num(o, "result", &result) || get_hex(o, "ptr", &ev->ptr) ||
 	    get_num(o, "size", &ev->size) || get_hex(o, "stream", &ev->stream) ||
 	    get_hex(o, "pool", &ev->pool) || get_hex(o, "graph", &ev->graph) ||
 	    get_hex(o, "exec", &ev->exec) || get_num(o, "flags", &ev->flags) ||
 	    get_num(o, "capture_id", &ev->capture_id) || get_num(o, "mode", &mode) ||
-	    get_num(o, "tid", &ev->tid) || get_num(o, "site", &site))
+	    get_num(o, "tid", &ev->tid) || get_num(o, "site", &site) ||
+	    get_num(o, "no_context", &no_context))
 		return "a field has the wrong type";
 	ev->result = (int)result;
 	ev->mode = (int)mode;
@@ -84,6 +85,7 @@ static const char *parse_event(json_t *o, gc_event *ev)
 		ev->func_name = json_is_string(func) && *json_string_value(func)
 		                        ? intern_call(json_string_value(func)) : NULL;
 	}
+	ev->no_context = no_context != 0;
 	return NULL;
 }
 
@@ -91,12 +93,26 @@ static void emit(FILE *out, int json, const gc_event *ev, const gc_verdict *v, u
                  uint64_t pid)
 {
 	static char buf[GC_RECORD_MAX];
+	if (v->is_held)  /* about an earlier call of the thread (ledger_pending.c) */
+		ev = &v->held;
 	gc_record r = {.call = ev->call, .result = ev->result, .ptr = ev->ptr, .size = ev->size,
 	               .stream = ev->stream, .graph = ev->graph, .exec = ev->exec,
 	               .capture_id = ev->capture_id, .pid = pid, .tid = ev->tid, .seq = seq};
 	size_t n = json ? gc_log_format_json(buf, sizeof(buf), &r, v)
 	                : gc_log_format_text(buf, sizeof(buf), &r, v);
 	fwrite(buf, 1, n, out);
+}
+
+static void emit_all(FILE *out, int json, const gc_event *ev, const gc_verdict *v, int n,
+                     unsigned long *seq, uint64_t pid, gc_replay_result *res)
+{
+	for (int i = 0; i < n; i++) {
+		emit(out, json, ev, &v[i], ++*seq, pid);
+		if (gc_rule_severity(v[i].rule) == GC_SEV_WARNING)
+			res->warnings++;
+		else
+			res->errors++;
+	}
 }
 
 /* The ledger the live run had: GRAPHCHECK_HISTORY from the header's "options" (a trace
@@ -159,13 +175,7 @@ int gc_replay(FILE *in, const char *name, FILE *out, int json, FILE *err,
 				gc_verdict v[8];
 				int n = gc_ledger_apply(l, &ev, v, 8);
 				res->events++;
-				for (int i = 0; i < n; i++) {
-					emit(out, json, &ev, &v[i], ++seq, pid);
-					if (gc_rule_severity(v[i].rule) == GC_SEV_WARNING)
-						res->warnings++;
-					else
-						res->errors++;
-				}
+				emit_all(out, json, &ev, v, n, &seq, pid, res);
 			}
 		} else if (!type || strcmp(type, "site") != 0) {
 			fprintf(err, "graphcheck-report: %s:%lu: not a trace line (type %s); skipped\n",
@@ -175,8 +185,12 @@ int gc_replay(FILE *in, const char *name, FILE *out, int json, FILE *err,
 		json_decref(o);
 	}
 	free(line);
-	if (l)
+	if (l) {  /* the end of the trace is the end of the process: what is held is reported */
+		gc_verdict v;
+		while (gc_ledger_take_held(l, &v))
+			emit_all(out, json, &v.held, &v, 1, &seq, pid, res);
 		gc_ledger_free(l);
+	}
 	else if (len >= 0) {  /* left the loop early: the ledger could not be made */
 		fprintf(err, "graphcheck-report: %s: out of memory\n", name);
 		return -1;

@@ -82,6 +82,7 @@ typedef enum rp_line_kind {
 
 typedef struct rp_summary {
 	uint64_t pid, errors, warnings, records;
+	uint64_t suppressed;  /* records a suppression kept out of the log (0 when absent) */
 	char signal[16];  /* "SIGTERM" when a fatal signal ended the process, else empty */
 } rp_summary;
 
@@ -105,6 +106,7 @@ typedef struct rp_reader {
 	uint64_t records;    /* good violation records */
 	uint64_t malformed;  /* lines skipped as malformed (and empty files) */
 	uint64_t unknown;    /* lines of an unknown type, skipped */
+	uint64_t suppressed; /* what the logs' summaries count as suppressed at run time */
 	size_t io_errors;    /* logs that could not be opened or read */
 } rp_reader;
 
@@ -182,6 +184,7 @@ typedef struct rp_report {
 	uint64_t records;
 	size_t files;
 	rp_fail_on fail_on;
+	uint64_t suppressed;  /* records suppressed: at run time (the summaries) and here */
 } rp_report;
 
 /* Each writes the whole report to out; they return -1 when writing failed. */
@@ -195,7 +198,15 @@ int rp_format_junit(FILE *out, const rp_report *rep);
 json_t *rp_json_frame(const rp_frame *f);
 json_t *rp_json_frames(const rp_frames *fs);
 
-/* The totals line: "graphcheck-report: N errors, M warnings (K records in F files)". */
+/* ---- suppressions (suppress.c) ---------------------------------------------------------- */
+
+struct gc_supp_set;
+/* Drops the entries (all their records) that an entry of set matches, with their frames as
+ * symbolized (src:FILE:LINE needs the source lines); returns the records dropped. */
+uint64_t rp_suppress(rp_fold *f, struct gc_supp_set *set);
+
+/* The totals line: "graphcheck-report: N errors, M warnings (K records in F files)", with
+ * ", S suppressed" when any were. */
 void rp_totals_line(FILE *out, const rp_report *rep);
 
 /* Whether records of severity s fail the gate. */
@@ -206,6 +217,7 @@ typedef struct rp_options {
 	const char *output;   /* NULL: stdout */
 	rp_fail_on fail_on;
 	bool symbolize;
+	const char *suppressions;  /* --suppressions=FILE, or NULL */
 	char *const *inputs;
 	int n_inputs;
 } rp_options;

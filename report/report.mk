@@ -7,7 +7,8 @@ REPORT := $(BUILD)/graphcheck-report
 # Everything but main.c, linked with the rule table: what the tests link too.
 REPORT_LIB_SRCS := report/parse.c report/read.c report/fold.c report/symbolize.c \
                    report/demangle.c report/format_text.c report/format_json.c \
-                   report/format_sarif.c report/format_junit.c report/run.c report/util.c
+                   report/format_sarif.c report/format_junit.c report/run.c report/util.c \
+                   report/suppress.c
 REPORT_LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(REPORT_LIB_SRCS)) \
                    $(BUILD)/obj/interpose/rule_table.o
 # --replay (report/replay.c, being written separately) runs the interposer's ledger

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "interpose/suppress.h"
+
 static const struct {
 	const char *name;
 	rp_format_fn fn;
@@ -37,9 +39,18 @@ bool rp_gate_fails(rp_fail_on level, gc_severity s)
 /* Errors and warnings count folded entries (distinct problems); records counts lines. */
 void rp_totals_line(FILE *out, const rp_report *rep)
 {
-	fprintf(out, "graphcheck-report: %zu errors, %zu warnings (%llu records in %zu files)\n",
+	fprintf(out, "graphcheck-report: %zu errors, %zu warnings (%llu records in %zu files)",
 	        rep->fold->entries[GC_SEV_ERROR], rep->fold->entries[GC_SEV_WARNING],
 	        (unsigned long long)rep->records, rep->files);
+	if (rep->suppressed)
+		fprintf(out, ", %llu suppressed", (unsigned long long)rep->suppressed);
+	fputc('\n', out);
+}
+
+static void supp_warning(const char *msg, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "graphcheck-report: suppressions: %s\n", msg);
 }
 
 /* 0, or -1 when the output could not be opened or written (said on stderr). */
@@ -67,6 +78,12 @@ int rp_run(const rp_options *o)
 	rp_format_fn fmt = rp_formatter(o->format ? o->format : "text");
 	if (!fmt)
 		return RP_EXIT_USAGE;
+	gc_supp_set *supps = NULL;
+	if (o->suppressions && !(supps = gc_supp_load(o->suppressions, supp_warning, NULL))) {
+		fprintf(stderr, "graphcheck-report: %s: cannot read the suppressions: %s\n",
+		        o->suppressions, strerror(errno));
+		return RP_EXIT_USAGE;
+	}
 
 	rp_fold fold;
 	rp_fold_init(&fold);
@@ -83,7 +100,11 @@ int rp_run(const rp_options *o)
 	}
 
 	rp_report rep = {.fold = &fold, .records = rd.records, .files = rd.files,
-	                 .fail_on = o->fail_on};
+	                 .fail_on = o->fail_on, .suppressed = rd.suppressed};
+	if (supps) {  /* after symbolizing: src: lines match resolved frames */
+		rep.suppressed += rp_suppress(&fold, supps);
+		gc_supp_free(supps);
+	}
 	int wrote = write_report(o, fmt, &rep);
 	/* The text report ends with the totals; other formats, or a file, get them on stderr
 	 * too, so that a CI log always shows the outcome. */

@@ -4,7 +4,7 @@ TESTS ?=
 TEST_SCRIPTS ?=
 TEST_LIBS := -lcmocka -ljansson -lpthread -ldl
 
-UNIT_TESTS := ledger log options table dead_ranges
+UNIT_TESTS := ledger log options table dead_ranges suppress
 TESTS += $(patsubst %,$(BUILD)/tests/test_%,$(UNIT_TESTS))
 TEST_SCRIPTS += tests/interpose/check_exports.sh
 

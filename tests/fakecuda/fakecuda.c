@@ -269,6 +269,19 @@ FC_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
     return CUDA_SUCCESS;
 }
 
+static bool strict_context;
+
+__attribute__((constructor)) static void read_context_env(void)
+{
+    const char *v = getenv("FAKECUDA_STRICT_CONTEXT");
+    strict_context = v && strcmp(v, "1") == 0;
+}
+
+bool fc_no_context(void)
+{
+    return strict_context && !current_ctx;
+}
+
 FC_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
 {
     FC_COUNT(cuCtxGetCurrent);

@@ -35,6 +35,10 @@ void fc_unlock(void);
 /* With FAKECUDA_FAULT_RATE set: true when this call should fail. Call with the lock held
  * and before changing any state, so a failed call changes nothing. */
 bool fc_fault(void);
+/* FAKECUDA_STRICT_CONTEXT=1: stream-ordered allocation and free on a thread with no
+ * current context give CUDA_ERROR_INVALID_CONTEXT (201), as the H200 did on PyTorch's
+ * autograd thread (tests/gpu/logs/runtime-201/); off, no context is needed (the default). */
+bool fc_no_context(void);
 /* Host allocation that aborts on failure: a test double has no better answer. */
 void *fc_xcalloc(size_t n, size_t size);
 void *fc_xrealloc(void *p, size_t n, size_t size);

@@ -251,6 +251,8 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t size, CUstream h, bool pts
 {
     if (!dptr || size == 0)
         return CUDA_ERROR_INVALID_VALUE;
+    if (fc_no_context())
+        return CUDA_ERROR_INVALID_CONTEXT;
     fc_lock();
     CUstream s;
     struct fc_capture *c = NULL;
@@ -306,6 +308,8 @@ FC_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesi
 
 static CUresult free_async(CUdeviceptr addr, CUstream h, bool ptsz)
 {
+    if (fc_no_context())
+        return CUDA_ERROR_INVALID_CONTEXT;
     fc_lock();
     CUstream s;
     struct fc_capture *c = NULL;

@@ -1,0 +1,50 @@
+/* --suppressions: the object's suppression entries (interpose/suppress.c) applied to the
+ * records read. Here, unlike in the preloaded object, frames have source lines, so src:
+ * lines can match. Each folded entry's records share the rule and the frames, so the first
+ * record decides for all of them. */
+#include "report/report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "interpose/suppress.h"
+
+/* Source strings of one record's frames, "file:line", kept while it is matched. */
+#define SRC_MAX 512
+
+static int matches(gc_supp_set *set, const rp_record *r)
+{
+	size_t n = r->backtrace.n < 64 ? r->backtrace.n : 64;
+	gc_supp_frame sf[64];
+	char (*src)[SRC_MAX] = n ? rp_xcalloc(n, SRC_MAX) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		const rp_frame *f = &r->backtrace.v[i];
+		if (f->loc.file)
+			snprintf(src[i], SRC_MAX, "%s:%u", f->loc.file, f->loc.line);
+		/* The logged symbol is the one the object matched and --gen-suppressions wrote. */
+		sf[i] = (gc_supp_frame){f->module, f->symbol ? f->symbol : f->loc.function,
+		                        f->loc.file ? src[i] : NULL};
+	}
+	int hit = gc_supp_match(set, gc_rule_id(r->rule), r->call, sf, (int)n) != NULL;
+	free(src);
+	return hit;
+}
+
+uint64_t rp_suppress(rp_fold *f, gc_supp_set *set)
+{
+	uint64_t dropped = 0;
+	size_t kept = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		rp_entry *e = &f->v[i];
+		if (!matches(set, e->first)) {
+			f->v[kept++] = *e;
+			continue;
+		}
+		f->records[e->first->severity] -= e->count;
+		f->entries[e->first->severity]--;
+		dropped += e->count;
+		rp_record_free(e->first);
+	}
+	f->n = kept;
+	return dropped;
+}

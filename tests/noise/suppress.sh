@@ -1,0 +1,99 @@
+#!/bin/sh
+# Suppressions end to end through the stand-in driver: ctx_prog badfree makes one
+# free-unknown (cuMemFreeAsync of 0x1234 from bad_free). A file whose entry matches it
+# silences it (not written, not an error: status 0 under --error-exitcode, the summary
+# counts 1 suppressed); the entry --gen-suppressions prints, pasted into a file, does the
+# same; an unreadable file and malformed entries get one message each and the run goes on;
+# graphcheck-report --suppressions (with src: lines) drops it from a log.
+# Usage: sh tests/noise/suppress.sh BUILD_DIR
+. tests/reliability/lib.sh
+GC=$BUILD/graphcheck
+PROG=$BUILD/noise/ctx_prog
+REPORT=$BUILD/graphcheck-report
+launch() { if [ "$ASAN" = 1 ]; then LD_PRELOAD=${PRE%:*} "$@"; else "$@"; fi; }
+
+# run NAME [LAUNCHER OPTIONS]: ctx_prog badfree under the launcher; status in $rc.
+run() {
+	name=$1
+	shift
+	rm -f "$tmp/$name".*
+	launch timeout 60 "$GC" --error-exitcode=9 --log-file="$tmp/$name.txt" \
+		--json-file="$tmp/$name.json" "$@" -- "$PROG" badfree > /dev/null 2> "$tmp/$name.err"
+	rc=$?
+}
+summary() { jq -c 'select(.type == "summary") | [.errors, .records, .suppressed]' "$1"; }
+
+run plain
+[ "$rc" -eq 9 ] && [ "$(violations "$tmp/plain.json")" = "1 free-unknown" ] &&
+	ok "without suppressions: one free-unknown, status 9" ||
+	bad "without suppressions: status $rc, $(violations "$tmp/plain.json")"
+
+# Under ASan the object's backtraces start with libasan's and graphcheck's own frames.
+inner=
+[ "$ASAN" = 1 ] && inner="
+   ..."
+cat > "$tmp/s_known.supp" <<SUPP
+# a known bad free
+{
+   known-bad-free
+   graphcheck:free-unknown
+   call:cuMemFreeAsync*$inner
+   fun:bad_free
+   fun:main
+}
+SUPP
+run known --suppressions="$tmp/s_known.supp"
+[ "$rc" -eq 0 ] && ok "suppressed: status 0 under --error-exitcode" || bad "suppressed: status $rc, want 0"
+[ -z "$(violations "$tmp/known.json")" ] && ! grep -q 'free-unknown' "$tmp/known.txt" &&
+	ok "suppressed: the record is not written" || bad "suppressed: the record was written"
+grep -q '^==graphcheck== graphcheck: 0 errors, 0 warnings, 1 suppressed$' "$tmp/known.txt" &&
+	[ "$(summary "$tmp/known.json")" = "[0,0,1]" ] &&
+	ok "suppressed: the summaries count 1 suppressed" ||
+	bad "suppressed: summaries $(tail -1 "$tmp/known.txt") $(summary "$tmp/known.json")"
+
+# An entry for another rule, or another function, does not match.
+sed 's/fun:bad_free/fun:good_free/' "$tmp/s_known.supp" > "$tmp/s_other.supp"
+run other --suppressions="$tmp/s_other.supp"
+[ "$rc" -eq 9 ] && [ "$(violations "$tmp/other.json")" = "1 free-unknown" ] &&
+	ok "an entry for another function does not match" || bad "fun:good_free matched: status $rc"
+
+# --gen-suppressions: the entry after the record, pasted into a file, silences it.
+run gen --gen-suppressions
+sed -n '/^{$/,/^}$/p' "$tmp/gen.txt" > "$tmp/s_gen.supp"
+grep -q '^   graphcheck:free-unknown$' "$tmp/s_gen.supp" && grep -q '^   fun:bad_free$' "$tmp/s_gen.supp" &&
+	ok "--gen-suppressions prints an entry: $(grep -c . "$tmp/s_gen.supp") lines" ||
+	bad "--gen-suppressions printed no entry: $(head -c 400 "$tmp/gen.txt")"
+run pasted --suppressions="$tmp/s_gen.supp"
+[ "$rc" -eq 0 ] && [ -z "$(violations "$tmp/pasted.json")" ] &&
+	[ "$(summary "$tmp/pasted.json")" = "[0,0,1]" ] &&
+	ok "the generated entry, pasted into a file, silences the record" ||
+	bad "the generated entry did not silence it: status $rc, $(summary "$tmp/pasted.json")"
+
+# Bad input: the program goes on, unsuppressed or with the good entries.
+run missing --suppressions="$tmp/no-such.supp"
+[ "$rc" -eq 9 ] && [ "$(grep -c 'cannot read the suppressions' "$tmp/missing.err")" = 1 ] &&
+	ok "an unreadable file: one message, the record reported" ||
+	bad "unreadable file: status $rc, $(head -c 300 "$tmp/missing.err")"
+{ printf '{\n   broken\n   graphcheck:free-unknown\n   what:ever\n}\n'; cat "$tmp/s_known.supp"; } > "$tmp/s_mixed.supp"
+run mixed --suppressions="$tmp/s_mixed.supp"
+[ "$rc" -eq 0 ] && [ "$(grep -c "s_mixed.supp:4: 'what:ever'" "$tmp/mixed.err")" = 1 ] &&
+	ok "a malformed entry: one line, skipped; the good one still applies" ||
+	bad "malformed entry: status $rc, $(head -c 300 "$tmp/mixed.err")"
+
+# graphcheck-report --suppressions, on the unsuppressed log; src: needs the source lines.
+"$REPORT" --suppressions="$tmp/s_known.supp" "$tmp/plain.json" > "$tmp/rep.out" 2>&1
+rrc=$?
+[ $rrc -eq 0 ] && grep -q '0 errors, 0 warnings (1 records in 1 files), 1 suppressed' "$tmp/rep.out" &&
+	ok "graphcheck-report --suppressions: dropped, status 0, counted" ||
+	bad "graphcheck-report --suppressions: status $rrc, $(tail -2 "$tmp/rep.out")"
+printf '{\n   by-line\n   graphcheck:*%s\n   src:*/ctx_prog.c:*\n}\n' "$inner" > "$tmp/s_src.supp"
+"$REPORT" --suppressions="$tmp/s_src.supp" "$tmp/plain.json" > "$tmp/rep.out" 2>&1
+rrc=$?
+[ $rrc -eq 0 ] && grep -q ', 1 suppressed' "$tmp/rep.out" &&
+	ok "graphcheck-report: a src:FILE:LINE entry matches the resolved frame" ||
+	bad "graphcheck-report src: status $rrc, $(tail -2 "$tmp/rep.out")"
+"$REPORT" "$tmp/known.json" > "$tmp/rep.out" 2>&1
+grep -q ', 1 suppressed' "$tmp/rep.out" &&
+	ok "graphcheck-report counts the run's suppressed records from the summary" ||
+	bad "graphcheck-report: no suppressed count from the summary: $(tail -1 "$tmp/rep.out")"
+finish
