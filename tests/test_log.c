@@ -140,6 +140,18 @@ static void json_escapes_every_byte(void **state)
 /* A record too big for its buffer loses frames, never its line: 8 call frames and an
  * 8-frame allocation site; a buffer one byte short of the whole record gets the 4-frame
  * form, one short of that the frameless form, and one too small even for that nothing. */
+/* The record in buf parses, and its call's and allocation's backtraces have n frames each. */
+static void assert_frames(const char *buf, size_t len, size_t n)
+{
+	json_t *j = parse_line(buf, len);
+	assert_int_equal(json_array_size(json_object_get(j, "backtrace")), n);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(j, "alloc"), "backtrace")), n);
+	json_decref(j);
+}
+
+/* A record too big for its buffer loses frames, never its line: 8 call frames and an
+ * 8-frame allocation site; a buffer one byte short of the whole record gets the 4-frame
+ * form, one short of that the frameless form, and one too small even for that nothing. */
 static void json_small_buffer_drops_frames(void **state)
 {
 	(void)state;
@@ -152,25 +164,13 @@ static void json_small_buffer_drops_frames(void **state)
 	gc_verdict v = verdict_with_alloc();
 	v.alloc.site = gc_sites_intern(deep, 8);
 	size_t full = gc_log_format_json(buf, sizeof(buf), &r, &v);
-	json_t *j = parse_line(buf, full);
-	assert_int_equal(json_array_size(json_object_get(j, "backtrace")), 8);
-	assert_int_equal(json_array_size(json_object_get(json_object_get(j, "alloc"), "backtrace")), 8);
-	json_decref(j);
-
+	assert_frames(buf, full, 8);
 	size_t four = gc_log_format_json(buf, full - 1, &r, &v);
 	assert_true(four > 0 && four < full);
-	j = parse_line(buf, four);
-	assert_int_equal(json_array_size(json_object_get(j, "backtrace")), 4);
-	assert_int_equal(json_array_size(json_object_get(json_object_get(j, "alloc"), "backtrace")), 4);
-	json_decref(j);
-
+	assert_frames(buf, four, 4);
 	size_t none = gc_log_format_json(buf, four - 1, &r, &v);
 	assert_true(none > 0 && none < four);
-	j = parse_line(buf, none);
-	assert_int_equal(json_array_size(json_object_get(j, "backtrace")), 0);
-	assert_int_equal(json_array_size(json_object_get(json_object_get(j, "alloc"), "backtrace")), 0);
-	json_decref(j);
-
+	assert_frames(buf, none, 0);
 	assert_int_equal(gc_log_format_json(buf, none - 1, &r, &v), 0);
 	char tiny[64];
 	assert_int_equal(gc_log_format_json(tiny, sizeof(tiny), &r, &v), 0);
