@@ -4,6 +4,7 @@
 # exit); forks while other threads are inside intercepted calls do not deadlock the child.
 # Usage: sh tests/reliability/fork.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
+[ "$TSAN" = 1 ] && skip_suite "under TSan: the fork+exec children exec programs not built with TSan (the object cannot load there) and TSan does not support fork while threads start up"
 
 # ---- a child that goes on using CUDA ------------------------------------------------------
 "$REL" fork-cuda > "$tmp/native.out" 2>&1
