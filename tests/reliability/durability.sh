@@ -105,4 +105,20 @@ js=$(grep '^summary ' "$tmp/ab.tab" | cut -d' ' -f3-)
 	grep -q 'aborting on the first error' "$tmp/ab.err" &&
 	ok "GRAPHCHECK_ON_ERROR=abort: one record, one summary, then SIGABRT (134)" ||
 	bad "GRAPHCHECK_ON_ERROR=abort: rc $rc, lines '$got', summary '$js'"
+
+# GRAPHCHECK_ON_ERROR=abort is about errors: a run whose only record is a leak (a warning)
+# ends as without graphcheck, its leak and summary written.
+rm -f "$tmp/lw.json"
+"$REL" leak-only > "$tmp/native.out" 2>&1
+nrc=$?
+GRAPHCHECK_ON_ERROR=abort GRAPHCHECK_JSON_FILE=$tmp/lw.json GRAPHCHECK_LOG_FILE=$tmp/lw.txt \
+	timeout 60 env LD_PRELOAD="$PRE" "$REL" leak-only > "$tmp/gc.out" 2> "$tmp/lw.err"
+rc=$?
+tab "$tmp/lw.json" > "$tmp/lw.tab"
+got=$(cut -d' ' -f1-4 "$tmp/lw.tab" | tr '\n' ' ')
+[ $rc -eq $nrc ] && cmp -s "$tmp/native.out" "$tmp/gc.out" &&
+	[ "$got" = "start - - - violation leak-at-exit - - summary - 0 1 " ] &&
+	! grep -q 'aborting' "$tmp/lw.err" &&
+	ok "GRAPHCHECK_ON_ERROR=abort, only a leak: exit $rc as native, the leak and the summary written" ||
+	bad "GRAPHCHECK_ON_ERROR=abort, only a leak: rc $rc (native $nrc), lines '$got'"
 finish
