@@ -49,6 +49,16 @@ none=""
 clean=$(printf "1 api-error\n1 leak-at-exit\n2 relaunch-unfreed")
 [ -n "$seed" ] && [ -n "$probe" ] || { bad "H200 logs missing under $h200"; finish; }
 
+# `rules` on the codes the H200 gave (tests/gpu/logs/real_rules.out, which the stand-in
+# matches byte for byte: check_fakecuda.sh): among them the AUTO_FREE_ON_LAUNCH exec's two
+# launches over its live allocation, which are not relaunch-unfreed.
+rules=$(printf "5 api-error\n3 capture-invalidated\n2 free-owned-by-graph\n1 instantiate-twice")
+# `stream0`: with per-thread default streams, stream 0 is the thread's own and captures, so
+# freeing inside it the allocation made before is free-foreign-in-capture (the _ptsz
+# spellings must ask about the per-thread stream); without, the capture on the legacy stream
+# is refused (900, then 401 at its end: two api-error) and the second free is a double free.
+stream0_ptds="1 free-foreign-in-capture"
+stream0_legacy=$(printf "2 api-error\n1 double-free")
 for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procaddr ptds"; do
 	set -- $way
 	prog=$P/$1
@@ -57,6 +67,13 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way seed-fixed" "$none" $prog seed-fixed $extra
 	check "$way probe" "$probe" $prog probe $extra
 	check "$way clean" "$clean" $prog clean $extra
+	check "$way rules" "$rules" $prog rules $extra
+	case $way in
+	*ptds) check "$way stream0" "$stream0_ptds" $prog stream0 $extra ;;
+	*) check "$way stream0" "$stream0_legacy" $prog stream0 $extra ;;
+	esac
+	# cuMemAlloc memory is not stream-ordered: one kept to the end is no leak.
+	check "$way sync-alloc" "$none" $prog sync-alloc $extra
 done
 
 # Nothing at all from a program that never touches CUDA: no log, no file.
