@@ -10,7 +10,7 @@ preload_setup
 P=$BUILD/fakecuda
 # where dlsym(RTLD_DEFAULT, "puts") lands: the sanitizer runtime intercepts it
 [ "$ASAN" = 1 ] && export EXPECT_PUTS_IN=libasan
-[ "$TSAN" = 1 ] && export EXPECT_PUTS_IN=dlsym_versions
+[ "$TSAN" = 1 ] && export EXPECT_PUTS_IN=dlsym_versions EXPECT_NEXT_PUTS_IN=libc
 rules() { violations "$1"; }
 
 # Every run also writes its trace: which spellings reached graphcheck (see the end).
