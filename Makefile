@@ -42,7 +42,8 @@ endif
 
 WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wformat=2 -Wundef -Wno-unused-parameter
-BASE_CFLAGS := $(WARN) -D_GNU_SOURCE -I. -I$(CUDA_INC) $(CFLAGS) $(SANFLAGS)
+# -MMD -MP: each object's header dependencies in a .d file beside it (included at the end).
+BASE_CFLAGS := $(WARN) -D_GNU_SOURCE -I. -I$(CUDA_INC) $(CFLAGS) $(SANFLAGS) -MMD -MP
 PIC := -fPIC -fvisibility=hidden
 # Every symbol resolved at link time, except in sanitizer builds (clang leaves the runtime
 # to the executable).
@@ -60,25 +61,34 @@ LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/pic/%.o,$(LIB_SRCS))
 LIB      := $(BUILD)/libgraphcheck.so
 LAUNCHER := $(BUILD)/graphcheck
 
-# The plain modules (no hooks) are also linked into the tests and the report tool.
 # The ledger and what it is built on: also the fuzzer's list (tests/fuzz/fuzz_ledger.mk).
 LEDGER_SRCS := interpose/ledger.c interpose/ledger_store.c interpose/ledger_graph.c interpose/ledger_rules.c \
                interpose/dead_ranges.c interpose/ledger_pending.c interpose/rule_table.c \
                interpose/hash_table.c interpose/slab.c
-CORE_SRCS := $(LEDGER_SRCS) interpose/sites.c interpose/trace.c \
-             interpose/options.c interpose/textbuf.c interpose/log.c interpose/backtrace.c interpose/signals.c \
-             interpose/suppress.c
+# The plain modules (all but the hooks, the driver lookup, the process hub and its side of
+# uses) are also linked into the tests and the report tool.
+CORE_SRCS := $(filter-out interpose/hooks.c interpose/driver.c interpose/hub.c interpose/uses.c \
+                          interpose/kernel_args.c,$(LIB_SRCS))
 CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 
-$(BUILD)/obj/pic/%.o: %.c $(wildcard interpose/*.h) interpose/hooks.def
+# Under TSan, dlsym is called by the runtime's own start-up, before it can record a function
+# entry: driver.c (graphcheck's dlsym) is built without entry/exit hooks, its accesses still
+# checked. With them the object crashes in any program it is preloaded into.
+$(BUILD)/obj/pic/interpose/driver.o: FILE_CFLAGS := $(if $(filter tsan,$(SAN)),-fno-sanitize-thread-func-entry-exit)
+
+$(BUILD)/obj/pic/%.o: %.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(BASE_CFLAGS) $(PIC) -DGC_VERSION='"$(VERSION)"' -c -o $@ $<
+	$(Q)$(CC) $(BASE_CFLAGS) $(FILE_CFLAGS) $(PIC) -DGC_VERSION='"$(VERSION)"' -c -o $@ $<
 
-$(BUILD)/obj/%.o: %.c $(wildcard interpose/*.h report/*.h tests/*.h)
+$(BUILD)/obj/%.o: %.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) -DGC_VERSION='"$(VERSION)"' -c -o $@ $<
+
+# VERSION reaches the objects whose source names GC_VERSION (and what links them).
+VERSION_SRCS := $(shell grep -l GC_VERSION interpose/*.c report/*.c 2>/dev/null)
+$(patsubst %.c,$(BUILD)/obj/%.o,$(VERSION_SRCS)) $(patsubst %.c,$(BUILD)/obj/pic/%.o,$(filter interpose/%,$(VERSION_SRCS))): VERSION
 
 # The version script comes from the same table as the wrappers, so they cannot disagree.
 $(BUILD)/exports.map: interpose/exports.map.in interpose/hooks.def
@@ -105,6 +115,7 @@ include tests/tests.mk
 -include tests/fuzz/fuzz_ledger.mk
 -include tests/reliability/reliability.mk
 -include tests/noise/noise.mk
+$(eval $(suite_rules))
 
 # ---- the main job -------------------------------------------------------------
 # With a GPU: the demo gate. Without: the seed pipeline's driver calls run under graphcheck
@@ -135,10 +146,15 @@ install: all
 clean:
 	rm -rf build build-asan build-tsan
 
+# Header dependencies written by -MMD.
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
 help:
 	@echo "make            build libgraphcheck.so, graphcheck, graphcheck-report, tests, demo"
 	@echo "make run        the main job: the demo gate on a GPU, else the seed under graphcheck on the stand-in"
 	@echo "make test       run the CPU tests (SAN=asan|tsan for sanitizer builds)"
+	@echo "make test-NAME  one suite (test-ledger, test-run-fake, test-durability ...) or a"
+	@echo "                directory's scripts (test-interpose, test-reliability ...)"
 	@echo "make deps       install the Debian packages the build needs"
 	@echo "make demo       build the demo programs (needs nvcc)"
 	@echo "make gate       run the demo programs under graphcheck (needs a GPU)"

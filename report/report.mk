@@ -38,8 +38,6 @@ REPORT_TEST := $(BUILD)/tests/test_report
 # about its own call site.
 REPORT_SYMPROGS := $(BUILD)/tests/report_symprog $(BUILD)/tests/report_symprog_nodebug
 
-$(REPORT_TEST_OBJS): tests/report/test_report.h
-
 # The core modules come along so that a test can check the reader against the
 # interposer's own writer (interpose/log.c).
 REPORT_TEST_LINK := $(REPORT_TEST_OBJS) $(sort $(REPORT_LIB_OBJS) $(CORE_OBJS))

@@ -374,6 +374,20 @@ static void unknown_free_interior(void **state)
 	assert_non_null(strstr(f->v[0].message, "16 bytes inside"));
 }
 
+/* One past the end is not inside: free-unknown with no allocation named. */
+static void unknown_free_one_past_end(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0xA000, 256, S1, 0));
+	apply(f, mfree(0xA100, S1, 0, INVALID));
+	expect(f, 1, GC_RULE_FREE_UNKNOWN);
+	assert_false(f->v[0].alloc.known);
+	assert_null(strstr(f->v[0].message, "inside 0x"));
+	apply(f, mfree(0xA0FF, S1, 0, INVALID));  /* the last byte is */
+	expect(f, 1, GC_RULE_FREE_UNKNOWN);
+	assert_non_null(strstr(f->v[0].message, "255 bytes inside"));
+}
+
 static void unknown_free_clean_sync_untracked(void **state)
 {
 	fx *f = *state;
@@ -464,6 +478,39 @@ static void capture_invalidated_unseen_cause(void **state)
 	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
 	apply(f, end(S1, 1, 0, GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED));
 	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+}
+
+/* A call refused with 900 on a stream joined to capture 2 (its own stream is no capture's
+ * origin): the capture id names the capture it broke, so of two GLOBAL captures only 2. */
+static void capture_invalidated_on_joined_stream(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, begin(S2, 2, GC_MODE_GLOBAL));
+	apply(f, (gc_event){.kind = GC_EV_SYNCHRONIZE, .call = "cuStreamSynchronize",
+	                    .stream = 0x30, .capture_id = 2, .tid = 1,
+	                    .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED});
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+	assert_non_null(strstr(f->v[0].message, "capture 2 (mode GLOBAL)"));
+	apply(f, end(S1, 1, 0x100, 0));
+	expect_none(f);
+}
+
+/* THREAD_LOCAL captures on threads 1 and 2; cuMemAlloc on thread 2 returns 900: it broke
+ * thread 2's capture only (the other thread's is not its business). */
+static void capture_invalidated_thread_local_own_thread(void **state)
+{
+	fx *f = *state;
+	gc_event b2 = begin(S2, 2, GC_MODE_THREAD_LOCAL);
+	b2.tid = 2;
+	apply(f, begin(S1, 1, GC_MODE_THREAD_LOCAL));
+	apply(f, b2);
+	apply(f, (gc_event){.kind = GC_EV_MEM_ALLOC, .call = "cuMemAlloc_v2",
+	                    .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, .tid = 2});
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+	assert_non_null(strstr(f->v[0].message, "capture 2 (mode THREAD_LOCAL)"));
+	apply(f, end(S1, 1, 0x100, 0));
+	expect_none(f);
 }
 
 static void capture_clean_relaxed_malloc(void **state)
@@ -1016,6 +1063,7 @@ int main(void)
 		T(double_free_in_graph),
 		T(unknown_free),
 		T(unknown_free_interior),
+		T(unknown_free_one_past_end),
 		T(unknown_free_clean_sync_untracked),
 		T(instantiate_twice),
 		T(instantiate_after_exec_destroy),
@@ -1024,6 +1072,8 @@ int main(void)
 		T(capture_invalidated_by_stream_sync),
 		T(capture_invalidated_by_event_sync),
 		T(capture_invalidated_unseen_cause),
+		T(capture_invalidated_on_joined_stream),
+		T(capture_invalidated_thread_local_own_thread),
 		T(capture_clean_relaxed_malloc),
 		T(invalidated_capture_drops_allocations),
 		T(leak_at_exit_grouped),

@@ -137,17 +137,41 @@ static void json_escapes_every_byte(void **state)
 }
 
 /* A record too big for the buffer loses frames, never its validity. */
+/* A record too big for its buffer loses frames, never its line: 8 call frames and an
+ * 8-frame allocation site; a buffer one byte short of the whole record gets the 4-frame
+ * form, one short of that the frameless form, and one too small even for that nothing. */
+/* The record in buf parses, and its call's and allocation's backtraces have n frames each. */
+static void assert_frames(const char *buf, size_t len, size_t n)
+{
+	json_t *j = parse_line(buf, len);
+	assert_int_equal(json_array_size(json_object_get(j, "backtrace")), n);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(j, "alloc"), "backtrace")), n);
+	json_decref(j);
+}
+
+/* A record too big for its buffer loses frames, never its line: 8 call frames and an
+ * 8-frame allocation site; a buffer one byte short of the whole record gets the 4-frame
+ * form, one short of that the frameless form, and one too small even for that nothing. */
 static void json_small_buffer_drops_frames(void **state)
 {
 	(void)state;
-	char buf[1100];
+	static void *deep[] = {(void *)0x10, (void *)0x20, (void *)0x30, (void *)0x40,
+	                       (void *)0x50, (void *)0x60, (void *)0x70, (void *)0x80};
+	static char buf[24576];
 	gc_record r = record();
+	r.frames = deep;
+	r.nframes = 8;
 	gc_verdict v = verdict_with_alloc();
-	size_t len = gc_log_format_json(buf, sizeof(buf), &r, &v);
-	if (len) {
-		json_t *j = parse_line(buf, len);
-		json_decref(j);
-	}
+	v.alloc.site = gc_sites_intern(deep, 8);
+	size_t full = gc_log_format_json(buf, sizeof(buf), &r, &v);
+	assert_frames(buf, full, 8);
+	size_t four = gc_log_format_json(buf, full - 1, &r, &v);
+	assert_true(four > 0 && four < full);
+	assert_frames(buf, four, 4);
+	size_t none = gc_log_format_json(buf, four - 1, &r, &v);
+	assert_true(none > 0 && none < four);
+	assert_frames(buf, none, 0);
+	assert_int_equal(gc_log_format_json(buf, none - 1, &r, &v), 0);
 	char tiny[64];
 	assert_int_equal(gc_log_format_json(tiny, sizeof(tiny), &r, &v), 0);
 }
@@ -291,7 +315,7 @@ static void log_file_gets_whole_lines(void **state)
 		const char *type = json_string_value(json_object_get(j, "type"));
 		violations += !strcmp(type, "violation");
 		if (!strcmp(type, "summary"))
-			assert_true(json_integer_value(json_object_get(j, "errors")) >= 50);
+			assert_int_equal(json_integer_value(json_object_get(j, "errors")), 50);
 		json_decref(j);
 		lines++;
 	}
@@ -300,18 +324,27 @@ static void log_file_gets_whole_lines(void **state)
 	unlink(path);
 }
 
+/* Each test starts from a fresh process's counts and summary state (what a forked child
+ * starts from), so the counts a test asserts are its own records alone. */
+static int fresh_counts(void **state)
+{
+	(void)state;
+	gc_log_reopen_child();
+	return 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(json_record_has_documented_fields),
-		cmocka_unit_test(json_leak_record),
-		cmocka_unit_test(json_escapes_every_byte),
-		cmocka_unit_test(json_small_buffer_drops_frames),
-		cmocka_unit_test(text_record_matches_golden),
-		cmocka_unit_test(path_expansion),
-		cmocka_unit_test(unwritable_paths_fall_back_to_stderr),
-		cmocka_unit_test(symlink_at_log_path_is_refused),
-		cmocka_unit_test(log_file_gets_whole_lines),
+		cmocka_unit_test_setup(json_record_has_documented_fields, fresh_counts),
+		cmocka_unit_test_setup(json_leak_record, fresh_counts),
+		cmocka_unit_test_setup(json_escapes_every_byte, fresh_counts),
+		cmocka_unit_test_setup(json_small_buffer_drops_frames, fresh_counts),
+		cmocka_unit_test_setup(text_record_matches_golden, fresh_counts),
+		cmocka_unit_test_setup(path_expansion, fresh_counts),
+		cmocka_unit_test_setup(unwritable_paths_fall_back_to_stderr, fresh_counts),
+		cmocka_unit_test_setup(symlink_at_log_path_is_refused, fresh_counts),
+		cmocka_unit_test_setup(log_file_gets_whole_lines, fresh_counts),
 	};
 	return cmocka_run_group_tests_name("log", tests, NULL, NULL);
 }

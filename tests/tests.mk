@@ -1,5 +1,8 @@
 # CPU tests. Each binary in TESTS runs from the repo root; each script in TEST_SCRIPTS runs
-# as `sh SCRIPT BUILD_DIR` and ends with an "N passed, N failed" line.
+# as `sh SCRIPT BUILD_DIR` and ends with an "N passed, N failed" line (tests/run_suites.sh
+# runs them). `make test` runs every suite; `make test-NAME` one (NAME: the binary without
+# test_, or the script's name, '_' as '-': test-ledger, test-run-fake, test-durability ...);
+# `make test-DIR` the scripts of tests/DIR (test-interpose, test-reliability ...).
 TESTS ?=
 TEST_SCRIPTS ?=
 TEST_LIBS := -lcmocka -ljansson -lpthread -ldl
@@ -15,19 +18,6 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/test_%.o $(CORE_OBJS)
 
 all: $(TESTS)
 
-test: all $(LIB)
-	@failed=0; \
-	for t in $(TESTS); do \
-		echo "== $$t"; \
-		$$t || failed=$$((failed + 1)); \
-	done; \
-	for s in $(TEST_SCRIPTS); do \
-		echo "== $$s"; \
-		sh $$s $(BUILD) || failed=$$((failed + 1)); \
-	done; \
-	if [ $$failed -ne 0 ]; then echo "make test: $$failed suite(s) failed"; exit 1; fi; \
-	echo "make test: all suites passed"
-
 # The object against the stand-in driver (tests/fakecuda/fakecuda.mk builds both).
 TEST_SCRIPTS += tests/interpose/run_fake.sh
 IP_PROGS := $(BUILD)/fakecuda/dlsym_versions
@@ -38,3 +28,26 @@ $(BUILD)/fakecuda/dlsym_versions: tests/interpose/dlsym_versions.c $(BUILD)/fake
 	$(Q)$(CC) $(BASE_CFLAGS) -o $@ $< -ldl -Wl,--disable-new-dtags,-rpath,'$$ORIGIN'
 all: $(IP_PROGS)
 TEST_SCRIPTS += tests/traces/replay.sh tests/traces/fidelity.sh
+
+# The suite targets, made once every .mk file has added its suites (the Makefile calls this
+# after its includes).
+suite_name = $(subst _,-,$(patsubst test_%,%,$(basename $(notdir $(1)))))
+suite_dir = $(notdir $(patsubst %/,%,$(dir $(1))))
+SUITE_DIRS = $(sort $(foreach t,$(TEST_SCRIPTS),$(call suite_dir,$(t))))
+# A binary named like a directory (test_report, tests/report/) runs with its scripts.
+SOLO_TESTS = $(filter-out $(foreach d,$(SUITE_DIRS),%/test_$(d)),$(TESTS))
+define suite_rules
+.PHONY: test $(foreach t,$(SOLO_TESTS) $(TEST_SCRIPTS),test-$(call suite_name,$(t))) \
+        $(foreach d,$(SUITE_DIRS),test-$(d))
+test: all
+	@sh tests/run_suites.sh $(BUILD) $(TESTS) $(TEST_SCRIPTS)
+$(foreach t,$(SOLO_TESTS),
+test-$(call suite_name,$(t)): $(t)
+	@sh tests/run_suites.sh $(BUILD) $(t))
+$(foreach t,$(TEST_SCRIPTS),
+test-$(call suite_name,$(t)): all
+	@sh tests/run_suites.sh $(BUILD) $(t))
+$(foreach d,$(SUITE_DIRS),
+test-$(d): all
+	@sh tests/run_suites.sh $(BUILD) $(filter %/test_$(d),$(TESTS)) $(filter tests/$(d)/%,$(TEST_SCRIPTS)))
+endef

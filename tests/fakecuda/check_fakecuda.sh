@@ -6,16 +6,9 @@
 # recorded spellings, and the _ptsz spellings are reached exactly when a program asks for
 # per-thread streams.
 # usage: sh tests/fakecuda/check_fakecuda.sh BUILD_DIR     (ends with "N passed, N failed")
-set -u
-B=${1:-build}/fakecuda
+. tests/lib.sh
+B=$BUILD/fakecuda
 REAL=$(dirname "$0")/../gpu/logs
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-ok() { pass=$((pass + 1)); echo "  ok   $1"; }
-bad() { fail=$((fail + 1)); echo "  FAIL $1"; }
 check() { what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 
 # The five ways: linked, linked with per-thread streams, dlsym, cuGetProcAddress with the

@@ -10,9 +10,8 @@ FAKECUDA := $(FC_OUT)/libcuda.so.1
 # under its own name instead of renaming calls, so each can be defined and exported.
 FC_LIB_SRCS := $(wildcard $(FC_SRC)/fakecuda*.c)
 FC_LIB_OBJS := $(patsubst $(FC_SRC)/%.c,$(FC_OUT)/obj/%.o,$(FC_LIB_SRCS))
-FC_LIB_DEPS := $(wildcard $(FC_SRC)/*.h $(FC_SRC)/*.def)
 
-$(FC_OUT)/obj/%.o: $(FC_SRC)/%.c $(FC_LIB_DEPS)
+$(FC_OUT)/obj/%.o: $(FC_SRC)/%.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(PIC) -D__CUDA_API_VERSION_INTERNAL -c -o $@ $<
@@ -30,19 +29,17 @@ $(FC_OUT)/libcuda.so: $(FAKECUDA)
 # scenarios.c is built three ways: calls by name (linked), the same with per-thread
 # default streams (cuda.h picks the _ptsz spellings), and calls through a pointer table
 # that prog_dlsym and prog_procaddr fill (see progs/scenarios.h).
-FC_PROG_DEPS := $(FC_SRC)/progs/scenarios.h
-
-$(FC_OUT)/obj/progs/table/%.o: $(FC_SRC)/progs/%.c $(FC_PROG_DEPS)
+$(FC_OUT)/obj/progs/table/%.o: $(FC_SRC)/progs/%.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) -c -o $@ $<
 
-$(FC_OUT)/obj/progs/linked/%.o: $(FC_SRC)/progs/%.c $(FC_PROG_DEPS)
+$(FC_OUT)/obj/progs/linked/%.o: $(FC_SRC)/progs/%.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) -DFC_LINKED -c -o $@ $<
 
-$(FC_OUT)/obj/progs/linked_ptds/%.o: $(FC_SRC)/progs/%.c $(FC_PROG_DEPS)
+$(FC_OUT)/obj/progs/linked_ptds/%.o: $(FC_SRC)/progs/%.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) -DFC_LINKED -DCUDA_API_PER_THREAD_DEFAULT_STREAM -c -o $@ $<

@@ -2,14 +2,8 @@
 # The preloaded object exports exactly the spellings of interpose/hooks.def plus dlsym,
 # every one of them defined (a wrapper exists for each table row), and links only libc,
 # libdl and libpthread.
-set -u
-BUILD=${1:-build}
+. tests/lib.sh
 LIB=$BUILD/libgraphcheck.so
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 sed -n 's/^HOOK(\([A-Za-z0-9_]*\),.*/\1/p' interpose/hooks.def > "$tmp/table"
 echo dlsym >> "$tmp/table"

@@ -17,4 +17,4 @@ $(NOISE_PROG): $(NOISE_OUT)/obj/ctx_prog.o $(FC_OUT)/libcuda.so
 
 all: $(NOISE_PROG)
 
-TEST_SCRIPTS += tests/noise/retry.sh tests/noise/suppress.sh
+TEST_SCRIPTS += tests/noise/retry.sh tests/noise/suppressions.sh

@@ -4,6 +4,7 @@
 # exit); forks while other threads are inside intercepted calls do not deadlock the child.
 # Usage: sh tests/reliability/fork.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
+[ "$TSAN" = 1 ] && skip_suite "under TSan: the fork+exec children exec programs not built with TSan (the object cannot load there) and TSan does not support fork while threads start up"
 
 # ---- a child that goes on using CUDA ------------------------------------------------------
 "$REL" fork-cuda > "$tmp/native.out" 2>&1
@@ -61,6 +62,22 @@ if [ "$n" -eq 2 ] && [ ! -s "$tmp/gc.err" ]; then
 else
 	bug "fork-cuda: GRAPHCHECK_TRACE_FILE=%p: $n trace file(s), stderr: '$(head -c 200 "$tmp/gc.err")' (trace.c: gc_trace_reopen_child passes pattern_copy to gc_trace_open, which snprintf's it onto itself)"
 fi
+
+# ---- a fork after the summary was written --------------------------------------------------
+# An atexit handler that runs after graphcheck's (registered before the first CUDA call)
+# forks; the child dies of SIGTERM. The child is a process of its own: it writes its own
+# summary (its pid, "signal":"SIGTERM") to the shared log and the summary file.
+rm -f "$tmp/late.json" "$tmp/late.summary"
+GRAPHCHECK_JSON_FILE=$tmp/late.json GRAPHCHECK_SUMMARY_FILE=$tmp/late.summary GRAPHCHECK_LOG_FILE=/dev/null \
+	timeout 60 env REL_PID_FILE=$tmp/pid LD_PRELOAD="$PRE" "$REL" fork-after-summary > "$tmp/gc.out" 2>&1
+rc=$?
+ppid=$(cat "$tmp/pid")
+sums=$(jq -r 'select(.type == "summary") | "\(.pid == '"$ppid"') \(.signal // "-")"' "$tmp/late.json" 2>/dev/null | tr '\n' ' ')
+lines=$(awk -v p="$ppid" '{ print ($1 == p) }' "$tmp/late.summary" 2>/dev/null | tr '\n' ' ')
+[ $rc -eq 0 ] && grep -q '^child: signal 15$' "$tmp/gc.out" && [ "$sums" = "true - false SIGTERM " ] &&
+	[ "$lines" = "1 0 " ] &&
+	ok "fork after the summary (from a later atexit handler): the child writes its own summary (SIGTERM), the summary file one line each" ||
+	bad "fork after the summary: rc $rc, summaries (parent? signal): '$sums', summary file lines (parent?): '$lines'"
 
 # ---- a child that only execs --------------------------------------------------------------
 for prog in /bin/true /bin/false; do

@@ -48,6 +48,13 @@
  *       the capture ended by its own thread and its graph used correctly.
  *   rel_prog plain
  *       a few alloc/free pairs, one double free, one leak: 1 error, 1 warning.
+ *   rel_prog leak-only
+ *       one stream-ordered allocation never freed, one cuMemAlloc never freed (not a
+ *       stream-ordered allocation: no leak), nothing else: 1 warning.
+ *   rel_prog fork-after-summary
+ *       an atexit handler registered before the first CUDA call (so it runs after
+ *       graphcheck's summary), 1 double free, return from main; the handler forks, the child
+ *       commits 2 double frees and dies of SIGTERM, the parent waits and prints its status.
  *
  * REL_PID_FILE=F in the environment: the program writes its pid to F first. */
 #include <cuda.h>
@@ -685,6 +692,46 @@ static int run_plain(void)
 	return 0;
 }
 
+/* ---- leak-only, fork-after-summary --------------------------------------------------- */
+static int run_leak_only(void)
+{
+	init_driver();
+	CUstream s = new_stream();
+	CUdeviceptr p = 0, q = 0;
+	printf("leaked alloc %d\n", (int)cuMemAllocAsync(&p, 2048, s));
+	printf("kept cuMemAlloc %d\n", (int)cuMemAlloc(&q, 4096));
+	printf("done\n");
+	return 0;
+}
+
+static CUstream late_stream;
+
+static void fork_late(void)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < 2; i++)
+			printf("child: double free -> %d\n", (int)double_free(late_stream, 1024));
+		fflush(stdout);
+		raise(SIGTERM);
+		_exit(97);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	printf("child: %s %d\n", WIFEXITED(st) ? "exit" : "signal",
+	       WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+}
+
+static int run_fork_after_summary(void)
+{
+	atexit(fork_late);  /* before graphcheck's own handler, so it runs after it */
+	init_driver();
+	late_stream = new_stream();
+	printf("parent: double free -> %d\n", (int)double_free(late_stream, 512));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -723,7 +770,11 @@ int main(int argc, char **argv)
 		return run_end_wrong_thread();
 	if (!strcmp(m, "plain"))
 		return run_plain();
+	if (!strcmp(m, "leak-only"))
+		return run_leak_only();
+	if (!strcmp(m, "fork-after-summary"))
+		return run_fork_after_summary();
 	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-busy|fork-init|"
-	                "faults|begin-refused|end-wrong-thread|plain ...\n");
+	                "faults|begin-refused|end-wrong-thread|plain|leak-only|fork-after-summary ...\n");
 	return 2;
 }

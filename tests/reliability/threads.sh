@@ -6,6 +6,7 @@
 # records exact: 16 double-free, nothing else, in the JSON and the text log.
 # Usage: sh tests/reliability/threads.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
+[ "$TSAN" = 1 ] && skip_suite "under TSan: 16 threads x 100,000 pairs under TSan take minutes; the threads of tests/interpose/run_fake.sh run under TSan instead"
 
 THREADS=16 OPS=${REL_THREAD_OPS:-100000} SHARED=2 EVERY=100
 LIMIT=120

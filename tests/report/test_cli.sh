@@ -3,23 +3,13 @@
 # kind of malformed input, messages naming file and line, every output format parsed back,
 # and file:line resolution of a program built with -g.
 # Usage (from the repository root): sh tests/report/test_cli.sh BUILD_DIR
-set -u
-B=${1:-build}
+. tests/lib.sh
+B=$BUILD
 R=$B/graphcheck-report
 T=tests/report
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
 # Symbolization must not wait on a debuginfod server.
 unset DEBUGINFOD_URLS
-pass=0
-fail=0
 skip=0
-
-ok() { pass=$((pass + 1)); }
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL: $*"
-}
 
 # expect STATUS WHAT COMMAND...: runs COMMAND (stdout to $tmp/out, stderr to $tmp/err).
 expect() {

@@ -1,26 +1,38 @@
 #!/bin/sh
 # The CPU half of the demo gate: each trace recorded on the H200 replayed through the
-# ledger must give exactly the rules demo/expected/<name>.rules lists.
+# ledger must give exactly the records demo/expected/<name>.rules lists, one line a record
+# (counts per rule, not only which rules), and where the same program's live log is kept
+# (tests/gpu/logs/<name>.json) the same counts as that live run. The hand-written traces of
+# tests/traces/synthetic/ (each with its <name>.rules) pin the fields that change a verdict
+# (capture mode, thread, instantiate flags).
 # Usage: sh tests/traces/replay.sh BUILD_DIR
-set -u
-BUILD=${1:-build}
+. tests/lib.sh
 REPORT=$BUILD/graphcheck-report
-pass=0 fail=0
-for t in tests/traces/*.trace; do
+# counts: "count rule" lines, sorted, of rule ids on stdin
+counts() { sed '/^[[:space:]]*$/d' | LC_ALL=C sort | uniq -c | sed 's/^ *//'; }
+for t in tests/traces/*.trace tests/traces/synthetic/*.trace; do
 	name=$(basename "$t" .trace)
-	exp=demo/expected/$name.rules
+	case $t in
+	*/synthetic/*) exp=${t%.trace}.rules ;;
+	*) exp=demo/expected/$name.rules ;;
+	esac
 	if [ ! -f "$exp" ]; then
-		echo "FAIL $name: no $exp"; fail=$((fail + 1)); continue
+		bad "$name: no $exp"; continue
 	fi
 	out=$("$REPORT" --replay --format=json "$t" 2>&1)
-	got=$(printf '%s\n' "$out" | sed -n 's/.*"type":"violation".*"rule":"\([a-z-]*\)".*/\1/p' | LC_ALL=C sort -u)
-	want=$(sed '/^[[:space:]]*$/d' "$exp" | LC_ALL=C sort -u)
+	got=$(printf '%s\n' "$out" | sed -n 's/.*"type":"violation".*"rule":"\([a-z-]*\)".*/\1/p' | counts)
+	want=$(counts < "$exp")
 	if [ "$got" = "$want" ]; then
-		echo "PASS $name: $(echo $got)"; pass=$((pass + 1))
+		ok "$name: $(echo $got)"
 	else
-		echo "FAIL $name: expected {$(echo $want)} got {$(echo $got)}"; fail=$((fail + 1))
+		bad "$name: expected {$(echo $want)} got {$(echo $got)}"
 		printf '%s\n' "$out" | head -5
 	fi
+	live=tests/gpu/logs/$name.json
+	if [ -f "$live" ]; then
+		lgot=$(jq -r 'select(.type == "violation") | .rule' "$live" | counts)
+		[ "$lgot" = "$got" ] && ok "$name: the same counts as the live H200 run" ||
+			bad "$name: replay {$(echo $got)}, live H200 run {$(echo $lgot)}"
+	fi
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -400,6 +400,45 @@ static int clean(void)
     return 0;
 }
 
+/* ---- stream 0 ------------------------------------------------------------------------
+ * With per-thread default streams stream 0 is the thread's own stream, which can capture: an
+ * allocation made before the capture and freed inside it is refused (1), the capture goes on.
+ * Without, stream 0 is the legacy stream: the capture is refused (900) and the rest is plain
+ * stream-ordered work. */
+static int stream0(void)
+{
+    init_driver();
+    CUdeviceptr p = 0, g = 0;
+    CUgraph graph = NULL;
+    CK(cuMemAllocAsync, (&p, 4096, 0));
+    CK(cuStreamBeginCapture, (0, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuMemAllocAsync, (&g, 8192, 0));
+    CK(cuMemFreeAsync, (p, 0)); /* memory from before the capture */
+    CK(cuMemFreeAsync, (g, 0));
+    CK(cuStreamEndCapture, (0, &graph));
+    printf("graph returned: %s\n", graph ? "yes" : "no");
+    if (graph)
+        CK(cuGraphDestroy, (graph));
+    CK(cuMemFreeAsync, (p, 0));
+    CK(cuStreamSynchronize, (0));
+    printf("done\n");
+    return 0;
+}
+
+/* ---- cuMemAlloc ------------------------------------------------------------------------
+ * Synchronous allocations are not stream-ordered ones: one freed, one kept to the end (no
+ * leak-at-exit: that rule is about stream-ordered and graph memory). */
+static int sync_alloc(void)
+{
+    init_driver();
+    CUdeviceptr a = 0, b = 0;
+    CK(cuMemAlloc, (&a, 4096));
+    CK(cuMemAlloc, (&b, 8192));
+    CK(cuMemFree, (a));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- threads ----------------------------------------------------------------------- */
 /* Results from many threads cannot be printed in a stable order, so they are counted per
  * (call, code) and printed sorted at the end. */
@@ -499,8 +538,9 @@ static int run_threads(int nthreads, int ops)
 /* ---- dispatch ---------------------------------------------------------------------- */
 bool fc_scenario_uses_driver(const char *name)
 {
-    static const char *const uses[] = { "seed",  "seed-fixed", "probe",  "probe-driver",
-                                        "rules", "clean",      "threads" };
+    static const char *const uses[] = { "seed",  "seed-fixed", "probe",   "probe-driver",
+                                        "rules", "clean",      "threads", "stream0",
+                                        "sync-alloc" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
             return true;
@@ -523,14 +563,18 @@ int fc_run_scenario(int argc, char **argv)
         rc = rules();
     else if (strcmp(name, "clean") == 0)
         rc = clean();
+    else if (strcmp(name, "stream0") == 0)
+        rc = stream0();
+    else if (strcmp(name, "sync-alloc") == 0)
+        rc = sync_alloc();
     else if (strcmp(name, "threads") == 0)
         rc = run_threads(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atoi(argv[3]) : 100);
     else if (strcmp(name, "nocuda") == 0) {
         printf("nocuda: no driver calls\n");
         rc = 0;
     } else
-        fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|clean|"
-                "threads [THREADS [OPS]]|nocuda\n",
+        fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|clean|stream0|"
+                "sync-alloc|threads [THREADS [OPS]]|nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);
     return rc;

@@ -84,8 +84,8 @@ extern const size_t fc_drv_nentries;
  * so a loader can leave libcuda alone when it does not. */
 bool fc_scenario_uses_driver(const char *name);
 
-/* argv[1] is the scenario: seed, seed-fixed, probe, probe-driver, rules, clean,
- * threads [THREADS [OPS]], nocuda.
+/* argv[1] is the scenario: seed, seed-fixed, probe, probe-driver, rules, clean, stream0,
+ * sync-alloc, threads [THREADS [OPS]], nocuda.
  * Prints every driver result as `call -> code`; returns the exit status (0 when the
  * scenario ran, whatever codes the driver gave; 2 for an unknown scenario). */
 int fc_run_scenario(int argc, char **argv);

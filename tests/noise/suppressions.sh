@@ -5,7 +5,7 @@
 # counts 1 suppressed); the entry --gen-suppressions prints, pasted into a file, does the
 # same; an unreadable file and malformed entries get one message each and the run goes on;
 # graphcheck-report --suppressions (with src: lines) drops it from a log.
-# Usage: sh tests/noise/suppress.sh BUILD_DIR
+# Usage: sh tests/noise/suppressions.sh BUILD_DIR
 . tests/reliability/lib.sh
 GC=$BUILD/graphcheck
 PROG=$BUILD/noise/ctx_prog
