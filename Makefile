@@ -65,7 +65,8 @@ LAUNCHER := $(BUILD)/graphcheck
 LEDGER_SRCS := interpose/ledger.c interpose/ledger_store.c interpose/ledger_graph.c interpose/ledger_rules.c \
                interpose/rule_table.c interpose/hash_table.c interpose/slab.c
 CORE_SRCS := $(LEDGER_SRCS) interpose/sites.c interpose/trace.c \
-             interpose/options.c interpose/textbuf.c interpose/log.c interpose/backtrace.c interpose/signals.c
+             interpose/options.c interpose/textbuf.c interpose/log.c interpose/backtrace.c interpose/signals.c \
+             interpose/outfile.c interpose/scratch.c
 CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 
 $(BUILD)/obj/pic/%.o: %.c $(wildcard interpose/*.h) interpose/hooks.def

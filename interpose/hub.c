@@ -11,7 +11,9 @@
 #include "interpose/driver.h"
 #include "interpose/log.h"
 #include "interpose/options.h"
+#include "interpose/outfile.h"
 #include "interpose/runstatus.h"
+#include "interpose/scratch.h"
 #include "interpose/signals.h"
 #include "interpose/sites.h"
 #include "interpose/trace.h"
@@ -46,6 +48,13 @@ static const char *secure_env(const char *name)
 
 static void at_exit(void)
 {
+	if (in_hub) {
+		/* exit() from a signal handler that interrupted this thread inside graphcheck,
+		 * which may hold a ledger or output lock it can never release now: the leak
+		 * check would wait on it for ever. The summary waits on nothing this thread holds. */
+		gc_log_summary_no_leak_check("exit() from a signal handler that interrupted graphcheck");
+		return;
+	}
 	in_hub = 1;  /* calls made by other atexit handlers go straight through */
 	if (opts.leak_check) {
 		gc_event ev = {.kind = GC_EV_EXIT, .call = "exit"};
@@ -66,16 +75,19 @@ static void fork_prepare(void)
 {
 	gc_ledger_fork_prepare(ledger);
 	gc_sites_fork_prepare();
+	gc_outfile_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	gc_outfile_fork_parent();
 	gc_sites_fork_parent();
 	gc_ledger_fork_parent(ledger);
 }
 
 static void fork_child(void)
 {
+	gc_outfile_fork_child();
 	gc_ledger_fork_child(ledger);
 	gc_sites_fork_child();
 	my_tid = 0;
@@ -192,7 +204,15 @@ static int keeps_site(gc_event_kind k)
 
 void gc_hub_report(gc_event *ev)
 {
-	void *frames[GC_SITE_DEPTH_MAX];
+	/* The verdicts and frames are on graphcheck's memory, not the program's stack. */
+	gc_scratch *sc = gc_scratch_get();
+	if (!sc) {
+		static int said;
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			gc_log_note("out of memory: some calls are not checked");
+		return;
+	}
+	void **frames = sc->frames;
 	int nframes = -1;  /* captured lazily: only allocations and records need frames */
 	if (!my_tid && ev->kind != GC_EV_EXIT)  /* first event of a thread or forked child */
 		gc_log_activate();
@@ -216,8 +236,8 @@ void gc_hub_report(gc_event *ev)
 		                                       ? nframes : opts.alloc_backtrace_depth);
 	}
 	gc_trace_event(ev);
-	gc_verdict v[8];
-	int n = gc_ledger_apply(ledger, ev, v, 8);
+	gc_verdict *v = sc->verdicts;
+	int n = gc_ledger_apply(ledger, ev, v, GC_VERDICTS_MAX);
 	if (!n)
 		return;
 	if (nframes < 0)
