@@ -85,7 +85,7 @@ for len in 1500 3000; do
 	prog=$d/prog
 	rm -f "$tmp/long.json" "$tmp/long.txt" "$tmp/long.trace"
 	GRAPHCHECK_LOG_FILE=$tmp/long.txt GRAPHCHECK_JSON_FILE=$tmp/long.json GRAPHCHECK_TRACE_FILE=$tmp/long.trace \
-		GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=4 LD_LIBRARY_PATH=$FAKE timeout 60 env LD_PRELOAD="$PRE" "$prog" plain > /dev/null 2>&1
+		GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=16 LD_LIBRARY_PATH=$FAKE timeout 60 env LD_PRELOAD="$PRE" "$prog" plain > /dev/null 2>&1
 	start=$(jq -r 'select(.type == "start") | .program' "$tmp/long.json")
 	jframes=$(jq -r 'select(.type == "violation") | .backtrace[].module' "$tmp/long.json" | grep -cxF "$prog")
 	tframes=$(grep -cF "($prog+0x" "$tmp/long.txt")
