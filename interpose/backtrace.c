@@ -88,3 +88,41 @@ void gc_frame_describe(const void *addr, gc_frame *f)
 		f->symbol_offset = (uintptr_t)addr - (uintptr_t)info.dli_saddr;
 	}
 }
+
+static int loader_counts(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	unsigned long long *c = arg;
+	(void)size;
+	c[0] = info->dlpi_adds;
+	c[1] = info->dlpi_subs;
+	return 1;  /* the counts are the same in every entry: one is enough */
+}
+
+void gc_frame_memo_check(gc_frame_memo *m)
+{
+	unsigned long long c[2] = {0, 0};
+	dl_iterate_phdr(loader_counts, c);
+	if (c[0] != m->adds || c[1] != m->subs) {
+		m->adds = c[0];
+		m->subs = c[1];
+		m->n = m->next = 0;
+	}
+}
+
+void gc_frame_describe_memo(gc_frame_memo *m, const void *addr, gc_frame *f)
+{
+	if (!m || !m->adds) {
+		gc_frame_describe(addr, f);
+		return;
+	}
+	for (int i = 0; i < m->n; i++)
+		if (m->f[i].addr == (uintptr_t)addr) {
+			*f = m->f[i];
+			return;
+		}
+	gc_frame_describe(addr, f);
+	m->f[m->next] = *f;  /* round robin once full */
+	m->next = (m->next + 1) % GC_FRAME_MEMO;
+	if (m->n < GC_FRAME_MEMO)
+		m->n++;
+}

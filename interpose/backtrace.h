@@ -12,6 +12,16 @@ typedef struct gc_frame {
 	uintptr_t symbol_offset;
 } gc_frame;
 
+/* Frames described before, for gc_frame_describe_memo: records show the same few frames
+ * again and again, and dladdr is most of a record's cost. Emptied when a module has been
+ * loaded or unloaded since (the loader's counts), so a name is never stale. */
+#define GC_FRAME_MEMO 64
+typedef struct gc_frame_memo {
+	unsigned long long adds, subs;  /* the loader's counts when last checked; 0: never */
+	int n, next;
+	gc_frame f[GC_FRAME_MEMO];
+} gc_frame_memo;
+
 /* Primes glibc's unwinder (its first use loads libgcc_s and allocates) and finds the
  * address range of graphcheck itself. Safe to call more than once. */
 void gc_backtrace_init(void);
@@ -21,5 +31,9 @@ int gc_backtrace_capture(void **frames, int max);
 const char *gc_program_path(void);
 /* Module, offset and symbol of a code address; a frame nothing maps gets module "?". */
 void gc_frame_describe(const void *addr, gc_frame *f);
+/* Once per record: forgets m's frames if the set of modules changed. */
+void gc_frame_memo_check(gc_frame_memo *m);
+/* gc_frame_describe through m (m NULL or never checked: directly). */
+void gc_frame_describe_memo(gc_frame_memo *m, const void *addr, gc_frame *f);
 
 #endif

@@ -14,7 +14,9 @@
 #include "interpose/kernel_args.h"
 #include "interpose/log.h"
 #include "interpose/options.h"
+#include "interpose/outfile.h"
 #include "interpose/runstatus.h"
+#include "interpose/scratch.h"
 #include "interpose/signals.h"
 #include "interpose/sites.h"
 #include "interpose/suppress.h"
@@ -54,6 +56,13 @@ static void write_held(int in_signal);
 
 static void at_exit(void)
 {
+	if (in_hub) {
+		/* exit() from a signal handler that interrupted this thread inside graphcheck,
+		 * which may hold a ledger or output lock it can never release now: the leak
+		 * check would wait on it for ever. The summary waits on nothing this thread holds. */
+		gc_log_summary_no_leak_check("exit() from a signal handler that interrupted graphcheck");
+		return;
+	}
 	in_hub = 1;  /* calls made by other atexit handlers go straight through */
 	write_held(0);
 	if (opts.leak_check) {
@@ -76,16 +85,19 @@ static void fork_prepare(void)
 {
 	gc_ledger_fork_prepare(ledger);
 	gc_sites_fork_prepare();
+	gc_outfile_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	gc_outfile_fork_parent();
 	gc_sites_fork_parent();
 	gc_ledger_fork_parent(ledger);
 }
 
 static void fork_child(void)
 {
+	gc_outfile_fork_child();
 	gc_ledger_fork_child(ledger);
 	gc_sites_fork_child();
 	my_tid = 0;
@@ -262,12 +274,13 @@ static void supp_frames(const gc_record *r, gc_supp_frame *sf)
 
 /* GRAPHCHECK_GEN_SUPPRESSIONS: after the record, an entry that matches it, unprefixed so
  * that it can be pasted into a file; with fewer frames if it does not fit (never cut). */
-static void gen_suppression(const gc_record *r, const gc_verdict *v, const gc_supp_frame *sf)
+static void gen_suppression(gc_scratch *sc, const gc_record *r, const gc_verdict *v)
 {
-	char buf[4096];
+	char *buf = sc->supp_entry;
 	for (int n = r->nframes; n >= 0; n = n > 4 ? 4 : n - 1) {
-		int len = gc_supp_format(buf, sizeof(buf), gc_rule_id(v->rule), r->call, sf, n);
-		if (len >= 0 && (size_t)len < sizeof(buf)) {
+		int len = gc_supp_format(buf, sizeof(sc->supp_entry), gc_rule_id(v->rule), r->call,
+		                         sc->supp, n);
+		if (len >= 0 && (size_t)len < sizeof(sc->supp_entry)) {
 			gc_log_text(buf, (size_t)len);
 			return;
 		}
@@ -276,29 +289,28 @@ static void gen_suppression(const gc_record *r, const gc_verdict *v, const gc_su
 
 /* Writes one verdict unless a suppression matches it; 1 for an error written. A held
  * verdict (ledger_pending.c) is about its own call: that call's details and frames. From a
- * signal's handler (in_signal) neither frames of held calls (the site table takes a lock)
- * nor suppressions (fnmatch) are read. */
-static int write_verdict(const gc_record *r, const gc_verdict *v, int in_signal)
+ * signal's handler (sc NULL: no scratch is made there) neither frames of held calls (the
+ * site table takes a lock) nor suppressions (fnmatch) are read. */
+static int write_verdict(gc_scratch *sc, const gc_record *r, const gc_verdict *v)
 {
-	void *held_frames[GC_SITE_DEPTH_MAX];
 	gc_record held;
 	if (v->is_held) {
 		const gc_event *e = &v->held;
-		int nf = in_signal ? 0 : gc_sites_get(e->site, held_frames, opts.backtrace_depth);
-		held = record_of(e, held_frames, nf);
+		int nf = sc ? gc_sites_get(e->site, sc->held_frames, opts.backtrace_depth) : 0;
+		held = record_of(e, sc ? sc->held_frames : NULL, nf);
 		r = &held;
 	}
-	gc_supp_frame sf[GC_SITE_DEPTH_MAX];
-	int described = (supps || opts.gen_suppressions) && !in_signal;
+	int described = (supps || opts.gen_suppressions) && sc;
 	if (described)
-		supp_frames(r, sf);
-	if (described && supps && gc_supp_match(supps, gc_rule_id(v->rule), r->call, sf, r->nframes)) {
+		supp_frames(r, sc->supp);
+	if (described && supps &&
+	    gc_supp_match(supps, gc_rule_id(v->rule), r->call, sc->supp, r->nframes)) {
 		gc_log_suppressed();  /* counted per entry by the set, in total by the log */
 		return 0;
 	}
 	gc_log_verdict(r, v);
 	if (described && opts.gen_suppressions)
-		gen_suppression(r, v, sf);
+		gen_suppression(sc, r, v);
 	return gc_rule_severity(v->rule) == GC_SEV_ERROR;
 }
 
@@ -308,8 +320,9 @@ static void write_held(int in_signal)
 {
 	gc_verdict v;
 	int errors = 0;
+	gc_scratch *sc = in_signal ? NULL : gc_scratch_get();
 	while (ledger && gc_ledger_take_held(ledger, &v))
-		errors += write_verdict(NULL, &v, in_signal);
+		errors += write_verdict(sc, NULL, &v);
 	if (errors)
 		gc_runstatus_error();
 	if (!in_signal && opts.verbose && gc_ledger_retried(ledger))
@@ -320,7 +333,15 @@ static void write_held(int in_signal)
 
 void gc_hub_report(gc_event *ev)
 {
-	void *frames[GC_SITE_DEPTH_MAX];
+	/* The verdicts and frames are on graphcheck's memory, not the program's stack. */
+	gc_scratch *sc = gc_scratch_get();
+	if (!sc) {
+		static int said;
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			gc_log_note("out of memory: some calls are not checked");
+		return;
+	}
+	void **frames = sc->frames;
 	int nframes = -1;  /* captured lazily: only allocations and records need frames */
 	if (!my_tid && ev->kind != GC_EV_EXIT)  /* first event of a thread or forked child */
 		gc_log_activate();
@@ -350,8 +371,8 @@ void gc_hub_report(gc_event *ev)
 		ev->site = gc_sites_intern(frames, depth(nframes));
 	}
 	gc_trace_event(ev);
-	gc_verdict v[8];
-	int n = gc_ledger_apply(ledger, ev, v, 8);
+	gc_verdict *v = sc->verdicts;
+	int n = gc_ledger_apply(ledger, ev, v, GC_VERDICTS_MAX);
 	if (!n)
 		return;
 	if (nframes < 0)
@@ -359,7 +380,7 @@ void gc_hub_report(gc_event *ev)
 	gc_record r = record_of(ev, frames, depth(nframes));
 	int errors = 0;
 	for (int i = 0; i < n; i++)
-		errors += write_verdict(&r, &v[i], 0);
+		errors += write_verdict(sc, &r, &v[i]);
 	if (errors)
 		gc_runstatus_error();
 	if (errors && opts.on_error == GC_ON_ERROR_ABORT) {

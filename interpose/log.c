@@ -1,39 +1,37 @@
 #include "interpose/log.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "interpose/backtrace.h"
+#include "interpose/outfile.h"
+#include "interpose/scratch.h"
 #include "interpose/signals.h"
 #include "interpose/sites.h"
 #include "interpose/textbuf.h"
 
 #define PREFIX "==graphcheck== "
-#define FIELD_MAX 512         /* longest path or symbol printed */
-#define JSON_FIELD_MAX (FIELD_MAX * 2)  /* the same in JSON: its input bytes */
+#define FIELD_MAX GC_PATH_MAX  /* bytes of a path or symbol printed: a whole path */
+#define SHOWN_MAX 240          /* bytes of a path in a message */
 
 struct output {
-	int fd;                   /* -1: off */
+	gc_outfile f;             /* f.fd -1: off */
 	char pattern[GC_PATH_MAX];
-	const char *what;         /* "log", "JSON log" */
 	int pending;              /* a %p path in a forked child: opened at its first record */
 };
 
-static struct output text_out = {2, "", "log", 0};
-static struct output json_out = {-1, "", "JSON log", 0};
+static struct output text_out = {.f = {.fd = 2, .fallback = 2, .what = "log"}};
+static struct output json_out = {.f = {.fd = -1, .fallback = 2, .what = "JSON log"}};
+static gc_outfile summary_out = {.fd = -1, .fallback = -1, .what = "summary file"};
 
 static void write_start(void);
 static void output_open(struct output *out, const char *pattern);
 
 static int output_on(const struct output *out)
 {
-	return out->fd >= 0 || out->pending;
+	return __atomic_load_n(&out->f.fd, __ATOMIC_ACQUIRE) >= 0 || out->pending;
 }
 static char summary_path[GC_PATH_MAX];
 static uint64_t n_errors, n_warnings, n_records, n_suppressed;
@@ -41,55 +39,17 @@ static int summary_written;  /* the summary is written once a process */
 
 /* ---- frames ----------------------------------------------------------------- */
 
-/* dladdr is most of a record's cost (a scan of each module's symbols), and records show the
- * same few frames again and again (text and JSON, the allocation's and the free's sites,
- * the same faulty loop). Each thread keeps the addresses it described, dropped whenever a
- * module has been loaded or unloaded since (the loader's counts, from dl_iterate_phdr), so
- * that a name is never stale. */
-#define MEMO_MAX 64
-static __thread __attribute__((tls_model("initial-exec"))) struct {
-	unsigned long long adds, subs;
-	int n, next;
-	gc_frame f[MEMO_MAX];
-} memo;
-
-static int loader_counts(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	unsigned long long *c = arg;
-	(void)size;
-	c[0] = info->dlpi_adds;
-	c[1] = info->dlpi_subs;
-	return 1;  /* the counts are the same in every entry: one is enough */
-}
-
-/* Called once a record: forgets everything if the set of modules changed. */
-static void memo_check(void)
-{
-	unsigned long long c[2] = {0, 0};
-	dl_iterate_phdr(loader_counts, c);
-	if (c[0] != memo.adds || c[1] != memo.subs) {
-		memo.adds = c[0];
-		memo.subs = c[1];
-		memo.n = memo.next = 0;
-	}
-}
-
 static void describe(const void *addr, gc_frame *f)
 {
-	if (!memo.adds) {  /* not checked yet (a formatter called outside gc_log_verdict) */
-		gc_frame_describe(addr, f);
-		return;
-	}
-	for (int i = 0; i < memo.n; i++)
-		if (memo.f[i].addr == (uintptr_t)addr) {
-			*f = memo.f[i];
-			return;
-		}
-	gc_frame_describe(addr, f);
-	memo.f[memo.next] = *f;  /* round robin once full */
-	memo.next = (memo.next + 1) % MEMO_MAX;
-	if (memo.n < MEMO_MAX)
-		memo.n++;
+	gc_scratch *sc = gc_scratch_get();
+	gc_frame_describe_memo(sc ? &sc->memo : NULL, addr, f);
+}
+
+/* A buffer for a call site's frames: graphcheck's memory, not the program's stack. */
+static void **site_buf(void)
+{
+	gc_scratch *sc = gc_scratch_get();
+	return sc ? sc->site_frames : NULL;
 }
 
 /* Frames under an optional label line ("allocated at:"). */
@@ -101,9 +61,13 @@ static void text_frames(gc_buf *b, void *const *frames, int n, const char *label
 		gc_frame f;
 		describe(frames[i], &f);
 		gc_buf_printf(b, PREFIX "    #%d 0x%lx ", i, (unsigned long)f.addr);
-		if (f.symbol)
-			gc_buf_printf(b, "%.*s+0x%lx ", FIELD_MAX, f.symbol, (unsigned long)f.symbol_offset);
-		gc_buf_printf(b, "(%.*s+0x%lx)\n", FIELD_MAX, f.module, (unsigned long)f.offset);
+		if (f.symbol) {  /* names from the program's files: escaped, kept on this line */
+			gc_buf_text_str(b, f.symbol, FIELD_MAX);
+			gc_buf_printf(b, "+0x%lx ", (unsigned long)f.symbol_offset);
+		}
+		gc_buf_put(b, "(", 1);
+		gc_buf_text_str(b, f.module, FIELD_MAX);
+		gc_buf_printf(b, "+0x%lx)\n", (unsigned long)f.offset);
 	}
 }
 
@@ -114,9 +78,9 @@ static void json_frames(gc_buf *b, void *const *frames, int n)
 		gc_frame f;
 		describe(frames[i], &f);
 		gc_buf_printf(b, "%s{\"addr\":\"0x%lx\",\"module\":", i ? "," : "", (unsigned long)f.addr);
-		gc_buf_json_str(b, f.module, JSON_FIELD_MAX);
+		gc_buf_json_str(b, f.module, FIELD_MAX);
 		gc_buf_printf(b, ",\"offset\":\"0x%lx\",\"symbol\":", (unsigned long)f.offset);
-		gc_buf_json_str(b, f.symbol, JSON_FIELD_MAX);
+		gc_buf_json_str(b, f.symbol, FIELD_MAX);
 		gc_buf_put(b, "}", 1);
 	}
 	gc_buf_put(b, "]", 1);
@@ -124,14 +88,14 @@ static void json_frames(gc_buf *b, void *const *frames, int n)
 
 static int site_frames(uint32_t site, void **frames, int max)
 {
-	return site ? gc_sites_get(site, frames, max) : 0;
+	return site && frames ? gc_sites_get(site, frames, max) : 0;
 }
 
 /* ---- text ----------------------------------------------------------------- */
 
 static void format_text(gc_buf *b, const gc_record *r, const gc_verdict *v, int max_frames)
 {
-	void *af[GC_SITE_DEPTH_MAX];
+	void **af = site_buf();
 	const char *rn = gc_result_name(r->result);
 	int nf = r->nframes < max_frames ? r->nframes : max_frames;
 	if (v->rule == GC_RULE_LEAK_AT_EXIT)
@@ -141,7 +105,7 @@ static void format_text(gc_buf *b, const gc_record *r, const gc_verdict *v, int 
 		gc_buf_printf(b, PREFIX "%s: %s in %s (returned %d%s%s)\n",
 		          gc_severity_name(gc_rule_severity(v->rule)), gc_rule_id(v->rule), r->call,
 		          r->result, rn ? ", " : "", rn ? rn : "");
-	gc_buf_printf(b, PREFIX "  %s\n", v->message);
+	gc_buf_printf(b, PREFIX "  %s\n", v->message);  /* graphcheck's words and numbers */
 	text_frames(b, r->frames, nf, NULL);
 	if (v->alloc.known) {
 		const gc_alloc_info *a = &v->alloc;
@@ -191,16 +155,16 @@ static void json_hex(gc_buf *b, const char *key, uint64_t v)
 
 static void format_json(gc_buf *b, const gc_record *r, const gc_verdict *v, int max_frames)
 {
-	void *af[GC_SITE_DEPTH_MAX];
+	void **af = site_buf();
 	int nf = r->nframes < max_frames ? r->nframes : max_frames;
 	gc_buf_printf(b, "{\"type\":\"violation\",\"seq\":%llu,\"pid\":%llu,\"tid\":%llu,\"rule\":\"%s\","
 	          "\"severity\":\"%s\",\"call\":",
 	          (unsigned long long)r->seq, (unsigned long long)r->pid,
 	          (unsigned long long)r->tid, gc_rule_id(v->rule),
 	          gc_severity_name(gc_rule_severity(v->rule)));
-	gc_buf_json_str(b, r->call, JSON_FIELD_MAX);
+	gc_buf_json_str(b, r->call, FIELD_MAX);
 	gc_buf_printf(b, ",\"result\":%d,\"result_name\":", r->result);
-	gc_buf_json_str(b, gc_result_name(r->result), JSON_FIELD_MAX);
+	gc_buf_json_str(b, gc_result_name(r->result), FIELD_MAX);
 	json_hex(b, "ptr", r->ptr);
 	gc_buf_printf(b, ",\"size\":%llu", (unsigned long long)r->size);
 	json_hex(b, "stream", r->stream);
@@ -208,14 +172,14 @@ static void format_json(gc_buf *b, const gc_record *r, const gc_verdict *v, int 
 	json_hex(b, "graph", r->graph);
 	json_hex(b, "exec", r->exec);
 	gc_buf_put(b, ",\"message\":", 11);
-	gc_buf_json_str(b, v->message, JSON_FIELD_MAX);
+	gc_buf_json_str(b, v->message, FIELD_MAX);
 	gc_buf_put(b, ",\"backtrace\":", 13);
 	json_frames(b, r->frames, nf);
 	gc_buf_put(b, ",\"alloc\":", 9);
 	if (v->alloc.known) {
 		const gc_alloc_info *a = &v->alloc;
 		gc_buf_put(b, "{\"call\":", 8);
-		gc_buf_json_str(b, a->call, JSON_FIELD_MAX);
+		gc_buf_json_str(b, a->call, FIELD_MAX);
 		json_hex(b, "ptr", a->ptr);
 		gc_buf_printf(b, ",\"size\":%llu", (unsigned long long)a->size);
 		json_hex(b, "stream", a->stream);
@@ -236,7 +200,7 @@ static void format_json(gc_buf *b, const gc_record *r, const gc_verdict *v, int 
 			const gc_leak_group *g = &v->leaks[i];
 			gc_buf_printf(b, "%s{\"count\":%llu,\"bytes\":%llu,\"call\":", i ? "," : "",
 			          (unsigned long long)g->count, (unsigned long long)g->bytes);
-			gc_buf_json_str(b, g->call, JSON_FIELD_MAX);
+			gc_buf_json_str(b, g->call, FIELD_MAX);
 			gc_buf_printf(b, ",\"in_graph\":%s,\"backtrace\":", g->in_graph ? "true" : "false");
 			json_frames(b, af, site_frames(g->site, af, max_frames));
 			gc_buf_put(b, "}", 1);
@@ -306,95 +270,62 @@ void gc_log_note(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* O_NOFOLLOW: a symlink planted at the path is refused, not followed. */
-static int open_log(const char *pattern, const char *what)
-{
-	char path[GC_PATH_MAX];
-	if (gc_log_expand_path(path, sizeof(path), pattern, (long)getpid()) != 0) {
-		gc_log_note("the %s path '%.200s' is too long; writing to stderr", what, pattern);
-		return 2;
-	}
-	/* O_NONBLOCK: a FIFO nobody reads must not hang the program (it fails with ENXIO). */
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
-	              0644);
-	if (fd < 0) {
-		gc_log_note("cannot open the %s '%.200s': %s; writing to stderr instead", what, path,
-		            strerror(errno));
-		return 2;
-	}
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))) {
-		gc_log_note("the %s '%.200s' is not a file or a device; writing to stderr instead",
-		            what, path);
-		close(fd);
-		return 2;
-	}
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	return fd;
-}
-
+/* Opens out at pattern ("%p" expanded) the one way graphcheck opens files (outfile.h);
+ * a path that cannot be used gets one message and the records go to stderr. */
 static void output_open(struct output *out, const char *pattern)
 {
-	if (out->fd > 2)
-		close(out->fd);
-	snprintf(out->pattern, sizeof(out->pattern), "%s", pattern);
-	out->fd = pattern[0] ? open_log(pattern, out->what) : (out == &text_out ? 2 : -1);
-}
-
-/* Writes all of buf to out; a failing file gets one note (none from a signal handler:
- * in_handler) and out's records go to stderr from then on. */
-static void output_send(struct output *out, const char *buf, size_t len, int in_handler)
-{
-	while (out->fd >= 0 && len) {
-		ssize_t w = write(out->fd, buf, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (out->fd == 2)
-				return;  /* nowhere left to say it */
-			if (!in_handler)
-				gc_log_note("cannot write to the %s '%.200s': %s; writing to stderr instead",
-				            out->what, out->pattern, w < 0 ? strerror(errno) : "short write");
-			out->fd = 2;  /* the descriptor stays open: another thread may be writing */
-			continue;
-		}
-		buf += w;
-		len -= (size_t)w;
+	gc_outfile_close(&out->f);
+	if (pattern != out->pattern)
+		snprintf(out->pattern, sizeof(out->pattern), "%s", pattern);
+	if (!out->pattern[0]) {
+		out->f.fd = out == &text_out ? 2 : -1;
+		return;
 	}
+	gc_scratch *sc = gc_scratch_get();
+	char shown[SHOWN_MAX];
+	if (!sc || gc_log_expand_path(sc->path, sizeof(sc->path), out->pattern, (long)getpid()) != 0) {
+		gc_log_note("the %s path '%s' is too long; writing to stderr", out->f.what,
+		            gc_text_shown(shown, sizeof(shown), out->pattern));
+		out->f.fd = 2;
+		return;
+	}
+	gc_outfile_open(&out->f, sc->path, 0);
 }
 
 /* The same, first opening a %p path that a forked child has not opened yet. */
 static void output_write(struct output *out, const char *buf, size_t len)
 {
-	if (out->pending) {
-		char pattern[GC_PATH_MAX];
-		snprintf(pattern, sizeof(pattern), "%s", out->pattern);
-		out->pending = 0;
-		output_open(out, pattern);
-		if (out == &json_out && out->fd >= 0)
+	if (out->pending && __atomic_exchange_n(&out->pending, 0, __ATOMIC_ACQ_REL)) {
+		output_open(out, out->pattern);
+		if (out == &json_out && out->f.fd >= 0)
 			write_start();
 	}
-	output_send(out, buf, len, 0);
+	gc_outfile_write(&out->f, buf, len, 0);
 }
 
 static void write_start(void)
 {
-	char buf[GC_PATH_MAX + 256];
-	gc_buf b = GC_BUF(buf);
-	gc_buf_printf(&b, "{\"type\":\"start\",\"pid\":%ld,\"program\":", (long)getpid());
-	gc_buf_json_str(&b, gc_program_path(), GC_PATH_MAX);
-	gc_buf_put(&b, ",\"version\":", 11);
-	gc_buf_json_str(&b, GC_VERSION, JSON_FIELD_MAX);
-	gc_buf_put(&b, "}\n", 2);
+	gc_scratch *sc = gc_scratch_get();
+	if (!sc)
+		return;
+	gc_buf b;
+	do {
+		b = gc_line_buf(&sc->line);
+		gc_buf_printf(&b, "{\"type\":\"start\",\"pid\":%ld,\"program\":", (long)getpid());
+		gc_buf_json_str(&b, gc_program_path(), GC_PATH_MAX);
+		gc_buf_put(&b, ",\"version\":", 11);
+		gc_buf_json_str(&b, GC_VERSION, FIELD_MAX);
+		gc_buf_put(&b, "}\n", 2);
+	} while (b.overflow && gc_line_grow(&sc->line));
 	if (!b.overflow)
-		output_write(&json_out, buf, b.len);
+		output_write(&json_out, b.p, b.len);
 }
 
-/* The launcher's summary file: appended to, never through a symlink, never blocking. */
+/* The launcher's summary file, opened for each summary line (outfile.h's way); quiet: at
+ * exit or in a signal handler there is no one to tell. */
 static int open_summary(void)
 {
-	return open(summary_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
-	            0600);
+	return gc_outfile_open(&summary_out, summary_path, 1);
 }
 
 void gc_log_open(const gc_options *o)
@@ -403,16 +334,12 @@ void gc_log_open(const gc_options *o)
 	output_open(&json_out, o->json_file);
 	snprintf(summary_path, sizeof(summary_path), "%s", o->summary_file);
 	if (summary_path[0]) {  /* said now: at exit there is no one to tell */
-		int fd = open_summary();
-		if (fd < 0) {
-			gc_log_note("cannot open the summary file '%.200s' (%s); no summary there",
-			            summary_path, strerror(errno));
+		if (gc_outfile_open(&summary_out, summary_path, 0) != 0)
 			summary_path[0] = '\0';
-		} else {
-			close(fd);
-		}
+		else
+			gc_outfile_close(&summary_out);
 	}
-	if (json_out.fd >= 0)
+	if (json_out.f.fd >= 0)
 		write_start();
 }
 
@@ -426,9 +353,7 @@ void gc_log_reopen_child(void)
 	for (int i = 0; i < 2; i++) {
 		if (!strstr(outs[i]->pattern, "%p"))
 			continue;
-		if (outs[i]->fd > 2)
-			close(outs[i]->fd);
-		outs[i]->fd = -1;
+		gc_outfile_close(&outs[i]->f);
 		outs[i]->pending = 1;
 	}
 }
@@ -441,19 +366,42 @@ void gc_log_activate(void)
 		output_write(&json_out, "", 0);
 }
 
+typedef void (*formatter)(gc_buf *b, const gc_record *r, const gc_verdict *v, int max_frames);
+typedef size_t (*fallback_formatter)(char *buf, size_t n, const gc_record *r, const gc_verdict *v);
+
+/* A record formatted whole into l, which grows as needed; only a record over GC_LINE_MAX
+ * loses frames (fallback). Returns its length, 0 when there is no memory for it. */
+static size_t format_grown(gc_line *l, formatter fmt, fallback_formatter fallback,
+                           const gc_record *r, const gc_verdict *v)
+{
+	gc_buf b;
+	do {
+		b = gc_line_buf(l);
+		fmt(&b, r, v, GC_SITE_DEPTH_MAX);
+	} while (b.overflow && gc_line_grow(l));
+	if (!b.overflow)
+		return b.len;
+	return l->cap ? fallback(l->p, l->cap, r, v) : 0;
+}
+
 uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v)
 {
-	char buf[GC_RECORD_MAX];
+	gc_scratch *sc = gc_scratch_get();
 	gc_record rec = *r;
 	rec.seq = __atomic_add_fetch(&n_records, 1, __ATOMIC_RELAXED);
 	if (gc_rule_severity(v->rule) == GC_SEV_WARNING)
 		__atomic_add_fetch(&n_warnings, 1, __ATOMIC_RELAXED);
 	else
 		__atomic_add_fetch(&n_errors, 1, __ATOMIC_RELAXED);
-	memo_check();
-	output_write(&text_out, buf, gc_log_format_text(buf, sizeof(buf), &rec, v));
-	if (output_on(&json_out))
-		output_write(&json_out, buf, gc_log_format_json(buf, sizeof(buf), &rec, v));
+	if (!sc)
+		return rec.seq;  /* counted in the summary; no memory to write it */
+	gc_frame_memo_check(&sc->memo);
+	size_t n = format_grown(&sc->record, format_text, gc_log_format_text, &rec, v);
+	output_write(&text_out, sc->record.p, n);
+	if (output_on(&json_out)) {
+		n = format_grown(&sc->record, format_json, gc_log_format_json, &rec, v);
+		output_write(&json_out, sc->record.p, n);
+	}
 	return rec.seq;
 }
 
@@ -471,7 +419,7 @@ void gc_log_text(const char *buf, size_t len)
  * are built from integers and fixed strings (gc_buf_u64, gc_buf_str), and written with
  * write(2) and open(2); a failed write moves to stderr without the note, whose strerror is
  * not safe there. */
-void gc_log_summary_signal(int sig)
+static void summary(int sig, const char *no_leak_check)
 {
 	/* Once: a signal during the atexit summary, or abort-on-error's abort(), adds none. */
 	if (__atomic_exchange_n(&summary_written, 1, __ATOMIC_ACQ_REL))
@@ -483,7 +431,7 @@ void gc_log_summary_signal(int sig)
 	uint64_t suppressed = __atomic_load_n(&n_suppressed, __ATOMIC_RELAXED);
 	uint64_t pid = (uint64_t)getpid();
 	const char *name = gc_signal_name(sig);
-	int in_handler = sig != 0;
+	int in_handler = sig != 0 || no_leak_check;
 	gc_buf b = GC_BUF(buf);
 	gc_buf_str(&b, PREFIX "graphcheck: ");
 	gc_buf_u64(&b, e);
@@ -499,11 +447,15 @@ void gc_log_summary_signal(int sig)
 		gc_buf_str(&b, " (killed by ");
 		gc_buf_str(&b, name ? name : "a signal");
 		gc_buf_str(&b, ": no leak check)");
+	} else if (no_leak_check) {
+		gc_buf_str(&b, " (");
+		gc_buf_str(&b, no_leak_check);
+		gc_buf_str(&b, ": no leak check)");
 	}
 	gc_buf_put(&b, "\n", 1);
 	if (!text_out.pending)  /* a forked child that never used CUDA leaves no file */
-		output_send(&text_out, buf, b.len, in_handler);
-	if (json_out.fd >= 0) {
+		gc_outfile_write(&text_out.f, buf, b.len, in_handler);
+	if (json_out.f.fd >= 0) {
 		b = GC_BUF(buf);
 		gc_buf_str(&b, "{\"type\":\"summary\",\"pid\":");
 		gc_buf_u64(&b, pid);
@@ -519,13 +471,16 @@ void gc_log_summary_signal(int sig)
 			gc_buf_str(&b, ",\"signal\":\"");
 			gc_buf_str(&b, name ? name : "?");
 			gc_buf_str(&b, "\"");
+		} else if (no_leak_check) {
+			gc_buf_str(&b, ",\"leak_check_skipped\":\"");
+			gc_buf_str(&b, no_leak_check);  /* graphcheck's own words: nothing to escape */
+			gc_buf_str(&b, "\"");
 		}
 		gc_buf_str(&b, "}\n");
-		output_send(&json_out, buf, b.len, in_handler);
+		gc_outfile_write(&json_out.f, buf, b.len, in_handler);
 	}
 	if (summary_path[0]) {
-		int fd = open_summary();
-		if (fd >= 0) {
+		if (open_summary() == 0) {
 			b = GC_BUF(buf);
 			gc_buf_u64(&b, pid);
 			gc_buf_put(&b, " ", 1);
@@ -533,13 +488,23 @@ void gc_log_summary_signal(int sig)
 			gc_buf_put(&b, " ", 1);
 			gc_buf_u64(&b, w);
 			gc_buf_put(&b, "\n", 1);
-			(void)!write(fd, buf, b.len);
-			close(fd);
+			gc_outfile_write(&summary_out, buf, b.len, in_handler);
+			gc_outfile_close(&summary_out);
 		}
 	}
 }
 
+void gc_log_summary_signal(int sig)
+{
+	summary(sig, NULL);
+}
+
+void gc_log_summary_no_leak_check(const char *why)
+{
+	summary(0, why);
+}
+
 void gc_log_summary(void)
 {
-	gc_log_summary_signal(0);
+	summary(0, NULL);
 }

@@ -1,7 +1,9 @@
 /* The violation log: human text (stderr or GRAPHCHECK_LOG_FILE) and JSON lines
- * (GRAPHCHECK_JSON_FILE, format in docs/log-format.md). Each record is formatted into a
- * stack buffer and written with one write(2) to an O_APPEND file: nothing allocates, and a
- * killed program leaves only whole lines. */
+ * (GRAPHCHECK_JSON_FILE, format in docs/log-format.md). Each record is formatted whole into
+ * the thread's own buffer (scratch.h: graphcheck's memory, never the program's stack) and
+ * written by outfile.h under its lock to an O_APPEND file: a killed program leaves only
+ * whole lines, and threads' records do not mix on a pipe. Strings from outside (paths,
+ * symbols) are escaped in the text log (textbuf.h), so they cannot start a line. */
 #ifndef GC_LOG_H
 #define GC_LOG_H
 
@@ -39,10 +41,13 @@ void gc_log_text(const char *buf, size_t len);
 void gc_log_summary(void);
 /* The same from a fatal signal's handler (sig 0: normal exit): says which signal, once. */
 void gc_log_summary_signal(int sig);
+/* The same at an exit that could not check leaks, saying why (graphcheck's own words, no
+ * quotes); async-signal-safe, waits on no lock this thread may hold. */
+void gc_log_summary_no_leak_check(const char *why);
 /* A "graphcheck: ..." line on stderr. */
 void gc_log_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* One record's buffer: what gc_log_verdict and the replay format into. */
+/* The replay's record buffer (gc_log_verdict's grows as a record needs). */
 #define GC_RECORD_MAX 24576
 
 /* The formatters, for tests and replay: they write at most n bytes and return the length (a record

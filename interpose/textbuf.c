@@ -72,6 +72,19 @@ static size_t utf8_len(const unsigned char *s)
 	return n;
 }
 
+/* '\\', '\n', '\t' and '\r' as two characters, the same in JSON and the text log; 0 for
+ * any other c. */
+static int put_short_escape(gc_buf *b, unsigned char c)
+{
+	static const char from[] = "\\\n\t\r", to[] = "\\ntr";
+	const char *at = c ? strchr(from, c) : NULL;
+	if (!at)
+		return 0;
+	char esc[2] = {'\\', to[at - from]};
+	gc_buf_put(b, esc, 2);
+	return 1;
+}
+
 static void put_u00(gc_buf *b, unsigned char c)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -96,15 +109,9 @@ void gc_buf_json_str(gc_buf *b, const char *s, size_t max)
 			gc_buf_put(b, s + i, n);
 		} else if (!n) {
 			put_u00(b, c);  /* not UTF-8: the byte's value, as documented */
-		} else if (c == '"' || c == '\\') {
-			char esc[2] = {'\\', (char)c};
-			gc_buf_put(b, esc, 2);
-		} else if (c == '\n') {
-			gc_buf_put(b, "\\n", 2);
-		} else if (c == '\t') {
-			gc_buf_put(b, "\\t", 2);
-		} else if (c == '\r') {
-			gc_buf_put(b, "\\r", 2);
+		} else if (c == '"') {
+			gc_buf_put(b, "\\\"", 2);
+		} else if (put_short_escape(b, c)) {
 		} else if (c < 0x20 || c == 0x7f) {
 			put_u00(b, c);
 		} else {
@@ -113,4 +120,52 @@ void gc_buf_json_str(gc_buf *b, const char *s, size_t max)
 		i += n ? n : 1;
 	}
 	gc_buf_put(b, "\"", 1);
+}
+
+static void put_x(gc_buf *b, unsigned char c)
+{
+	static const char hex[] = "0123456789abcdef";
+	char esc[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+	gc_buf_put(b, esc, sizeof(esc));
+}
+
+void gc_buf_text_str(gc_buf *b, const char *s, size_t max)
+{
+	if (!s) {
+		gc_buf_str(b, "(null)");
+		return;
+	}
+	const unsigned char *u = (const unsigned char *)s;
+	for (size_t i = 0; u[i] && !b->overflow;) {
+		size_t n = utf8_len(u + i);
+		if (i + (n ? n : 1) > max)
+			break;
+		unsigned char c = u[i];
+		if (n == 2 && c == 0xc2 && u[i + 1] < 0xa0) {
+			put_x(b, c);  /* U+0080..U+009F: C1 controls (0x9b is a terminal's CSI) */
+			put_x(b, u[i + 1]);
+		} else if (n > 1) {
+			gc_buf_put(b, s + i, n);
+		} else if (!n || c == 0x7f) {
+			put_x(b, c);
+		} else if (put_short_escape(b, c)) {
+		} else if (c < 0x20) {
+			put_x(b, c);
+		} else {
+			gc_buf_put(b, s + i, 1);
+		}
+		i += n ? n : 1;
+	}
+}
+
+const char *gc_text_shown(char *out, size_t n, const char *s)
+{
+	gc_buf b = {out, 0, n, 0};
+	if (!n)
+		return "";
+	out[0] = '\0';
+	gc_buf_text_str(&b, s, (size_t)-1);
+	if (b.overflow && n > 4)
+		memcpy(out + (b.len < n - 4 ? b.len : n - 4), "...", 4);
+	return out;
 }

@@ -29,4 +29,13 @@ void gc_buf_printf(gc_buf *b, const char *fmt, ...) __attribute__((format(printf
  * The output is valid JSON and valid UTF-8 whatever s holds. */
 void gc_buf_json_str(gc_buf *b, const char *s, size_t max);
 
+/* s for the text log and messages, where a string from outside (a path, a symbol) must stay
+ * on its line and mean nothing to a terminal: at most max bytes of s, valid UTF-8 as it is,
+ * except that '\' becomes "\\", \n, \t and \r stay escaped as such, and every other control
+ * character (C0, DEL, C1) and every byte that is not valid UTF-8 becomes \xNN. NULL: "(null)". */
+void gc_buf_text_str(gc_buf *b, const char *s, size_t max);
+/* The same into a small array (a message's copy of a path): out, always terminated; a text
+ * that does not fit ends in "...". */
+const char *gc_text_shown(char *out, size_t n, const char *s);
+
 #endif

@@ -9,10 +9,13 @@
 
 #include "interpose/backtrace.h"
 #include "interpose/log.h"
+#include "interpose/outfile.h"
+#include "interpose/scratch.h"
 #include "interpose/sites.h"
 #include "interpose/textbuf.h"
 
-static int fd = -1;
+/* A trace that cannot be written is lost (said once), never sent to stderr. */
+static gc_outfile trace_out = {.fd = -1, .fallback = -1, .what = "trace"};
 static char pattern_copy[GC_PATH_MAX];
 static int driver;
 static int history, leak_check;  /* the options that change verdicts, for the header */
@@ -20,20 +23,17 @@ static uint64_t seq;
 static uint32_t sites_written;    /* sites are interned in increasing id order */
 static pthread_mutex_t site_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int write_failed;  /* said once */
-#define SITE_MODULE_MAX 400   /* bytes of a module path in a site line (16 KiB for 64 frames) */
 #define CALL_MAX 64           /* bytes of a call name (the spellings are under 40) */
 #define FUNC_MAX 256          /* bytes of a kernel name (mangled C++ names run long) */
 
+static int on(void)
+{
+	return __atomic_load_n(&trace_out.fd, __ATOMIC_ACQUIRE) >= 0;
+}
+
 static void put(const char *buf, size_t len)
 {
-	if (fd < 0 || !len)
-		return;
-	/* A trace that cannot be written is lost, not fatal; the user hears of it once. */
-	ssize_t n = write(fd, buf, len);
-	if (n != (ssize_t)len && !__atomic_exchange_n(&write_failed, 1, __ATOMIC_RELAXED))
-		gc_log_note("writing the trace '%.200s' failed (%s); later lines may be lost too",
-		            pattern_copy, n < 0 ? strerror(errno) : "short write");
+	gc_outfile_write(&trace_out, buf, len, 0);
 }
 
 /* The NVIDIA kernel module's version ("580.159.04"), when the machine says it. */
@@ -73,36 +73,38 @@ static void kernel_driver(char *out, size_t n)
 
 /* The first line: the program, the driver, and every option that changes verdicts, so
  * that a replay reaches the live run's verdicts. */
-static void write_header(void)
+static void write_header(gc_scratch *sc)
 {
-	char kdrv[64], buf[GC_PATH_MAX + 512];
+	char kdrv[64];
 	kernel_driver(kdrv, sizeof(kdrv));
-	gc_buf b = GC_BUF(buf);
-	gc_buf_printf(&b, "{\"type\":\"trace\",\"version\":1,\"pid\":%ld,\"program\":",
-	              (long)getpid());
-	gc_buf_json_str(&b, gc_program_path(), GC_PATH_MAX);
-	gc_buf_printf(&b, ",\"cuda_driver_version\":%d,\"nvidia_driver\":", driver);
-	gc_buf_json_str(&b, kdrv, sizeof(kdrv));
-	gc_buf_printf(&b, ",\"options\":{\"history\":%d,\"leak_check\":%d}}\n", history,
-	              leak_check);
+	gc_buf b;
+	do {
+		b = gc_line_buf(&sc->line);
+		gc_buf_printf(&b, "{\"type\":\"trace\",\"version\":1,\"pid\":%ld,\"program\":",
+		              (long)getpid());
+		gc_buf_json_str(&b, gc_program_path(), GC_PATH_MAX);
+		gc_buf_printf(&b, ",\"cuda_driver_version\":%d,\"nvidia_driver\":", driver);
+		gc_buf_json_str(&b, kdrv, sizeof(kdrv));
+		gc_buf_printf(&b, ",\"options\":{\"history\":%d,\"leak_check\":%d}}\n", history,
+		              leak_check);
+	} while (b.overflow && gc_line_grow(&sc->line));
 	if (!b.overflow)
-		put(buf, b.len);
+		put(b.p, b.len);
 }
 
 static void open_trace(const char *pattern)
 {
-	char path[GC_PATH_MAX];
-	snprintf(pattern_copy, sizeof(pattern_copy), "%s", pattern);
-	if (gc_log_expand_path(path, sizeof(path), pattern, (long)getpid()) != 0) {
-		gc_log_note("the trace path '%.200s' is too long; no trace", pattern);
+	gc_scratch *sc = gc_scratch_get();
+	if (pattern != pattern_copy)
+		snprintf(pattern_copy, sizeof(pattern_copy), "%s", pattern);
+	if (!sc || gc_log_expand_path(sc->path, sizeof(sc->path), pattern_copy, (long)getpid()) != 0) {
+		char shown[240];
+		gc_log_note("the trace path '%s' is too long; no trace",
+		            gc_text_shown(shown, sizeof(shown), pattern_copy));
 		return;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		gc_log_note("cannot open the trace '%.200s'; no trace", path);
-		return;
-	}
-	write_header();
+	if (gc_outfile_open(&trace_out, sc->path, 0) == 0)
+		write_header(sc);
 }
 
 void gc_trace_open(const gc_options *o, int driver_version)
@@ -117,40 +119,42 @@ void gc_trace_open(const gc_options *o, int driver_version)
 
 void gc_trace_reopen_child(void)
 {
-	if (fd < 0 || !strstr(pattern_copy, "%p"))
+	if (!on() || !strstr(pattern_copy, "%p"))
 		return;
-	close(fd);
-	fd = -1;
+	gc_outfile_close(&trace_out);
 	sites_written = 0;
 	seq = 0;
-	char pattern[GC_PATH_MAX];  /* open_trace copies its argument onto pattern_copy */
-	snprintf(pattern, sizeof(pattern), "%s", pattern_copy);
-	open_trace(pattern);
+	open_trace(pattern_copy);
 }
 
 /* Writes a site line for each site id not written before (frames as interned). */
 static void write_sites(uint32_t site)
 {
-	if (fd < 0 || !site || site <= __atomic_load_n(&sites_written, __ATOMIC_ACQUIRE))
+	if (!on() || !site || site <= __atomic_load_n(&sites_written, __ATOMIC_ACQUIRE))
+		return;
+	gc_scratch *sc = gc_scratch_get();
+	if (!sc)
 		return;
 	pthread_mutex_lock(&site_lock);
 	for (uint32_t id = sites_written + 1; id <= site; id++) {
-		void *frames[GC_SITE_DEPTH_MAX];
+		void **frames = sc->site_frames;
 		int n = gc_sites_get(id, frames, GC_SITE_DEPTH_MAX);
-		char buf[16384];
-		gc_buf b = GC_BUF(buf);
-		gc_buf_printf(&b, "{\"type\":\"site\",\"id\":%u,\"frames\":[", id);
-		for (int i = 0; i < n; i++) {
-			gc_frame f;
-			gc_frame_describe(frames[i], &f);
-			gc_buf_printf(&b, "%s{\"addr\":\"0x%lx\",\"module\":", i ? "," : "",
-			              (unsigned long)f.addr);
-			gc_buf_json_str(&b, f.module, SITE_MODULE_MAX);
-			gc_buf_printf(&b, ",\"offset\":\"0x%lx\"}", (unsigned long)f.offset);
-		}
-		gc_buf_str(&b, "]}\n");
+		gc_buf b;
+		do {
+			b = gc_line_buf(&sc->line);
+			gc_buf_printf(&b, "{\"type\":\"site\",\"id\":%u,\"frames\":[", id);
+			for (int i = 0; i < n; i++) {
+				gc_frame f;
+				gc_frame_describe(frames[i], &f);
+				gc_buf_printf(&b, "%s{\"addr\":\"0x%lx\",\"module\":", i ? "," : "",
+				              (unsigned long)f.addr);
+				gc_buf_json_str(&b, f.module, GC_PATH_MAX);
+				gc_buf_printf(&b, ",\"offset\":\"0x%lx\"}", (unsigned long)f.offset);
+			}
+			gc_buf_str(&b, "]}\n");
+		} while (b.overflow && gc_line_grow(&sc->line));
 		if (!b.overflow)
-			put(buf, b.len);
+			put(b.p, b.len);
 	}
 	__atomic_store_n(&sites_written, site, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&site_lock);
@@ -183,7 +187,7 @@ static size_t format_event(char *buf, size_t n, const gc_event *ev, uint64_t s)
 
 void gc_trace_event(const gc_event *ev)
 {
-	if (fd < 0)
+	if (!on())
 		return;
 	char buf[1024];
 	write_sites(ev->site);

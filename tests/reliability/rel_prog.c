@@ -55,10 +55,27 @@
  *       an atexit handler registered before the first CUDA call (so it runs after
  *       graphcheck's summary), 1 double free, return from main; the handler forks, the child
  *       commits 2 double frees and dies of SIGTERM, the parent waits and prints its status.
+ *   rel_prog exit-in-signal MS
+ *       a SIGUSR1 handler that calls exit(7); the main thread allocates and frees without
+ *       end while another thread sends it SIGUSR1 after MS ms (it lands inside graphcheck
+ *       more often than not).
+ *   rel_prog small-stack KIB [first]
+ *       one double free on the main thread (graphcheck starts there; with `first` it starts
+ *       on the small thread instead), then a thread with a KIB KiB stack commits 3 double
+ *       frees and allocates and frees once. stderr: the stack bytes one double free used,
+ *       measured by painting the stack below the caller.
+ *   rel_prog deep NTHREADS N DEPTH
+ *       NTHREADS threads, each DEPTH calls deep, commit N double frees each (records with
+ *       DEPTH frames).
+ *   rel_prog close-fds DATA one|fill
+ *       one double free, then closes every fd from 3 up (as a daemon does), opens DATA once
+ *       (one) or until the process has no fd left (fill), writes a line to it, commits 2 more
+ *       double frees, writes a second line.
  *
  * REL_PID_FILE=F in the environment: the program writes its pid to F first. */
 #include <cuda.h>
 #include <pthread.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -66,6 +83,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -732,6 +750,185 @@ static int run_fork_after_summary(void)
 	return 0;
 }
 
+/* ---- exit() from a signal handler ------------------------------------------------------ */
+static void exit_now(int sig)
+{
+	(void)sig;
+	static const char line[] = "SIGUSR1: exit(7) from the handler\n";
+	(void)!write(1, line, sizeof(line) - 1);
+	exit(7);
+}
+
+struct sender {
+	pthread_t target;
+	int ms;
+};
+
+static void *send_usr1(void *arg)
+{
+	struct sender *s = arg;
+	struct timespec ts = {s->ms / 1000, (long)(s->ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+	pthread_kill(s->target, SIGUSR1);
+	return NULL;
+}
+
+static int run_exit_in_signal(int ms)
+{
+	struct sigaction sa = {0};
+	sa.sa_handler = exit_now;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	init_driver();
+	CUstream s = new_stream();
+	CUdeviceptr live[256] = {0};
+	for (int i = 0; i < 256; i++)
+		cuMemAllocAsync(&live[i], 512, s);
+	struct sender snd = {pthread_self(), ms};
+	pthread_t t;
+	if (pthread_create(&t, NULL, send_usr1, &snd))
+		return 1;
+	for (unsigned long i = 0;; i++) {  /* ends in the handler */
+		CUdeviceptr p = 0;
+		cuMemAllocAsync(&p, 256 + 256 * (i % 4), s);
+		cuMemFreeAsync(live[i % 256], s);
+		live[i % 256] = p;
+	}
+}
+
+/* ---- a small thread stack ------------------------------------------------------------- */
+static unsigned char *painted;
+static size_t painted_n;
+
+/* Fills n bytes of stack below the caller's frame with a pattern: what a call made next
+ * from the same caller overwrites is the stack it used. */
+__attribute__((noinline)) static void paint(size_t n)
+{
+	unsigned char area[n];
+	memset(area, 0xa5, n);
+	painted = area;
+	painted_n = n;
+	__asm__ volatile("" : : "r"(area) : "memory");
+}
+
+static size_t painted_used(void)
+{
+	for (size_t i = 0; i < painted_n; i++)
+		if (painted[i] != 0xa5)
+			return painted_n - i;
+	return 0;
+}
+
+static CUstream small_stream;
+static size_t stack_used;
+
+static void *small_thread(void *arg)
+{
+	int kib = (int)(intptr_t)arg;
+	cuCtxSetCurrent(ctx);
+	int refused = 0;
+	paint((size_t)(kib - 8) * 1024);  /* deeper than a call goes; 8 KiB left for the rest */
+	refused += double_free(small_stream, 512) == CUDA_ERROR_INVALID_VALUE;
+	stack_used = painted_used();
+	for (int i = 0; i < 2; i++)
+		refused += double_free(small_stream, 1024) == CUDA_ERROR_INVALID_VALUE;
+	CUdeviceptr p = 0;
+	int ok = cuMemAllocAsync(&p, 4096, small_stream) == CUDA_SUCCESS &&
+	         cuMemFreeAsync(p, small_stream) == CUDA_SUCCESS;
+	printf("thread with a %d KiB stack: %d of 3 double frees refused, alloc/free %s\n", kib,
+	       refused, ok ? "ok" : "failed");
+	return NULL;
+}
+
+static int run_small_stack(int kib, int first)
+{
+	init_driver();
+	small_stream = new_stream();
+	if (!first)
+		printf("main: double free -> %d\n", (int)double_free(small_stream, 512));
+	pthread_attr_t a;
+	pthread_t t;
+	pthread_attr_init(&a);
+	if (pthread_attr_setstacksize(&a, (size_t)kib * 1024) ||
+	    pthread_create(&t, &a, small_thread, (void *)(intptr_t)kib)) {
+		fprintf(stderr, "rel_prog: no thread with a %d KiB stack\n", kib);
+		return 1;
+	}
+	pthread_join(t, NULL);
+	fprintf(stderr, "stack used by one double free: %zu bytes\n", stack_used);
+	return 0;
+}
+
+/* ---- deep backtraces from several threads --------------------------------------------- */
+static int deep_n, deep_depth;
+
+__attribute__((noinline)) static int descend(CUstream s, int depth)
+{
+	if (depth > 0) {
+		volatile int keep = depth;  /* read after the call: a real frame, not a loop */
+		int r = descend(s, depth - 1);
+		return r + keep - depth;
+	}
+	int refused = 0;
+	for (int i = 0; i < deep_n; i++)
+		refused += double_free(s, 512) == CUDA_ERROR_INVALID_VALUE;
+	return refused;
+}
+
+static void *deep_thread(void *arg)
+{
+	cuCtxSetCurrent(ctx);
+	CUstream s = new_stream();
+	*(int *)arg = descend(s, deep_depth);
+	return NULL;
+}
+
+static int run_deep(int nthreads, int n, int depth)
+{
+	init_driver();
+	pthread_t t[64];
+	int refused[64] = {0}, total = 0;
+	if (nthreads < 1 || nthreads > 64)
+		return 2;
+	deep_n = n;
+	deep_depth = depth;
+	for (int i = 0; i < nthreads; i++)
+		pthread_create(&t[i], NULL, deep_thread, &refused[i]);
+	for (int i = 0; i < nthreads; i++) {
+		pthread_join(t[i], NULL);
+		total += refused[i];
+	}
+	printf("%d threads, %d double frees each at depth %d: %d refused\n", nthreads, n, depth,
+	       total);
+	return 0;
+}
+
+/* ---- a program that closes every fd it did not open ------------------------------------ */
+static int run_close_fds(const char *data, int fill)
+{
+	init_driver();
+	CUstream s = new_stream();
+	printf("double free -> %d\n", (int)double_free(s, 512));
+	fflush(stdout);
+	struct rlimit rl;
+	int max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (int)rl.rlim_cur : 65536;
+	for (int fd = 3; fd < max; fd++)
+		close(fd);
+	int fd = open(data, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return 1;
+	int extra = 0;
+	while (fill && open(data, O_WRONLY | O_APPEND) >= 0)
+		extra++;
+	static const char one[] = "data line 1\n", two[] = "data line 2\n";
+	(void)!write(fd, one, sizeof(one) - 1);
+	for (int i = 0; i < 2; i++)
+		printf("double free -> %d\n", (int)double_free(s, 1024));
+	(void)!write(fd, two, sizeof(two) - 1);
+	printf("data file written (%s)\n", extra ? "every fd open on it" : "one fd");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -776,5 +973,16 @@ int main(int argc, char **argv)
 		return run_fork_after_summary();
 	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-busy|fork-init|"
 	                "faults|begin-refused|end-wrong-thread|plain|leak-only|fork-after-summary ...\n");
+	if (!strcmp(m, "exit-in-signal"))
+		return run_exit_in_signal(ARG(2, 20));
+	if (!strcmp(m, "small-stack"))
+		return run_small_stack(ARG(2, 32), argc > 3 && !strcmp(argv[3], "first"));
+	if (!strcmp(m, "deep"))
+		return run_deep(ARG(2, 8), ARG(3, 20), ARG(4, 64));
+	if (!strcmp(m, "close-fds") && argc > 3)
+		return run_close_fds(argv[2], !strcmp(argv[3], "fill"));
+	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-busy|fork-init|"
+	                "faults|begin-refused|end-wrong-thread|plain|leak-only|fork-after-summary|exit-in-signal|"
+	                "small-stack|deep|close-fds ...\n");
 	return 2;
 }

@@ -1,0 +1,204 @@
+#include "interpose/outfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "interpose/log.h"
+#include "interpose/textbuf.h"
+
+#define SHOWN_MAX 240  /* bytes of a path in a message */
+
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+/* This thread holds out_lock: a signal handler or an exit that interrupted its write must
+ * not wait for itself. */
+static __thread __attribute__((tls_model("initial-exec"))) int out_held;
+
+static int lock_out(int bounded)
+{
+	if (out_held)
+		return 0;
+	if (!bounded) {
+		pthread_mutex_lock(&out_lock);
+	} else {
+		/* Another thread's write ends soon; one blocked on a full pipe may not: then the
+		 * summary is written unordered rather than never. */
+		struct timespec ms = {0, 1000000};
+		int i = 0;
+		while (pthread_mutex_trylock(&out_lock) != 0) {
+			if (++i > 1000)
+				return 0;
+			nanosleep(&ms, NULL);
+		}
+	}
+	out_held = 1;
+	return 1;
+}
+
+static void unlock_out(void)
+{
+	out_held = 0;
+	pthread_mutex_unlock(&out_lock);
+}
+
+void gc_outfile_fork_prepare(void)
+{
+	lock_out(0);
+}
+
+void gc_outfile_fork_parent(void)
+{
+	unlock_out();
+}
+
+void gc_outfile_fork_child(void)
+{
+	unlock_out();
+}
+
+/* An fd number the program is unlikely to reach: three quarters of the fd limit, at most
+ * 900; 0 when the limit is too low to leave room. */
+static int high_fd(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 64)
+		return 0;
+	return rl.rlim_cur > 1200 ? 900 : (int)(rl.rlim_cur / 4 * 3);
+}
+
+/* The message for what fstat says the opened file is, or NULL when it is acceptable. */
+static const char *refusal(const struct stat *st)
+{
+	if (S_ISCHR(st->st_mode))
+		return NULL;
+	if (!S_ISREG(st->st_mode))
+		return "is not a file or a device";
+	if (st->st_uid != geteuid())
+		return "belongs to another user";
+	if (st->st_nlink != 1)
+		return "is a hard link (the file has other names)";
+	return NULL;
+}
+
+static int open_checked(const char *path, struct stat *st, const char **why)
+{
+	/* O_NONBLOCK: a FIFO nobody reads fails with ENXIO instead of hanging the open. */
+	int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
+	int fd = open(path, flags | O_CREAT | O_EXCL, 0600);
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path, flags);
+	if (fd < 0) {
+		*why = NULL;  /* errno says it */
+		return -1;
+	}
+	if (fstat(fd, st) != 0 || (*why = refusal(st)) != NULL) {
+		if (!*why)
+			*why = "cannot be examined";
+		close(fd);
+		return -1;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	int hi = high_fd();
+	if (hi > fd) {
+		int moved = fcntl(fd, F_DUPFD_CLOEXEC, hi);
+		if (moved >= 0) {
+			close(fd);
+			fd = moved;
+		}
+	}
+	return fd;
+}
+
+int gc_outfile_open(gc_outfile *f, const char *path, int quiet)
+{
+	if (path != f->path) {
+		size_t n = strlen(path);
+		if (n >= sizeof(f->path))
+			n = sizeof(f->path) - 1;
+		memcpy(f->path, path, n);
+		f->path[n] = '\0';
+	}
+	struct stat st;
+	const char *why = NULL;
+	int fd = open_checked(f->path, &st, &why);
+	if (fd < 0) {
+		if (!quiet) {
+			char shown[SHOWN_MAX];
+			gc_log_note("cannot open the %s '%s': %s; %s", f->what,
+			            gc_text_shown(shown, sizeof(shown), f->path),
+			            why ? why : strerror(errno),
+			            f->fallback == 2 ? "writing to stderr instead" : "none written");
+		}
+		__atomic_store_n(&f->fd, f->fallback, __ATOMIC_RELEASE);
+		return -1;
+	}
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	__atomic_store_n(&f->fd, fd, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void gc_outfile_close(gc_outfile *f)
+{
+	struct stat st;
+	int fd = __atomic_exchange_n(&f->fd, -1, __ATOMIC_ACQ_REL);
+	if (fd > 2 && fstat(fd, &st) == 0 && st.st_dev == f->dev && st.st_ino == f->ino)
+		close(fd);
+}
+
+/* f's fd is still the file it opened; else (the program closed it, and may have opened its
+ * own file under the number) the path is opened again, or f falls back. The old number is
+ * the program's now: never written, never closed. */
+static void check_same(gc_outfile *f, int in_handler)
+{
+	struct stat st;
+	int fd = f->fd;
+	if (fd <= 2 || (fstat(fd, &st) == 0 && st.st_dev == f->dev && st.st_ino == f->ino))
+		return;
+	int ok = gc_outfile_open(f, f->path, in_handler) == 0;
+	if (ok && !in_handler) {
+		char shown[SHOWN_MAX];
+		gc_log_note("the program closed the %s's fd %d; '%s' opened again", f->what, fd,
+		            gc_text_shown(shown, sizeof(shown), f->path));
+	}
+}
+
+void gc_outfile_write(gc_outfile *f, const char *buf, size_t len, int in_handler)
+{
+	if (!len || __atomic_load_n(&f->fd, __ATOMIC_ACQUIRE) < 0)
+		return;
+	int locked = lock_out(in_handler);
+	check_same(f, in_handler);
+	while (f->fd >= 0 && len) {
+		ssize_t w = write(f->fd, buf, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (f->fd == 2 || f->fd == f->fallback)
+				break;  /* nowhere left to say it */
+			if (!in_handler) {
+				char shown[SHOWN_MAX];
+				const char *why = w < 0 ? strerror(errno) : "short write";
+				gc_text_shown(shown, sizeof(shown), f->path);
+				if (f->fallback == 2)
+					gc_log_note("cannot write to the %s '%s': %s; writing to stderr instead",
+					            f->what, shown, why);
+				else
+					gc_log_note("writing the %s '%s' failed (%s); no more written", f->what,
+					            shown, why);
+			}
+			/* the fd stays open: it is checked again before any later use */
+			__atomic_store_n(&f->fd, f->fallback, __ATOMIC_RELEASE);
+			continue;
+		}
+		buf += w;
+		len -= (size_t)w;
+	}
+	if (locked)
+		unlock_out();
+}

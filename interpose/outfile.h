@@ -1,0 +1,47 @@
+/* graphcheck's output files (the text and JSON logs, the trace, the summary file): the one
+ * way they are opened and the one way they are written.
+ *
+ * Opening never blocks and never lands in a file that is not graphcheck's own: the path is
+ * created O_CREAT|O_EXCL|O_NOFOLLOW with mode 0600, or, when it exists, appended to only if
+ * it is a regular file owned by this user with one link, or a character device (/dev/null,
+ * a terminal). A symlink, FIFO, socket, directory, another user's file or a hard link is
+ * refused with one message. The fd is close-on-exec and moved high (F_DUPFD_CLOEXEC), out of
+ * the low numbers a program reuses.
+ *
+ * Writing: one lock orders graphcheck's writes across threads, so a record longer than
+ * PIPE_BUF stays whole on a pipe; partial writes are continued. Before each write the fd is
+ * checked (fstat) to still be the file that was opened: a program that closed it, and may
+ * have opened its own file under the same number, does not get records; the path is opened
+ * again, or the output falls back (stderr for the logs), said once. */
+#ifndef GC_OUTFILE_H
+#define GC_OUTFILE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "interpose/options.h"
+
+typedef struct gc_outfile {
+	int fd;                  /* -1: off; 2: the program's stderr (never checked or closed) */
+	int fallback;            /* where records go when the file fails: 2, or -1 (the trace) */
+	dev_t dev;               /* what fd was opened on, when above 2 */
+	ino_t ino;
+	const char *what;        /* "log", "JSON log", "trace", "summary file" */
+	char path[GC_PATH_MAX];  /* as opened ("%p" expanded) */
+} gc_outfile;
+
+/* Opens path (copied into f->path) as described above. 0, or -1 after one message on
+ * stderr (none when quiet) with f->fd at f->fallback. */
+int gc_outfile_open(gc_outfile *f, const char *path, int quiet);
+/* Writes all of buf under the output lock. in_handler: called from a signal handler or
+ * an exit that interrupted graphcheck: the lock is waited for at most about a second, and
+ * no message is written. A failed write moves f to its fallback with one message. */
+void gc_outfile_write(gc_outfile *f, const char *buf, size_t len, int in_handler);
+/* Closes f's fd if it is graphcheck's own; f->fd becomes -1. */
+void gc_outfile_close(gc_outfile *f);
+/* pthread_atfork: the output lock is held across fork, so a child can write. */
+void gc_outfile_fork_prepare(void);
+void gc_outfile_fork_parent(void);
+void gc_outfile_fork_child(void);
+
+#endif

@@ -1,0 +1,47 @@
+/* graphcheck's per-thread working memory: the verdicts, frames, paths and line buffers of
+ * one intercepted call, which would not fit the program's stack (a thread may have 16 KiB)
+ * and are kept out of static TLS (which glibc carves out of every thread's stack too).
+ * Allocated at a thread's first event, freed when the thread ends (a pthread key). */
+#ifndef GC_SCRATCH_H
+#define GC_SCRATCH_H
+
+#include <stddef.h>
+
+#include "interpose/backtrace.h"
+#include "interpose/ledger.h"
+#include "interpose/options.h"
+#include "interpose/sites.h"
+#include "interpose/suppress.h"
+#include "interpose/textbuf.h"
+
+#define GC_VERDICTS_MAX 8  /* verdicts one event can give */
+#define GC_LINE_MAX (4u << 20)  /* the longest record or trace line */
+
+/* A line buffer that grows: 4 KiB at first use, doubled up to GC_LINE_MAX. */
+typedef struct gc_line {
+	char *p;
+	size_t cap;
+} gc_line;
+
+typedef struct gc_scratch {
+	gc_verdict verdicts[GC_VERDICTS_MAX];   /* hub: one event's verdicts */
+	void *frames[GC_SITE_DEPTH_MAX];        /* hub: the call's frames */
+	void *site_frames[GC_SITE_DEPTH_MAX];   /* log, trace: a call site's frames */
+	gc_frame_memo memo;                     /* log: frames described (backtrace.h) */
+	void *held_frames[GC_SITE_DEPTH_MAX];   /* hub: a held call's frames */
+	gc_supp_frame supp[GC_SITE_DEPTH_MAX];  /* hub: a record's frames for suppressions */
+	char supp_entry[4096];                  /* hub: a generated suppression */
+	char path[GC_PATH_MAX];                 /* log, trace: a path being opened */
+	gc_line record;                         /* log: one record */
+	gc_line line;                           /* log, trace: a start, header or site line */
+} gc_scratch;
+
+/* This thread's scratch, allocated at its first use; NULL when out of memory. */
+gc_scratch *gc_scratch_get(void);
+
+/* A builder over l (allocated at first use; cap 0 when out of memory, so it overflows). */
+gc_buf gc_line_buf(gc_line *l);
+/* After an overflow: l doubled; 0 when it is at GC_LINE_MAX or memory is short. */
+int gc_line_grow(gc_line *l);
+
+#endif

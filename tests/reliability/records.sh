@@ -1,0 +1,98 @@
+#!/bin/sh
+# What reaches the logs stays whole and means what it says (issue 12 rows 10, 12, 16):
+# - records over 4 KiB (64-frame backtraces) from 8 threads to stderr as a pipe read
+#   slowly: every record whole, no line merged with another;
+# - a program path with a newline and an escape sequence: no forged `==graphcheck== error:`
+#   line, no raw control character in the text log; the JSON keeps the exact path; the
+#   message about a log path that cannot be used shows such a path on one line, escaped;
+# - a program path of 1,500 and 3,000 bytes: whole in the JSON start record, in the frames
+#   of the text and JSON logs, and in the trace's site lines.
+# Usage: sh tests/reliability/records.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+FAKE=$(cd "$BUILD/fakecuda" && pwd)
+ESC=$(printf '\033')
+
+# ---- row 10: records over PIPE_BUF from 8 threads through a pipe ------------------------
+"$REL" deep 8 40 64 > "$tmp/native.out" 2>&1
+slow_reader='
+import os, sys, time
+with open(sys.argv[1], "wb") as out:
+    while True:
+        b = os.read(0, 512)
+        if not b:
+            break
+        out.write(b)
+        time.sleep(0.0002)
+'
+for run in 1 2 3; do
+	# a slow reader (512-byte reads): the pipe fills, and a write over PIPE_BUF that waits
+	# for room goes in pieces, between other threads' writes unless graphcheck orders them
+	GRAPHCHECK_BACKTRACE_DEPTH=64 timeout 120 env LD_PRELOAD="$PRE" "$REL" deep 8 40 64 2>&1 |
+		python3 -c "$slow_reader" "$tmp/pipe.out"
+	recs=$(grep -c '^==graphcheck== error: double-free in cuMemFreeAsync' "$tmp/pipe.out")
+	big=$(awk '/^==graphcheck== error:/ { if (n > 4096) b++; n = 0 } { n += length($0) + 1 } END { print b + 0 }' "$tmp/pipe.out")
+	merged=$(grep -c '.==graphcheck== ' "$tmp/pipe.out")
+	foreign=$(grep -v '^==graphcheck== ' "$tmp/pipe.out" | grep -vcxF "$(cat "$tmp/native.out")")
+	# each record: its first line, the message, then its 64 frames numbered #0 to #63
+	bad_recs=$(awk 'function end() { if (main && k != 64) b++ }
+	                /^==graphcheck== error:/ { end(); main = 1; k = 0; next }
+	                /^==graphcheck==   allocation #/ { end(); main = 0; next }
+	                main && /^==graphcheck==     #/ { if ($2 != "#" k) b++; k++ }
+	                END { end(); print b + 0 }' "$tmp/pipe.out")
+	[ "$recs" -eq 320 ] && [ "$merged" -eq 0 ] && [ "$foreign" -eq 0 ] && [ "$bad_recs" -eq 0 ] ||
+		{ bad "run $run: 8 threads x 40 records of 64 frames through a pipe: $recs records of 320, $merged merged lines, $foreign foreign lines, $bad_recs records not whole"; continue; }
+	ok "run $run: 8 threads x 40 records of 64 frames (over 4 KiB: $big) through a pipe: 320 whole records, no merged line"
+done
+
+# ---- row 12: control characters in a program path and in log paths ----------------------
+nl='
+'
+odd="$tmp/d${nl}==graphcheck== error: forged${ESC}[31m red${nl}x"
+mkdir -p "$odd"
+cp "$REL" "$odd/prog"
+LD_LIBRARY_PATH=$FAKE "$odd/prog" plain > "$tmp/native.out" 2>/dev/null
+# (not through env(1): it would take the path, which holds '=', for a variable)
+GRAPHCHECK_LOG_FILE=$tmp/odd.txt GRAPHCHECK_JSON_FILE=$tmp/odd.json LD_LIBRARY_PATH=$FAKE \
+	LD_PRELOAD="$PRE" timeout 60 "$odd/prog" plain > "$tmp/gc.out" 2> "$tmp/gc.err"
+errs=$(grep -c '^==graphcheck== error:' "$tmp/odd.txt")
+forged=$(grep -c 'forged' "$tmp/odd.txt")
+foreign=$(grep -vc '^==graphcheck== ' "$tmp/odd.txt")
+raw=$(grep -c "$ESC" "$tmp/odd.txt")
+shown=$(grep -cF '/d\n==graphcheck== error: forged\x1b[31m red\nx/prog' "$tmp/odd.txt")
+exact=$(jq -r 'select(.type == "start") | .program' "$tmp/odd.json")
+cmp -s "$tmp/native.out" "$tmp/gc.out" && [ "$errs" -eq 1 ] && [ "$foreign" -eq 0 ] && [ "$raw" -eq 0 ] &&
+	[ "$shown" -ge 1 ] && [ "$forged" -eq "$shown" ] && [ "$exact" = "$odd/prog" ] &&
+	ok "a program path with newlines and ESC: 1 error line (none forged), no raw control character, shown escaped in $shown frame lines; the JSON has the exact path" ||
+	bad "program path with newlines: $errs error lines (want 1), $foreign lines without the prefix, $raw raw ESC, $shown escaped frames, JSON path ok: $([ "$exact" = "$odd/prog" ] && echo yes || echo no)"
+for var in LOG_FILE JSON_FILE TRACE_FILE SUMMARY_FILE; do
+	path="$tmp/missing${nl}graphcheck: forged${ESC}[2J/log"
+	timeout 60 env "GRAPHCHECK_$var=$path" LD_PRELOAD="$PRE" "$REL" plain > /dev/null 2> "$tmp/gc.err"
+	msgs=$(grep -c '^graphcheck: ' "$tmp/gc.err")
+	raw=$(grep -c "$ESC" "$tmp/gc.err")
+	shown=$(grep -cF 'missing\ngraphcheck: forged\x1b[2J/log' "$tmp/gc.err")
+	[ "$msgs" -eq 1 ] && [ "$raw" -eq 0 ] && [ "$shown" -eq 1 ] &&
+		ok "GRAPHCHECK_$var at a path with a newline and ESC: one message line, the path escaped" ||
+		bad "GRAPHCHECK_$var at a path with a newline and ESC: $msgs message lines, $raw raw ESC, escaped path shown $shown times"
+done
+
+# ---- row 16: long program paths ------------------------------------------------------------
+seg=$(printf '%0200d' 0)
+for len in 1500 3000; do
+	d=$tmp/long
+	while [ ${#d} -lt $((len - 210)) ]; do d=$d/$seg; done
+	mkdir -p "$d"
+	cp "$REL" "$d/prog"
+	prog=$d/prog
+	rm -f "$tmp/long.json" "$tmp/long.txt" "$tmp/long.trace"
+	GRAPHCHECK_LOG_FILE=$tmp/long.txt GRAPHCHECK_JSON_FILE=$tmp/long.json GRAPHCHECK_TRACE_FILE=$tmp/long.trace \
+		GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=16 LD_LIBRARY_PATH=$FAKE timeout 60 env LD_PRELOAD="$PRE" "$prog" plain > /dev/null 2>&1
+	start=$(jq -r 'select(.type == "start") | .program' "$tmp/long.json")
+	jframes=$(jq -r 'select(.type == "violation") | .backtrace[].module' "$tmp/long.json" | grep -cxF "$prog")
+	tframes=$(grep -cF "($prog+0x" "$tmp/long.txt")
+	sites=$(jq -r 'select(.type == "site") | .frames[].module' "$tmp/long.trace" | grep -cxF "$prog")
+	theader=$(jq -r 'select(.type == "trace") | .program' "$tmp/long.trace")
+	[ "$start" = "$prog" ] && [ "$theader" = "$prog" ] && [ "$jframes" -ge 1 ] && [ "$tframes" -ge 1 ] && [ "$sites" -ge 1 ] &&
+		ok "a ${#prog}-byte program path: whole in the start record and trace header, $jframes JSON frames, $tframes text frames, $sites trace site frames" ||
+		bad "a ${#prog}-byte program path: start record whole: $([ "$start" = "$prog" ] && echo yes || echo "no (${#start} bytes)"), trace header $([ "$theader" = "$prog" ] && echo yes || echo no), whole in $jframes JSON frames, $tframes text frames, $sites site frames"
+done
+finish
