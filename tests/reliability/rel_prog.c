@@ -971,8 +971,6 @@ int main(int argc, char **argv)
 		return run_leak_only();
 	if (!strcmp(m, "fork-after-summary"))
 		return run_fork_after_summary();
-	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-busy|fork-init|"
-	                "faults|begin-refused|end-wrong-thread|plain|leak-only|fork-after-summary ...\n");
 	if (!strcmp(m, "exit-in-signal"))
 		return run_exit_in_signal(ARG(2, 20));
 	if (!strcmp(m, "small-stack"))
