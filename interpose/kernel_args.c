@@ -124,12 +124,10 @@ size_t gc_kernel_words(const gc_kernel *k, void **kernel_params, void **extra, s
 		uint32_t size = k->p[i].size;
 		if (!v || (!kernel_params && k->p[i].offset + (size_t)size > buf_size))
 			continue;
-		for (uint32_t j = 0; j + 8 <= size && n < max; j += 8, seen++) {
-			if (seen < from)
-				continue;
-			memcpy(&out[n], v + j, 8);
-			param[n++] = (uint16_t)i;
-		}
+		if (size != 8 || seen++ < from)
+			continue;
+		memcpy(&out[n], v, 8);
+		param[n++] = (uint16_t)i;
 	}
 	return n;
 }

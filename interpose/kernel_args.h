@@ -1,9 +1,10 @@
 /* Kernel arguments as words: the parameter layout of each kernel, asked of the driver once per
  * handle (cuFuncGetParamInfo, or cuKernelGetParamInfo when the handle is a CUkernel; CUDA
- * 12.4+), and the 8-byte words of a launch's arguments read through it. A word is checked
- * against the ledger's dead memory whatever it holds: a pointer inside a struct argument (a
- * tensor view's data pointer) counts like a pointer argument. Arguments under 8 bytes
- * cannot hold a device address and are skipped. */
+ * 12.4+), and the pointer-sized arguments of a launch read through it. Only arguments of
+ * exactly 8 bytes are words: a struct argument may carry slots the kernel never reads, and
+ * PyTorch's multi_tensor_apply passes one whose unused slots hold pointers from earlier
+ * launches, freed since (H200: capturable AdamW, tests/gpu/logs/uses-2026-12-03/), which
+ * read as uses of freed memory though the kernel never touches them. */
 #ifndef GC_KERNEL_ARGS_H
 #define GC_KERNEL_ARGS_H
 
@@ -21,8 +22,8 @@ const gc_kernel *gc_kernel_of(uint64_t func);
 /* The kernel's name as the driver gives it (mangled), or "?". */
 const char *gc_kernel_name(const gc_kernel *k);
 
-/* Up to max of the launch's argument words, from word `from` on (0, then the count returned
- * so far, ...): out[i] the word and param[i] its argument's index. Returns how many were
+/* Up to max of the launch's pointer-sized arguments, from the `from`th on (0, then the count
+ * returned so far, ...): out[i] the value and param[i] its argument's index. Returns how many were
  * written; 0 at the end. kernel_params as cuLaunchKernel takes it, or extra
  * (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE) when kernel_params is NULL. */
 size_t gc_kernel_words(const gc_kernel *k, void **kernel_params, void **extra, size_t from,

@@ -36,6 +36,11 @@
 #define MAX_CALL_NAMES 64
 /* Dead ranges kept for uses: unmaterialized graph allocations and recent frees. */
 #define DEAD_RANGES_MAX 16384
+/* The stream-ordered pools hand out 512-byte granules (H200: 4-byte tensors 0x200 apart,
+ * tests/gpu/logs/uses-2026-12-03/torch_graph_train.trace): a live allocation covers its
+ * granules, so a pointer just past its end (an end pointer, a vectorized tail) is not taken
+ * for a use of the freed memory a byte further on. */
+#define POOL_GRANULE 512
 #define USE_SEEN_MAX 1024
 
 enum alloc_kind { K_ASYNC, K_SYNC, K_GRAPH };

@@ -52,6 +52,12 @@ const char *gc_store_call_name(const struct alloc *a)
 
 /* A new record: plain ones in stripe st (the caller's, already locked), graph ones (st NULL)
  * under the graph lock. */
+/* Where a live allocation's last granule ends (see POOL_GRANULE). */
+static uint64_t granule_end(const struct alloc *a)
+{
+	return a->h.key + ((a->size + POOL_GRANULE - 1) & ~(uint64_t)(POOL_GRANULE - 1));
+}
+
 static struct alloc *alloc_new(gc_ledger *l, struct stripe *st, const gc_event *ev, int kind,
                                struct graph *g)
 {
@@ -74,7 +80,7 @@ static struct alloc *alloc_new(gc_ledger *l, struct stripe *st, const gc_event *
 		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key,
 		                   GC_DEAD_UNMATERIALIZED);
 	else
-		gc_dead_ranges_cover(&l->dead, a->h.key, a->h.key + a->size);
+		gc_dead_ranges_cover(&l->dead, a->h.key, granule_end(a));
 	if (st) {
 		st->live_allocs++;
 		st->live_bytes += a->size;
@@ -132,7 +138,7 @@ void gc_store_set_live(gc_ledger *l, struct alloc *a, int live)
 	if (a->kind != K_GRAPH)
 		return;
 	if (live)
-		gc_dead_ranges_cover(&l->dead, a->h.key, a->h.key + a->size);
+		gc_dead_ranges_cover(&l->dead, a->h.key, granule_end(a));
 	else
 		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key,
 		                   GC_DEAD_UNMATERIALIZED);

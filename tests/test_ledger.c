@@ -1026,6 +1026,23 @@ static void use_after_free(void **state)
 	expect(f, 1, GC_RULE_API_ERROR);
 }
 
+/* A small allocation inside freed memory covers its whole granule: a pointer just past its
+ * end is not a use of the freed memory (the H200's PyTorch trace), the next granule is. */
+static void use_granule_of_live_allocation(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0x20000, 2560, S1, 0));
+	apply(f, mfree(0x20000, S1, 0, 0));
+	apply(f, alloc(0x20600, 4, S1, 0));
+	apply(f, use(GC_USE_KERNEL, 0x20604, 0, 0, 0, 80));
+	expect_none(f);
+	apply(f, use(GC_USE_KERNEL, 0x207fc, 0, 0, 0, 80));
+	expect_none(f);
+	apply(f, use(GC_USE_KERNEL, 0x20800, 0, 0, 0, 81));
+	expect(f, 1, GC_RULE_USE_AFTER_FREE);
+	assert_non_null(strstr(f->v[0].message, "byte 2048 into allocation #1 (2560 bytes)"));
+}
+
 static void use_after_free_history_lost(void **state)
 {
 	(void)state;
@@ -1099,6 +1116,7 @@ int main(void)
 		T(use_unmaterialized_clean),
 		T(use_after_free),
 		cmocka_unit_test(use_after_free_history_lost),
+		T(use_granule_of_live_allocation),
 	};
 	return cmocka_run_group_tests_name("ledger", tests, NULL, NULL);
 }
