@@ -41,9 +41,19 @@ static void unlock_all(gc_ledger *l)
 
 /* ---- events: each rule's decision, then the state change it allows ---------- */
 
+/* Whether the pointer can be why a free failed: the driver refuses a bad pointer with
+ * INVALID_VALUE; any other code (a bad stream handle's 400, a lost context's 700, ...) is
+ * about something else, and the free rules would blame the pointer wrongly: api-error. */
+static int free_rules_apply(const gc_event *ev)
+{
+	return ev->result == GC_CUDA_SUCCESS || ev->result == GC_CUDA_ERROR_INVALID_VALUE;
+}
+
 /* A free outside any graph: cuMemFreeAsync on a stream not capturing, or cuMemFree. */
 static void on_free_outside(gc_ledger *l, out *o, const gc_event *ev, int mem_free)
 {
+	if (!free_rules_apply(ev))
+		return;
 	/* The late free of a retired record settles first (see alloc_plain in ledger_store.c). */
 	if (ev->result == GC_CUDA_SUCCESS && gc_store_claim_retired(l, ev->ptr, ev->site))
 		return;
@@ -65,6 +75,8 @@ static void on_free_in_graph(gc_ledger *l, out *o, const gc_event *ev, struct gr
 
 static void on_free(gc_ledger *l, out *o, const gc_event *ev)
 {
+	if (!free_rules_apply(ev))
+		return;
 	if (!ev->capture_id) {
 		on_free_outside(l, o, ev, 0);
 		return;
@@ -78,6 +90,8 @@ static void on_free(gc_ledger *l, out *o, const gc_event *ev)
 
 static void on_free_node(gc_ledger *l, out *o, const gc_event *ev)
 {
+	if (!free_rules_apply(ev))
+		return;
 	struct graph *g = gc_graph_get(l, ev->graph);
 	char how[96];
 	snprintf(how, sizeof(how), "in a free node of graph 0x%llx", (unsigned long long)ev->graph);

@@ -46,6 +46,7 @@ enum gc_capture_mode { GC_MODE_GLOBAL = 0, GC_MODE_THREAD_LOCAL = 1, GC_MODE_REL
 /* Values of CUDA's own enums that the ledger interprets, so it needs no cuda.h. */
 enum {
 	GC_CUDA_SUCCESS = 0,
+	GC_CUDA_ERROR_INVALID_VALUE = 1,
 	GC_CUDA_ERROR_INVALID_CONTEXT = 201,
 	GC_CUDA_ERROR_NOT_READY = 600,
 	GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,

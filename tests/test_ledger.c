@@ -951,6 +951,22 @@ static void kind_names_old_and_new(void **state)
 }
 
 
+/* A free refused for its stream (400: a bad handle) is not the pointer's fault: api-error,
+ * and the allocation stays live. */
+static void free_refused_for_its_stream(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0x30000, 64, S1, 0));
+	apply(f, mfree(0x30000, 0xbad, 0, 400));
+	expect(f, 1, GC_RULE_API_ERROR);
+	apply(f, mfree(0x31000, 0xbad, 0, 400));  /* an unknown pointer, the same: the stream */
+	expect(f, 1, GC_RULE_API_ERROR);
+	apply(f, mfree(0x30000, S1, 0, 0));
+	expect_none(f);
+	apply(f, at_exit());
+	expect_none(f);
+}
+
 /* ---- uses ------------------------------------------------------------------------ */
 
 static gc_event use(int what, uint64_t p, int arg, uint64_t cap, int result, uint32_t site)
@@ -1112,6 +1128,7 @@ int main(void)
 		cmocka_unit_test(retired_records_bounded),
 		T(late_frees_claim_retired),
 		cmocka_unit_test(kind_names_old_and_new),
+		T(free_refused_for_its_stream),
 		T(use_unmaterialized_before_launch),
 		T(use_unmaterialized_clean),
 		T(use_after_free),
