@@ -8,7 +8,7 @@
 # Not under ASan (its redzones make every frame several times larger).
 # Usage: sh tests/reliability/stack.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
-if [ "$ASAN" = 1 ]; then echo "skipped under ASan (its frames are not the program's)"; finish; fi
+if [ "$ASAN" = 1 ]; then skip_suite "under ASan (its frames are not the program's)"; fi
 
 for kib in 32 16; do
 	for first in "" first; do
