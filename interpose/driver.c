@@ -44,8 +44,8 @@ static void resolve(void)
 	if (!libcuda || !sym)
 		return;
 	for (int i = 0; i < GC_FN__COUNT; i++)
-		if (!gc_real[i])
-			gc_real[i] = sym(libcuda, gc_hooks[i].spelling);  /* a handle lookup: not us */
+		if (!__atomic_load_n(&gc_real[i], __ATOMIC_RELAXED))  /* a handle lookup: not us */
+			__atomic_store_n(&gc_real[i], sym(libcuda, gc_hooks[i].spelling), __ATOMIC_RELEASE);
 }
 
 void gc_driver_init(void)
@@ -68,7 +68,7 @@ void *gc_driver_wrap(const char *symbol, void *p)
 	for (int i = 0; i < GC_FN__COUNT; i++) {
 		/* Identify the variant by identity, not by the name asked for: the driver decides
 		 * which spelling a (name, version, flags) query means. */
-		if (gc_real[i] == p &&
+		if (GC_REAL_LOAD(i) == p &&
 		    (!strcmp(gc_hooks[i].base, symbol) || !strcmp(gc_hooks[i].spelling, symbol)))
 			return gc_hooks[i].wrapper;
 	}

@@ -37,8 +37,11 @@ void *gc_driver_wrap(const char *symbol, void *p);
 typedef void *(*gc_dlsym_fn)(void *, const char *);
 gc_dlsym_fn gc_driver_real_dlsym(void);
 
+/* Acquire: another thread may be filling the table (driver.c resolve); a plain load on x86. */
+#define GC_REAL_LOAD(fn) __atomic_load_n(&gc_real[fn], __ATOMIC_ACQUIRE)
 #define GC_REAL(spelling) \
-	((__typeof__(&spelling))(gc_real[GC_FN_##spelling] ? gc_real[GC_FN_##spelling] \
-	                                                    : (gc_driver_init(), gc_real[GC_FN_##spelling])))
+	((__typeof__(&spelling))(GC_REAL_LOAD(GC_FN_##spelling) \
+	                             ? GC_REAL_LOAD(GC_FN_##spelling) \
+	                             : (gc_driver_init(), GC_REAL_LOAD(GC_FN_##spelling))))
 
 #endif

@@ -10,6 +10,7 @@
 # - relative log paths are the launcher's, not the program's cwd at its first CUDA call (row 17).
 # Usage: sh tests/reliability/gate.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
+[ "$TSAN" = 1 ] && skip_suite "under TSan: the launcher runs programs not built with TSan (true, sh, python3), where the TSan-built object cannot load"
 
 GC=$(cd "$BUILD" && pwd)/graphcheck
 RELA=$(cd "$BUILD/reliability" && pwd)/rel_prog

@@ -8,6 +8,7 @@
 # Not under ASan (its redzones make every frame several times larger).
 # Usage: sh tests/reliability/stack.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
+[ "$TSAN" = 1 ] && skip_suite "under TSan: its instrumentation changes the stack use being measured"
 if [ "$ASAN" = 1 ]; then skip_suite "under ASan (its frames are not the program's)"; fi
 
 for kib in 32 16; do

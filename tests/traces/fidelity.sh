@@ -14,7 +14,8 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); printf 'ok   %s\n' "$1"; }
 bad() { fail=$((fail + 1)); printf 'FAIL %s\n' "$1"; }
 case "$BUILD" in
-*tsan*) echo "skipped under TSan (the runtime cannot be preloaded)"; echo "0 passed, 0 failed"; exit 0 ;;
+*tsan*) echo "skipped: under TSan: it runs python3 and sh-started programs not built with TSan"
+	echo "0 passed, 0 failed"; exit 77 ;;
 esac
 LIB=$(cd "$BUILD" && pwd)/libgraphcheck.so
 REPORT=$BUILD/graphcheck-report
