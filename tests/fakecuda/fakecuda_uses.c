@@ -297,7 +297,7 @@ static bool reads_unmapped(const struct fc_kernel *k, void **params, void **extr
 
 /* NULL or a handle of no loaded image: CUDA_ERROR_INVALID_HANDLE, before the stream is
  * looked at (H200: a NULL function gave 400 and a capture it was aimed at stayed active,
- * tests/gpu/logs/real_clean.out). In a capture the launch becomes a kernel node and nothing
+ * tests/gpu/logs/real_null-kernel-node.out). In a capture the launch becomes a kernel node and nothing
  * is read; outside, the arguments are looked at as the kernel would read them. */
 static CUresult launch(CUfunction f, CUstream h, bool ptsz, void **params, void **extra)
 {

@@ -59,10 +59,10 @@ probe=$(rules $h200/misuse_probe.json)
 probe_driver=$(rules $h200/probe_driver.json)
 probe_driver_ptds=$(printf "3 capture-invalidated\n1 free-owned-by-graph\n1 free-unmaterialized\n1 leak-at-exit")
 none=""
-# The `clean` scenario is not clean on the real driver: its kernel node has no function
-# (400 on the H200, tests/gpu/logs/real_clean.out), so its free node is refused and the
+# `null-kernel-node` (once named `clean`, which it is not): its kernel node has no function
+# (400 on the H200, tests/gpu/logs/real_null-kernel-node.out), so its free node is refused and the
 # relaunches find the allocation live. graphcheck must say exactly that.
-clean=$(printf "1 api-error\n1 leak-at-exit\n2 relaunch-unfreed")
+null_kernel_node=$(printf "1 api-error\n1 leak-at-exit\n2 relaunch-unfreed")
 [ -n "$seed" ] && [ -n "$probe" ] || { bad "H200 logs missing under $h200"; finish; }
 
 # `rules` on the codes the H200 gave (tests/gpu/logs/real_rules.out, which the stand-in
@@ -94,7 +94,7 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	*ptds) check "$way probe-driver" "$probe_driver_ptds" $prog probe-driver $extra ;;
 	*) check "$way probe-driver" "$probe_driver" $prog probe-driver $extra ;;
 	esac
-	check "$way clean" "$clean" $prog clean $extra
+	check "$way null-kernel-node" "$null_kernel_node" $prog null-kernel-node $extra
 	check "$way rules" "$rules" $prog rules $extra
 	check "$way uses" "$uses" $prog uses $extra
 	check "$way uses-clean" "$none" $prog uses-clean $extra

@@ -4,8 +4,10 @@
  * Each scenario mirrors a program of the project: `seed` and `seed-fixed` are the driver
  * calls of /work/shared/seed/seed_pipeline{,_fixed}.cu (runtime calls replaced by the
  * driver calls the runtime makes for them), `probe` is misuse_probe.cu, `probe-driver` is
- * tests/gpu/probe_driver.cu, `rules` exercises the noted rules no probe runs, `clean` is a
- * use of graph memory meant to be correct, `threads` is concurrent alloc/free and capture.
+ * tests/gpu/probe_driver.cu, `rules` exercises the noted rules no probe runs,
+ * `null-kernel-node` is a use of graph memory meant to be correct whose kernel node has no
+ * function, `uses` and `uses-clean` are kernel, copy and set uses of memory that is not
+ * live and their correct twin, `threads` is concurrent alloc/free and capture.
  * Kernels are NULL handles: the real driver (H200, tests/gpu/logs/real_*.out) and the fake
  * both refuse them with 400, and the outputs are compared with the H200's byte for byte, so
  * they stay NULL. */
@@ -318,11 +320,12 @@ static int rules(void)
     return 0;
 }
 
-/* ---- a program meant to be correct ---------------------------------------------------
- * With NULL kernels it is not quite: the built graph's kernel node is refused (400), so its
- * free node, which depends on that node, is refused too (1); the graph keeps its allocation
- * and the second and third launches give 1 (H200: tests/gpu/logs/real_clean.out). */
-static int clean(void)
+/* ---- graph memory used as a correct program would, with NULL kernels ------------------
+ * Named for what it is (it was `clean`, which it is not): the built graph's kernel node has
+ * no function and is refused (400), so its free node, which depends on that node, is refused
+ * too (1); the graph keeps its allocation and the second and third launches give 1 (H200:
+ * tests/gpu/logs/real_null-kernel-node.out, kept as real_clean.out before the rename). */
+static int null_kernel_node(void)
 {
     init_driver();
     CUstream s = NULL, s2 = NULL;
@@ -625,9 +628,9 @@ static int run_threads(int nthreads, int ops)
 /* ---- dispatch ---------------------------------------------------------------------- */
 bool fc_scenario_uses_driver(const char *name)
 {
-    static const char *const uses[] = { "seed",  "seed-fixed", "probe",      "probe-driver",
-                                        "rules", "clean",      "uses",       "uses-clean",
-                                        "threads", "stream0",  "sync-alloc" };
+    static const char *const uses[] = { "seed",    "seed-fixed", "probe",      "probe-driver",
+                                        "rules",   "null-kernel-node",         "uses",
+                                        "uses-clean", "threads", "stream0",    "sync-alloc" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
             return true;
@@ -648,8 +651,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = probe_driver();
     else if (strcmp(name, "rules") == 0)
         rc = rules();
-    else if (strcmp(name, "clean") == 0)
-        rc = clean();
+    else if (strcmp(name, "null-kernel-node") == 0)
+        rc = null_kernel_node();
     else if (strcmp(name, "uses") == 0)
         rc = uses(false);
     else if (strcmp(name, "uses-clean") == 0)
@@ -664,7 +667,7 @@ int fc_run_scenario(int argc, char **argv)
         printf("nocuda: no driver calls\n");
         rc = 0;
     } else
-        fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|clean|uses|uses-clean|stream0|"
+        fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|stream0|"
                 "sync-alloc|threads [THREADS [OPS]]|nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);
