@@ -39,7 +39,7 @@ done
 # With per-thread default streams, stream 0 is the calling thread's stream rather than the
 # legacy one, so probe-driver (which uses stream 0 on purpose) differs there: the two
 # per-thread ways are compared with each other.
-for scen in seed seed-fixed probe probe-driver rules clean "threads 4 50" nocuda; do
+for scen in seed seed-fixed probe probe-driver rules null-kernel-node "threads 4 50" nocuda; do
     name=$(echo "$scen" | tr ' ' _)
     for way in $WAYS; do
         # shellcheck disable=SC2086
@@ -61,7 +61,7 @@ check "probe-driver: with per-thread streams, stream 0 is not the legacy stream"
 # ---- the H200's own output ---------------------------------------------------------------
 # tests/gpu/run.sh built the same scenarios against the real libcuda on the H200 and kept
 # what they printed (stdout and stderr). The reference is that file, never edited here.
-for scen in probe probe-driver seed seed-fixed clean rules; do
+for scen in probe probe-driver seed seed-fixed null-kernel-node rules; do
     ref=$REAL/real_$scen.out
     if [ ! -f "$ref" ]; then
         bad "$scen: prints what the H200 printed (no $ref)"
@@ -106,10 +106,10 @@ check "seed: two failures, both cuMemFreeAsync -> 1" \
 for scen in seed-fixed threads_4_50; do
     check "$scen: every call but those launches succeeds" [ -z "$(failures "$tmp/$scen.linked")" ]
 done
-# clean's built graph: the kernel node fails (NULL function), so the free node that
+# null-kernel-node's built graph: the kernel node fails (NULL function), so the free node that
 # depends on it fails too (1) and the graph never frees its allocation: relaunches are 1.
-check "clean: only the built graph's kernel node, free node and relaunches fail" \
-    [ "$(failures "$tmp/clean.linked")" = "cuGraphAddKernelNode -> 400 cuGraphAddNode -> 1 cuGraphLaunch -> 1 cuGraphLaunch -> 1" ]
+check "null-kernel-node: only the built graph's kernel node, free node and relaunches fail" \
+    [ "$(failures "$tmp/null-kernel-node.linked")" = "cuGraphAddKernelNode -> 400 cuGraphAddNode -> 1 cuGraphLaunch -> 1 cuGraphLaunch -> 1" ]
 check "rules: the unjoined fork ends with 904" grep -q '^cuStreamEndCapture(s, &ga) *-> 904$' "$tmp/rules.linked"
 check "rules: an address freed in its own graph is not given to another while it exists" \
     grep -q 'same address: no' "$tmp/rules.linked"

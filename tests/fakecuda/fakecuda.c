@@ -24,9 +24,10 @@ static const char *const sym_names[FC_NSYMS] = {
 };
 static atomic_ulong sym_calls[FC_NSYMS];
 
-void fc_count(enum fc_sym_id id)
+bool fc_count(enum fc_sym_id id)
 {
     atomic_fetch_add_explicit(&sym_calls[id], 1, memory_order_relaxed);
+    return fc_context_lost(id);
 }
 
 FC_EXPORT unsigned long fakecuda_calls(const char *spelling)

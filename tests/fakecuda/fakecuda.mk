@@ -71,8 +71,18 @@ $(FC_OUT)/prog_procaddr: $(FC_OUT)/obj/progs/table/prog_procaddr.o \
 	$(call msg,LD,$@)
 	$(Q)$(FC_PROG_LD) -ldl -lpthread
 
+# Every hooked launch, copy and set spelling by its own name (the list is hooks.def's).
+$(FC_OUT)/obj/progs/spellings/%.o: $(FC_SRC)/progs/%.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) -D__CUDA_API_VERSION_INTERNAL -c -o $@ $<
+
+$(FC_OUT)/prog_spellings: $(FC_OUT)/obj/progs/spellings/prog_spellings.o $(FC_OUT)/libcuda.so
+	$(call msg,LD,$@)
+	$(Q)$(FC_PROG_LD) -L$(FC_OUT) -lcuda
+
 FAKECUDA_PROGS := $(FC_OUT)/prog_linked $(FC_OUT)/prog_linked_ptds $(FC_OUT)/prog_dlsym \
-                  $(FC_OUT)/prog_procaddr
+                  $(FC_OUT)/prog_procaddr $(FC_OUT)/prog_spellings
 
 all: $(FAKECUDA) $(FAKECUDA_PROGS)
 

@@ -145,7 +145,7 @@ FC_EXPORT CUresult cuGraphDestroyNode(CUgraphNode hNode)
 /* ---- adding nodes ------------------------------------------------------------------ */
 /* The dependencies of a node being added: each must be a node of g. A NULL one (the
  * handle of a node whose creation failed) is CUDA_ERROR_INVALID_VALUE and nothing is added
- * (H200: tests/gpu/logs/real_clean.out). Past that they are ignored. */
+ * (H200: tests/gpu/logs/real_null-kernel-node.out). Past that they are ignored. */
 struct deps {
     const CUgraphNode *nodes;
     size_t n;
@@ -187,7 +187,7 @@ static CUresult add_plain(CUgraphNode *out, CUgraph h, struct deps d, CUgraphNod
 
 /* A kernel node needs a kernel: with neither a CUfunction nor a CUkernel it is
  * CUDA_ERROR_INVALID_HANDLE, as cuLaunchKernel of a NULL function is (H200:
- * tests/gpu/logs/real_clean.out, cuGraphAddKernelNode_v2). */
+ * tests/gpu/logs/real_null-kernel-node.out, cuGraphAddKernelNode_v2). */
 static CUresult add_kernel(CUgraphNode *out, CUgraph h, struct deps d, bool has_kernel)
 {
     if (!has_kernel)

@@ -26,8 +26,19 @@ enum fc_sym_id {
 #undef FC_SYM
     FC_NSYMS
 };
-void fc_count(enum fc_sym_id id);
-#define FC_COUNT(name) fc_count(FC_ID_##name)
+/* Counts a call; true when it must fail because the context is lost (fc_context_lost). */
+bool fc_count(enum fc_sym_id id);
+#define FC_COUNT(name)                                                                  \
+    do {                                                                                \
+        if (fc_count(FC_ID_##name))                                                     \
+            return CUDA_ERROR_ILLEGAL_ADDRESS;                                          \
+    } while (0)
+
+/* ---- a lost context (fakecuda_uses.c) ----------------------------------------------- */
+/* A kernel that read unmapped memory faults: the next synchronizing call answers 700
+ * (CUDA_ERROR_ILLEGAL_ADDRESS) and from then on every call does, but those that need no
+ * context (error names, cuGetProcAddress, cuDriverGetVersion), as on the H200. */
+bool fc_context_lost(enum fc_sym_id id);
 
 /* ---- lock, faults, host memory (fakecuda.c) --------------------------------------- */
 void fc_lock(void);
@@ -156,6 +167,10 @@ struct fc_block *fc_graph_alloc(CUgraph g, size_t size);
 struct fc_block *fc_graph_free_target(CUgraph g, CUdeviceptr addr);
 void fc_block_materialize(struct fc_block *b);
 void fc_block_unmaterialize(struct fc_block *b);
+/* Whether [p, p + n) is device memory the fake handed out and is mapped now:
+ * FC_NOT_DEVICE outside the fake's address regions (host memory, or not an address). */
+enum fc_map { FC_NOT_DEVICE, FC_MAPPED, FC_UNMAPPED };
+enum fc_map fc_mem_map(CUdeviceptr p, size_t n);
 /* Drops a graph allocation nothing refers to any more. */
 void fc_block_gc(struct fc_block *b);
 /* The owner or a freeing graph of some allocations is being destroyed. */

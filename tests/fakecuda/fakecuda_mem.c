@@ -172,6 +172,32 @@ void fc_mem_graph_gone(CUgraph g)
     }
 }
 
+/* ---- what a use may touch ---------------------------------------------------------- */
+/* Pool memory stays mapped once the pool has it: on the H200 a kernel reading memory just
+ * freed with cuMemFreeAsync ran and returned 0 everywhere
+ * (tests/gpu/logs/uses-2026-12-03/native_use-after-free.out), and the fake never trims
+ * the pool. cuMemAlloc memory is mapped while it is allocated, a graph allocation while it
+ * is materialized: one whose graph never ran is not (the H200 refused a copy from it, 1). */
+enum fc_map fc_mem_map(CUdeviceptr p, size_t n)
+{
+    n = n ? n : 1;
+    for (int kind = 0; kind < FC_NKINDS; kind++) {
+        const struct region *r = &regions[kind];
+        if (p < r->end - FC_REGION_SIZE || p >= r->end)
+            continue;
+        if (kind == FC_ASYNC)
+            return n <= r->next - p && p < r->next ? FC_MAPPED : FC_UNMAPPED;
+        for (size_t i = 0; i < nblocks; i++) {
+            const struct fc_block *b = blocks[i];
+            if (b->kind == (enum fc_kind)kind && b->live && p >= b->addr &&
+                p - b->addr < b->size && n <= b->size - (p - b->addr))
+                return FC_MAPPED;
+        }
+        return FC_UNMAPPED;
+    }
+    return FC_NOT_DEVICE;
+}
+
 /* ---- graph allocations ------------------------------------------------------------- */
 struct fc_block *fc_graph_alloc(CUgraph g, size_t size)
 {

@@ -35,6 +35,8 @@ struct entry {
 /* V: one spelling; P: a spelling with a _ptsz twin available from version pv. */
 #define V(ver, sym) { ver, FC_ID_##sym, -1, 0 }
 #define P(ver, sym, pv) { ver, FC_ID_##sym, FC_ID_##sym##_ptsz, pv }
+/* D: the same for a synchronous copy or set, whose per-thread twin is spelled _ptds. */
+#define D(ver, sym, pv) { ver, FC_ID_##sym, FC_ID_##sym##_ptds, pv }
 
 static const struct entry table[] = {
     { "cuInit", { V(2000, cuInit) } },
@@ -63,7 +65,6 @@ static const struct entry table[] = {
     { "cuEventRecord", { P(2000, cuEventRecord, 7000) } },
     { "cuEventQuery", { V(2000, cuEventQuery) } },
     { "cuEventSynchronize", { V(2000, cuEventSynchronize) } },
-    { "cuLaunchKernel", { P(4000, cuLaunchKernel, 7000) } },
 
     { "cuStreamBeginCapture",
       { P(10000, cuStreamBeginCapture, 10000), P(10010, cuStreamBeginCapture_v2, 10010) } },
@@ -97,6 +98,47 @@ static const struct entry table[] = {
     { "cuGraphUpload", { P(11010, cuGraphUpload, 11010) } },
     { "cuGraphLaunch", { P(10000, cuGraphLaunch, 10000) } },
     { "cuGraphExecDestroy", { V(10000, cuGraphExecDestroy) } },
+
+    /* kernels and their uses; the 32-bit-pointer forms before 3020 are not exported, so
+     * those names answer from 3020 (VERSION_NOT_SUFFICIENT below it) */
+    { "cuModuleLoadData", { V(2000, cuModuleLoadData) } },
+    { "cuModuleGetFunction", { V(2000, cuModuleGetFunction) } },
+    { "cuLibraryLoadData", { V(12000, cuLibraryLoadData) } },
+    { "cuLibraryGetKernel", { V(12000, cuLibraryGetKernel) } },
+    { "cuFuncGetName", { V(12030, cuFuncGetName) } },
+    { "cuKernelGetName", { V(12030, cuKernelGetName) } },
+    { "cuFuncGetParamInfo", { V(12040, cuFuncGetParamInfo) } },
+    { "cuKernelGetParamInfo", { V(12040, cuKernelGetParamInfo) } },
+    { "cuLaunchKernel", { P(4000, cuLaunchKernel, 7000) } },
+    { "cuLaunchKernelEx", { P(11060, cuLaunchKernelEx, 11060) } },
+    { "cuLaunchCooperativeKernel", { P(9000, cuLaunchCooperativeKernel, 9000) } },
+    { "cuMemcpyAsync", { P(4000, cuMemcpyAsync, 7000) } },
+    { "cuMemcpyDtoDAsync", { P(3020, cuMemcpyDtoDAsync_v2, 7000) } },
+    { "cuMemcpyHtoDAsync", { P(3020, cuMemcpyHtoDAsync_v2, 7000) } },
+    { "cuMemcpyDtoHAsync", { P(3020, cuMemcpyDtoHAsync_v2, 7000) } },
+    { "cuMemcpy2DAsync", { P(3020, cuMemcpy2DAsync_v2, 7000) } },
+    { "cuMemcpy3DAsync", { P(3020, cuMemcpy3DAsync_v2, 7000) } },
+    { "cuMemcpyPeerAsync", { P(4000, cuMemcpyPeerAsync, 7000) } },
+    { "cuMemcpy", { D(4000, cuMemcpy, 7000) } },
+    { "cuMemcpyDtoD", { D(3020, cuMemcpyDtoD_v2, 7000) } },
+    { "cuMemcpyHtoD", { D(3020, cuMemcpyHtoD_v2, 7000) } },
+    { "cuMemcpyDtoH", { D(3020, cuMemcpyDtoH_v2, 7000) } },
+    { "cuMemcpy2D", { D(3020, cuMemcpy2D_v2, 7000) } },
+    { "cuMemcpy2DUnaligned", { D(3020, cuMemcpy2DUnaligned_v2, 7000) } },
+    { "cuMemcpy3D", { D(3020, cuMemcpy3D_v2, 7000) } },
+    { "cuMemcpyPeer", { D(4000, cuMemcpyPeer, 7000) } },
+    { "cuMemsetD8Async", { P(3020, cuMemsetD8Async, 7000) } },
+    { "cuMemsetD16Async", { P(3020, cuMemsetD16Async, 7000) } },
+    { "cuMemsetD32Async", { P(3020, cuMemsetD32Async, 7000) } },
+    { "cuMemsetD2D8Async", { P(3020, cuMemsetD2D8Async, 7000) } },
+    { "cuMemsetD2D16Async", { P(3020, cuMemsetD2D16Async, 7000) } },
+    { "cuMemsetD2D32Async", { P(3020, cuMemsetD2D32Async, 7000) } },
+    { "cuMemsetD8", { D(3020, cuMemsetD8_v2, 7000) } },
+    { "cuMemsetD16", { D(3020, cuMemsetD16_v2, 7000) } },
+    { "cuMemsetD32", { D(3020, cuMemsetD32_v2, 7000) } },
+    { "cuMemsetD2D8", { D(3020, cuMemsetD2D8_v2, 7000) } },
+    { "cuMemsetD2D16", { D(3020, cuMemsetD2D16_v2, 7000) } },
+    { "cuMemsetD2D32", { D(3020, cuMemsetD2D32_v2, 7000) } },
 };
 
 static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t flags,

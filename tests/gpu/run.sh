@@ -73,7 +73,7 @@ make -s build/fakecuda/prog_linked
 gcc -std=c11 -D_GNU_SOURCE -I. -I"$CUDA_ROOT/include" -DFC_LINKED -o "$BIN/real_prog_linked" \
 	tests/fakecuda/progs/prog_linked.c tests/fakecuda/progs/scenarios.c \
 	-L"$CUDA_ROOT/lib64/stubs" -lcuda -lpthread
-for sc in probe probe-driver seed seed-fixed clean rules; do
+for sc in probe probe-driver seed seed-fixed null-kernel-node rules; do
 	build/fakecuda/prog_linked "$sc" > "$OUT/fake_$sc.out" 2>&1
 	"$BIN/real_prog_linked" "$sc" > "$OUT/real_$sc.out" 2>&1
 	if cmp -s "$OUT/fake_$sc.out" "$OUT/real_$sc.out"; then

@@ -4,8 +4,10 @@
  * Each scenario mirrors a program of the project: `seed` and `seed-fixed` are the driver
  * calls of /work/shared/seed/seed_pipeline{,_fixed}.cu (runtime calls replaced by the
  * driver calls the runtime makes for them), `probe` is misuse_probe.cu, `probe-driver` is
- * tests/gpu/probe_driver.cu, `rules` exercises the noted rules no probe runs, `clean` is a
- * use of graph memory meant to be correct, `threads` is concurrent alloc/free and capture.
+ * tests/gpu/probe_driver.cu, `rules` exercises the noted rules no probe runs,
+ * `null-kernel-node` is a use of graph memory meant to be correct whose kernel node has no
+ * function, `uses` and `uses-clean` are kernel, copy and set uses of memory that is not
+ * live and their correct twin, `threads` is concurrent alloc/free and capture.
  * Kernels are NULL handles: the real driver (H200, tests/gpu/logs/real_*.out) and the fake
  * both refuse them with 400, and the outputs are compared with the H200's byte for byte, so
  * they stay NULL. */
@@ -318,11 +320,12 @@ static int rules(void)
     return 0;
 }
 
-/* ---- a program meant to be correct ---------------------------------------------------
- * With NULL kernels it is not quite: the built graph's kernel node is refused (400), so its
- * free node, which depends on that node, is refused too (1); the graph keeps its allocation
- * and the second and third launches give 1 (H200: tests/gpu/logs/real_clean.out). */
-static int clean(void)
+/* ---- graph memory used as a correct program would, with NULL kernels ------------------
+ * Named for what it is (it was `clean`, which it is not): the built graph's kernel node has
+ * no function and is refused (400), so its free node, which depends on that node, is refused
+ * too (1); the graph keeps its allocation and the second and third launches give 1 (H200:
+ * tests/gpu/logs/real_null-kernel-node.out, kept as real_clean.out before the rename). */
+static int null_kernel_node(void)
 {
     init_driver();
     CUstream s = NULL, s2 = NULL;
@@ -396,6 +399,93 @@ static int clean(void)
     CK(cuStreamDestroy, (s));
     CK(cuCtxSynchronize, ());
     CK(cuDevicePrimaryCtxRelease, (0));
+    printf("done\n");
+    return 0;
+}
+
+/* ---- uses of memory that is not live ----------------------------------------------
+ * demo/rules/use-unmaterialized.cu and use-after-free.cu in driver calls, and a kernel
+ * reading a graph allocation before its graph ran. The kernels come from a fake image
+ * (tests/fakecuda/fakecuda_uses.c: name, then each parameter's size), `fill` through a
+ * module as a CUfunction, `sum` through a library as a CUkernel; the real driver would need
+ * a cubin, so these are not compared with the H200's output. What the fake answers is what
+ * the H200 did: a copy from a graph allocation whose graph never ran gives 1, a kernel
+ * reading freed pool memory 0 (the pool keeps it mapped), a kernel reading a graph
+ * allocation whose graph never ran 0 at the launch and 700 at the next synchronize, after
+ * which the context is lost. `uses-clean` (clean) makes the same uses in a correct order. */
+static const char uses_image[] = "fakecuda-image\nfill 8 4 4\nsum 8 8 4\n";
+#define USES_N (1 << 16)
+
+static void uses_capture(CUstream s, CUfunction fill, void **args, CUdeviceptr *g,
+                         CUgraph *graph, CUgraphExec *exec)
+{
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuMemAllocAsync, (g, USES_N * sizeof(float), s));
+    CK(cuLaunchKernel, (fill, USES_N / 256, 1, 1, 256, 1, 1, 0, s, args, NULL));
+    CK(cuStreamEndCapture, (s, graph));
+    CK(cuGraphInstantiate, (exec, *graph, 0));
+}
+
+static int uses(bool clean)
+{
+    init_driver();
+    CUmodule mod = NULL;
+    CUlibrary lib = NULL;
+    CUfunction fill = NULL;
+    CUkernel sum = NULL;
+    CUstream s = NULL;
+    CK(cuModuleLoadData, (&mod, uses_image));
+    CK(cuModuleGetFunction, (&fill, mod, "fill"));
+    CK(cuLibraryLoadData, (&lib, uses_image, NULL, NULL, 0, NULL, NULL, 0));
+    CK(cuLibraryGetKernel, (&sum, lib, "sum"));
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    float host[4] = { 0 }, v = 3;
+    int n = USES_N;
+    CUdeviceptr g = 0, in = 0, out = 0;
+    void *fill_g[] = { &g, &v, &n }, *fill_in[] = { &in, &v, &n }, *sum_in[] = { &in, &out, &n };
+    CUgraph graph = NULL;
+    CUgraphExec exec = NULL;
+
+    printf("== a copy from a graph allocation before its graph ran\n");
+    uses_capture(s, fill, fill_g, &g, &graph, &exec);
+    if (clean)
+        CK(cuGraphLaunch, (exec, s));
+    CK(cuMemcpyDtoHAsync, (host, g, sizeof host, s));
+    if (!clean)
+        CK(cuGraphLaunch, (exec, s));
+    CK(cuMemFreeAsync, (g, s));
+    CK(cuStreamSynchronize, (s));
+    CK(cuGraphExecDestroy, (exec));
+    CK(cuGraphDestroy, (graph));
+
+    printf("== a kernel reading memory freed before it in stream order\n");
+    CK(cuMemAllocAsync, (&in, USES_N * sizeof(float), s));
+    CK(cuMemAllocAsync, (&out, sizeof(float), s));
+    CK(cuMemsetD32Async, (out, 0, 1, s));
+    CK(cuLaunchKernel, (fill, USES_N / 256, 1, 1, 256, 1, 1, 0, s, fill_in, NULL));
+    if (!clean)
+        CK(cuMemFreeAsync, (in, s));
+    CK(cuLaunchKernel, ((CUfunction)sum, USES_N / 256, 1, 1, 256, 1, 1, 0, s, sum_in, NULL));
+    if (clean)
+        CK(cuMemFreeAsync, (in, s));
+    CK(cuMemcpyDtoHAsync, (host, out, sizeof(float), s));
+    CK(cuMemFreeAsync, (out, s));
+    CK(cuStreamSynchronize, (s));
+
+    printf("== a kernel reading a graph allocation before its graph ran\n");
+    uses_capture(s, fill, fill_g, &g, &graph, &exec);
+    if (clean)
+        CK(cuGraphLaunch, (exec, s));
+    CK(cuLaunchKernel, (fill, USES_N / 256, 1, 1, 256, 1, 1, 0, s, fill_g, NULL));
+    if (CK(cuStreamSynchronize, (s)) != CUDA_SUCCESS) {
+        printf("the context is lost\n");
+        return 0;
+    }
+    CK(cuMemFreeAsync, (g, s));
+    CK(cuStreamSynchronize, (s));
+    CK(cuGraphExecDestroy, (exec));
+    CK(cuGraphDestroy, (graph));
+    CK(cuStreamDestroy, (s));
     printf("done\n");
     return 0;
 }
@@ -538,9 +628,9 @@ static int run_threads(int nthreads, int ops)
 /* ---- dispatch ---------------------------------------------------------------------- */
 bool fc_scenario_uses_driver(const char *name)
 {
-    static const char *const uses[] = { "seed",  "seed-fixed", "probe",   "probe-driver",
-                                        "rules", "clean",      "threads", "stream0",
-                                        "sync-alloc" };
+    static const char *const uses[] = { "seed",    "seed-fixed", "probe",      "probe-driver",
+                                        "rules",   "null-kernel-node",         "uses",
+                                        "uses-clean", "threads", "stream0",    "sync-alloc" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
             return true;
@@ -561,8 +651,12 @@ int fc_run_scenario(int argc, char **argv)
         rc = probe_driver();
     else if (strcmp(name, "rules") == 0)
         rc = rules();
-    else if (strcmp(name, "clean") == 0)
-        rc = clean();
+    else if (strcmp(name, "null-kernel-node") == 0)
+        rc = null_kernel_node();
+    else if (strcmp(name, "uses") == 0)
+        rc = uses(false);
+    else if (strcmp(name, "uses-clean") == 0)
+        rc = uses(true);
     else if (strcmp(name, "stream0") == 0)
         rc = stream0();
     else if (strcmp(name, "sync-alloc") == 0)
@@ -573,7 +667,7 @@ int fc_run_scenario(int argc, char **argv)
         printf("nocuda: no driver calls\n");
         rc = 0;
     } else
-        fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|clean|stream0|"
+        fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|stream0|"
                 "sync-alloc|threads [THREADS [OPS]]|nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

@@ -60,7 +60,13 @@
     X(cuGraphUpload, "cuGraphUpload", 11010)                                   \
     X(cuGraphLaunch, "cuGraphLaunch", 10000)                                   \
     X(cuGraphExecDestroy, "cuGraphExecDestroy", 10000)                         \
-    X(cuGraphDestroy, "cuGraphDestroy", 10000)
+    X(cuGraphDestroy, "cuGraphDestroy", 10000)                                 \
+    X(cuModuleLoadData, "cuModuleLoadData", 2000)                              \
+    X(cuModuleGetFunction, "cuModuleGetFunction", 2000)                        \
+    X(cuLibraryLoadData, "cuLibraryLoadData", 12000)                           \
+    X(cuLibraryGetKernel, "cuLibraryGetKernel", 12000)                         \
+    X(cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync", 3020)                         \
+    X(cuMemsetD32Async, "cuMemsetD32Async", 3020)
 
 #define FC_DRV_FIELD(spelling, name, version) __typeof__(spelling) *p_##spelling;
 struct fc_drv {
@@ -84,8 +90,8 @@ extern const size_t fc_drv_nentries;
  * so a loader can leave libcuda alone when it does not. */
 bool fc_scenario_uses_driver(const char *name);
 
-/* argv[1] is the scenario: seed, seed-fixed, probe, probe-driver, rules, clean, stream0,
- * sync-alloc, threads [THREADS [OPS]], nocuda.
+/* argv[1] is the scenario: seed, seed-fixed, probe, probe-driver, rules, null-kernel-node, uses,
+ * uses-clean, stream0, sync-alloc, threads [THREADS [OPS]], nocuda.
  * Prints every driver result as `call -> code`; returns the exit status (0 when the
  * scenario ran, whatever codes the driver gave; 2 for an unknown scenario). */
 int fc_run_scenario(int argc, char **argv);
