@@ -131,14 +131,16 @@
 	        (CUgraphNode *node, CUgraph g, const CUgraphNode *deps, size_t n, CUdeviceptr p), \
 	        (node, g, deps, n, p), 0, 1, .kind = GC_EV_FREE_NODE, .graph = U64(g), .ptr = p)
 
-/* cuGraphAddNode with memory-node parameters is the same event as the two above; any other
- * node is no event. */
+/* cuGraphAddNode with memory-node or child-graph parameters is the same event as the calls
+ * that add those nodes (above, and ADD_CHILD_GRAPH below); any other node is no event. */
 static inline gc_event_kind node_kind(const CUgraphNodeParams *p)
 {
 	if (p && p->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
 		return GC_EV_ALLOC_NODE;
 	if (p && p->type == CU_GRAPH_NODE_TYPE_MEM_FREE)
 		return GC_EV_FREE_NODE;
+	if (p && p->type == CU_GRAPH_NODE_TYPE_GRAPH)
+		return GC_EV_CHILD_GRAPH;
 	return GC_EV__COUNT;
 }
 
@@ -153,7 +155,9 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 
 #define NODE_EVENT                                                                         \
 	.kind = node_kind(params), .graph = U64(g), .ptr = node_ptr(r, params),                \
-	.size = node_kind(params) == GC_EV_ALLOC_NODE ? params->alloc.bytesize : 0
+	.size = node_kind(params) == GC_EV_ALLOC_NODE ? params->alloc.bytesize : 0,            \
+	.child = node_kind(params) == GC_EV_CHILD_GRAPH ? U64(params->graph.graph) : 0,        \
+	.flags = node_kind(params) == GC_EV_CHILD_GRAPH ? (uint64_t)params->graph.ownership : 0
 #define ADD_NODE(spelling, ptsz)                                                           \
 	WRAPPER(spelling,                                                                      \
 	        (CUgraphNode *node, CUgraph g, const CUgraphNode *deps, size_t n,               \
@@ -165,6 +169,34 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	         const CUgraphEdgeData *edata, size_t n, CUgraphNodeParams *params),           \
 	        (node, g, deps, edata, n, params), 0, node_kind(params) != GC_EV__COUNT,       \
 	        NODE_EVENT)
+
+/* ---- what a graph with memory nodes is refused; pools ---------------------------- */
+
+#define GRAPH_CLONE(spelling, ptsz)                                                        \
+	WRAPPER(spelling, (CUgraph *clone, CUgraph g), (clone, g), 0, 1,                      \
+	        .kind = GC_EV_GRAPH_CLONE, .graph = U64(g))
+/* This spelling clones the child into the node (no ownership move). */
+#define ADD_CHILD_GRAPH(spelling, ptsz)                                                    \
+	WRAPPER(spelling,                                                                      \
+	        (CUgraphNode *node, CUgraph g, const CUgraphNode *deps, size_t n, CUgraph child), \
+	        (node, g, deps, n, child), 0, 1,                                               \
+	        .kind = GC_EV_CHILD_GRAPH, .graph = U64(g), .child = U64(child))
+#define DESTROY_NODE(spelling, ptsz)                                                       \
+	WRAPPER(spelling, (CUgraphNode node), (node), 0, 1,                                   \
+	        .kind = GC_EV_DESTROY_NODE, .node = U64(node))
+#define EXEC_UPDATE_EVENT .kind = GC_EV_EXEC_UPDATE, .exec = U64(exec), .graph = U64(g)
+/* The legacy form (before 12.0). */
+#define EXEC_UPDATE_LEGACY(spelling, ptsz)                                                 \
+	WRAPPER(spelling,                                                                      \
+	        (CUgraphExec exec, CUgraph g, CUgraphNode *err_node,                           \
+	         CUgraphExecUpdateResult *result),                                             \
+	        (exec, g, err_node, result), 0, 1, EXEC_UPDATE_EVENT)
+#define EXEC_UPDATE(spelling, ptsz)                                                        \
+	WRAPPER(spelling, (CUgraphExec exec, CUgraph g, CUgraphExecUpdateResultInfo *info),   \
+	        (exec, g, info), 0, 1, EXEC_UPDATE_EVENT)
+#define POOL_DESTROY(spelling, ptsz)                                                       \
+	WRAPPER(spelling, (CUmemoryPool pool), (pool), 0, 1,                                  \
+	        .kind = GC_EV_POOL_DESTROY, .pool = U64(pool))
 
 /* ---- calls that may break a capture ------------------------------------------- */
 

@@ -142,6 +142,20 @@ static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 		gc_exec_launched(l, e);
 }
 
+/* A child graph node: refused (or not) by the child's memory nodes; moved, the child's memory
+ * nodes become the parent's. */
+static void on_child_graph(gc_ledger *l, out *o, const gc_event *ev)
+{
+	gc_check_memory_node_restriction(l, o, ev);
+	struct graph *child = gc_graph_find(l, ev->child);
+	if (ev->result != GC_CUDA_SUCCESS || ev->flags != GC_CHILD_OWNERSHIP_MOVE || !child ||
+	    ev->child == ev->graph)
+		return;
+	struct graph *parent = gc_graph_get(l, ev->graph);
+	if (parent)
+		gc_graph_child_moved(l, parent, child);
+}
+
 /* A use that hit dead memory: the record it belonged to (a graph allocation's, or a freed
  * one still in the history), and the verdict, once per (rule, call site, allocation). */
 static void on_use(gc_ledger *l, out *o, const gc_event *ev)
@@ -208,7 +222,9 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 			return 0;
 	}
 	out o = {.v = v, .max = max};
-	int all = ev->kind == GC_EV_EXIT;  /* the leak walk */
+	/* the leak walk; a destroyed pool's allocations (pool 0, the default, is never destroyed) */
+	int all = ev->kind == GC_EV_EXIT || (ev->kind == GC_EV_POOL_DESTROY &&
+	                                     ev->result == GC_CUDA_SUCCESS && ev->pool);
 	struct stripe *one = all ? NULL : stripe_needed(l, ev);
 	pthread_mutex_lock(&l->lock);
 	if (all)
@@ -246,6 +262,16 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	case GC_EV_SYNCHRONIZE: break;
 	case GC_EV_EXIT: gc_check_leaks(l, &o); break;
 	case GC_EV_USE: on_use(l, &o, ev); break;
+	case GC_EV_CHILD_GRAPH: on_child_graph(l, &o, ev); break;
+	case GC_EV_GRAPH_CLONE:
+	case GC_EV_DESTROY_NODE:
+	case GC_EV_EXEC_UPDATE: gc_check_memory_node_restriction(l, &o, ev); break;
+	case GC_EV_POOL_DESTROY:
+		if (all) {
+			gc_check_pool_destroy(l, &o, ev);
+			gc_store_pool_destroyed(l, ev->pool, ev->site);
+		}
+		break;
 	case GC_EV__COUNT: break;
 	}
 	gc_check_api_error(&o, ev);
@@ -370,7 +396,8 @@ void gc_ledger_fork_child(gc_ledger *l)
 static const char *const kind_names[GC_EV__COUNT] = {
 	"alloc", "free", "mem_alloc", "mem_free", "capture_begin", "capture_end",
 	"alloc_node", "free_node", "instantiate", "launch", "exec_destroy",
-	"graph_destroy", "synchronize", "exit", "use",
+	"graph_destroy", "synchronize", "exit", "use", "graph_clone", "child_graph",
+	"destroy_node", "exec_update", "pool_destroy",
 };
 
 /* Names traces recorded before the renames used: they still replay. */

@@ -16,7 +16,8 @@
 #include "interpose/rule_table.h"
 
 typedef enum gc_event_kind {
-	GC_EV_ALLOC,          /* cuMemAllocAsync / FromPoolAsync: ptr, size, stream, pool, capture_id */
+	GC_EV_ALLOC,          /* cuMemAllocAsync / FromPoolAsync: ptr, size, stream, pool (0: the
+	                       * device's current pool, cuMemAllocAsync's), capture_id */
 	GC_EV_FREE,           /* cuMemFreeAsync: ptr, stream, capture_id */
 	GC_EV_MEM_ALLOC,      /* cuMemAlloc, not stream-ordered: ptr, size */
 	GC_EV_MEM_FREE,       /* cuMemFree: ptr */
@@ -34,6 +35,13 @@ typedef enum gc_event_kind {
 	GC_EV_USE,            /* a kernel launch, copy or set that touches memory not live, or
 	                       * fails: ptr (the word that hit, 0 for none), size (bytes copied
 	                       * or set), stream, capture_id, use, arg, func_name */
+	/* Calls a graph with memory nodes is refused (memory-node-restriction): */
+	GC_EV_GRAPH_CLONE,    /* cuGraphClone: graph (the original) */
+	GC_EV_CHILD_GRAPH,    /* cuGraphAddChildGraphNode, cuGraphAddNode of a child graph: graph
+	                       * (the parent), child, flags (the ownership: 1 moved, 0 cloned) */
+	GC_EV_DESTROY_NODE,   /* cuGraphDestroyNode: node */
+	GC_EV_EXEC_UPDATE,    /* cuGraphExecUpdate: exec, graph */
+	GC_EV_POOL_DESTROY,   /* cuMemPoolDestroy: pool */
 	GC_EV__COUNT
 } gc_event_kind;
 
@@ -52,7 +60,9 @@ enum {
 	GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
 	GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
 	GC_CUDA_ERROR_CAPTURED_EVENT = 907,
+	GC_CUDA_ERROR_NOT_SUPPORTED = 801,
 	GC_FLAG_AUTO_FREE_ON_LAUNCH = 1,
+	GC_CHILD_OWNERSHIP_MOVE = 1,  /* CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE */
 };
 
 typedef struct gc_event {
@@ -60,6 +70,7 @@ typedef struct gc_event {
 	const char *call;     /* the spelling called, e.g. "cuMemFreeAsync_ptsz"; static storage */
 	int result;           /* the driver's CUresult */
 	uint64_t ptr, size, stream, pool, graph, exec, flags;
+	uint64_t child, node;  /* GC_EV_CHILD_GRAPH's child graph, GC_EV_DESTROY_NODE's node */
 	uint64_t capture_id;  /* 0: the stream was not capturing */
 	int mode;             /* gc_capture_mode, for CAPTURE_BEGIN */
 	int use, arg;         /* GC_EV_USE: gc_use_kind, and the argument index or copy side */

@@ -161,6 +161,23 @@ void gc_graph_free_live(gc_ledger *l, struct alloc *a, uint32_t site)
 	gc_graph_maybe_release(l, a->graph);
 }
 
+/* A moved child is part of its parent from now on: the parent's execs launch its memory
+ * nodes, and its handle goes with the parent (it can no longer be instantiated alone). */
+void gc_graph_child_moved(gc_ledger *l, struct graph *parent, struct graph *child)
+{
+	for (size_t i = 0; i < child->n_allocs; i++) {
+		struct alloc *a = child->allocs[i];
+		/* out of memory: the record stays, in no graph */
+		a->graph = push_ptr(&parent->allocs, &parent->n_allocs, &parent->cap_allocs, a) == 0
+		                   ? parent : NULL;
+	}
+	for (size_t i = 0; i < child->n_xfrees; i++)
+		push_ptr(&parent->xfrees, &parent->n_xfrees, &parent->cap_xfrees, child->xfrees[i]);
+	child->n_allocs = child->n_xfrees = 0;
+	graph_unlist(l, child);
+	graph_discard(l, child);
+}
+
 /* ---- captures ------------------------------------------------------------ */
 
 static struct capture *capture_find(gc_ledger *l, uint64_t id)

@@ -54,6 +54,8 @@ enum alloc_flag {
 	F_HISTORY = 4,      /* freed and kept only for explanations */
 	F_REUSED = 8,       /* its address was handed out again before its free was seen */
 	F_INHERITED = 16,   /* allocated before fork, in the parent: not this process's leak */
+	F_POOL_GONE = 32,   /* its pool was destroyed while it was live (pool-destroyed-live):
+	                     * kept as freed, the destroy its free site, until a free settles it */
 };
 
 struct graph;
@@ -63,7 +65,11 @@ struct alloc {
 	gc_hnode h;          /* key: device pointer */
 	uint64_t size;
 	uint64_t stream;
-	struct graph *graph; /* owner, for graph allocations */
+	union {
+		struct graph *graph;  /* K_GRAPH: its owner (NULL once it is gone) */
+		uint64_t pool;        /* K_ASYNC: its pool, 0 for the device's current one (taken
+		                       * as its default pool, which is never destroyed); K_SYNC: 0 */
+	};
 	uint32_t site, free_site;
 	uint32_t seq;
 	uint8_t kind, state, flags, call;  /* call: index into the call names (ledger_store.c) */
@@ -162,6 +168,9 @@ void gc_store_set_live(gc_ledger *l, struct alloc *a, int live);
 int gc_store_claim_retired(gc_ledger *l, uint64_t ptr, uint32_t site);
 void gc_store_free_plain(gc_ledger *l, struct alloc *a, uint32_t site);
 const char *gc_store_call_name(const struct alloc *a);
+/* cuMemPoolDestroy of pool (not 0): its live allocations leave the live set as F_POOL_GONE
+ * records (every stripe held). */
+void gc_store_pool_destroyed(gc_ledger *l, uint64_t pool, uint32_t site);
 /* Every record, plain and graph: the caller holds every lock. */
 void gc_store_each(gc_ledger *l, void (*fn)(gc_hnode *n, void *arg), void *arg);
 void gc_store_mark_inherited(gc_ledger *l);
@@ -199,6 +208,9 @@ struct exec *gc_exec_find(gc_ledger *l, uint64_t handle);
 void gc_exec_instantiated(gc_ledger *l, struct graph *g, const gc_event *ev);
 void gc_exec_launched(gc_ledger *l, struct exec *e);
 void gc_exec_destroyed(gc_ledger *l, uint64_t handle);
+/* A child graph moved into parent (CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE): its memory nodes
+ * become the parent's, and its handle is the parent's to destroy. */
+void gc_graph_child_moved(gc_ledger *l, struct graph *parent, struct graph *child);
 
 /* ---- ledger_rules.c: decisions and their messages ---------------------------------------- */
 
@@ -225,6 +237,11 @@ void gc_check_capture_end(out *o, const gc_event *ev, const struct capture *c);
 void gc_check_instantiate(out *o, const gc_event *ev, const struct graph *g);
 void gc_check_launch(out *o, const gc_event *ev, const struct exec *e);
 void gc_check_leaks(gc_ledger *l, out *o);
+/* A call refused (or that would be) because a graph has memory nodes: cuGraphClone,
+ * cuGraphAddChildGraphNode (not moved), cuGraphDestroyNode, cuGraphExecUpdate. */
+void gc_check_memory_node_restriction(gc_ledger *l, out *o, const gc_event *ev);
+/* cuMemPoolDestroy while allocations from the pool are live (every stripe held). */
+void gc_check_pool_destroy(gc_ledger *l, out *o, const gc_event *ev);
 void gc_check_api_error(out *o, const gc_event *ev);
 /* A use of memory in dead range hit; a: the allocation it belonged to, if still recorded. */
 void gc_check_use(out *o, const gc_event *ev, const gc_dead_range *hit, const struct alloc *a);

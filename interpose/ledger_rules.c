@@ -42,8 +42,8 @@ static void describe(gc_alloc_info *ai, const struct alloc *a)
 	ai->site = a->site;
 	ai->free_site = a->free_site;
 	ai->in_graph = a->kind == K_GRAPH;
-	ai->graph = a->graph ? a->graph->h.key : 0;
-	ai->capture_id = a->graph ? a->graph->capture_id : 0;
+	ai->graph = a->kind == K_GRAPH && a->graph ? a->graph->h.key : 0;
+	ai->capture_id = a->kind == K_GRAPH && a->graph ? a->graph->capture_id : 0;
 }
 
 static gc_verdict *verdict_on(out *o, gc_rule rule, const struct alloc *a, const char *fmt, ...)
@@ -231,6 +231,23 @@ struct alloc *gc_check_free_in_graph(gc_ledger *l, out *o, const gc_event *ev, s
 	return NULL;
 }
 
+/* A free outside any graph of an allocation whose pool was destroyed while it was live: the
+ * destroy was the record; a free the driver accepts settles it, a refused one is explained. */
+static void pool_gone_free(out *o, const gc_event *ev, struct alloc *a)
+{
+	char ob[256];
+	if (ev->result == GC_CUDA_SUCCESS) {
+		a->flags &= (uint8_t)~F_POOL_GONE;  /* settled: another free is a double free */
+		return;
+	}
+	verdict_on(o, GC_RULE_POOL_DESTROYED_LIVE, a,
+	           "%s frees 0x%llx, which is %s from pool 0x%llx; that pool was destroyed while "
+	           "it was live (the free site under the allocation is the cuMemPoolDestroy), and "
+	           "the driver refused this free (%d). Free allocations before destroying their "
+	           "pool.", ev->call, (unsigned long long)ev->ptr, alloc_origin(a, ob, sizeof(ob)),
+	           (unsigned long long)a->pool, ev->result);
+}
+
 /* A free outside any graph: cuMemFreeAsync on a stream not capturing, or cuMemFree. */
 struct alloc *gc_check_free_outside(gc_ledger *l, out *o, const gc_event *ev, int mem_free)
 {
@@ -252,6 +269,10 @@ struct alloc *gc_check_free_outside(gc_ledger *l, out *o, const gc_event *ev, in
 		return NULL;
 	}
 	struct alloc *a = newest;
+	if (a->flags & F_POOL_GONE) {
+		pool_gone_free(o, ev, a);
+		return NULL;
+	}
 	if (a->kind != K_GRAPH) {
 		verdict_on(o, GC_RULE_DOUBLE_FREE, a,
 		           "%s frees 0x%llx, which was already freed: it is %s, freed at the site shown "
@@ -436,6 +457,139 @@ void gc_check_launch(out *o, const gc_event *ev, const struct exec *e)
 			           alloc_origin(a, ob, sizeof(ob)),
 			           a->state == S_PENDING ? "never launched" : "freed since its launch");
 	}
+}
+
+/* ---- memory-node-restriction ---------------------------------------------- */
+
+/* "2 allocation nodes (the first #5, 256 bytes at 0x.., made by cuMemAllocAsync) and 1 free
+ * node of another graph's allocation" */
+static const char *mem_nodes_named(const struct graph *g, char *buf, size_t n)
+{
+	int k = 0;
+	if (g->n_allocs) {
+		const struct alloc *a = g->allocs[0];
+		k = snprintf(buf, n, "%zu allocation node%s (the first #%u, %llu bytes at 0x%llx, made "
+		             "by %s)", g->n_allocs, g->n_allocs == 1 ? "" : "s", a->seq,
+		             (unsigned long long)a->size, (unsigned long long)a->h.key,
+		             gc_store_call_name(a));
+	}
+	if (g->n_xfrees && k >= 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k, "%s%zu free node%s of other graphs' allocations",
+		         k ? " and " : "", g->n_xfrees, g->n_xfrees == 1 ? "" : "s");
+	return buf;
+}
+
+static void restriction(out *o, const gc_event *ev, const struct graph *g, const char *what,
+                        const char *rule_and_ways)
+{
+	char gb[96], nb[200];
+	verdict_on(o, GC_RULE_MEMORY_NODE_RESTRICTION, g->n_allocs ? g->allocs[0] : NULL,
+	           "%s %s, but %s has memory nodes: %s. %s", ev->call, what,
+	           graph_name(g, gb, sizeof(gb)), mem_nodes_named(g, nb, sizeof(nb)),
+	           rule_and_ways);
+}
+
+/* A destroyed node's graph is not in the call: the graphs with memory nodes are the
+ * suspects, and a refusal with NOT_SUPPORTED says it was one of them. */
+static const struct graph *first_with_mem_nodes(const gc_ledger *l)
+{
+	for (const struct graph *g = l->all_graphs; g; g = g->next)
+		if (g->in_table && !g->destroyed && has_mem_nodes(g))
+			return g;
+	return NULL;
+}
+
+void gc_check_memory_node_restriction(gc_ledger *l, out *o, const gc_event *ev)
+{
+	char what[96];
+	const struct graph *g = gc_graph_find(l, ev->kind == GC_EV_CHILD_GRAPH ? ev->child
+	                                                                         : ev->graph);
+	switch (ev->kind) {
+	case GC_EV_GRAPH_CLONE:
+		if (g && has_mem_nodes(g))
+			restriction(o, ev, g, "clones it",
+			            "A graph with memory nodes cannot be cloned (the driver answers "
+			            "CUDA_ERROR_NOT_SUPPORTED). Build the copy as the original was built "
+			            "(capture it again), or keep the allocations out of the graph: "
+			            "allocate before the capture, or put the memory nodes in a separate "
+			            "graph launched before it in stream order.");
+		break;
+	case GC_EV_CHILD_GRAPH:
+		if (g && has_mem_nodes(g) && ev->flags != GC_CHILD_OWNERSHIP_MOVE) {
+			snprintf(what, sizeof(what), "adds graph 0x%llx as a child of graph 0x%llx",
+			         (unsigned long long)ev->child, (unsigned long long)ev->graph);
+			restriction(o, ev, g, what,
+			            "A graph with memory nodes cannot be cloned into a child node (the "
+			            "driver answers CUDA_ERROR_NOT_SUPPORTED). Move it instead: cuGraphAddNode "
+			            "with CU_GRAPH_NODE_TYPE_GRAPH and ownership "
+			            "CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE (the parent then owns it), or launch "
+			            "the two graphs separately in stream order.");
+		}
+		break;
+	case GC_EV_DESTROY_NODE:
+		g = first_with_mem_nodes(l);
+		if (g && ev->result == GC_CUDA_ERROR_NOT_SUPPORTED) {
+			snprintf(what, sizeof(what), "destroys node 0x%llx (refused with %d)",
+			         (unsigned long long)ev->node, ev->result);
+			restriction(o, ev, g, what,
+			            "Nodes of a graph with memory nodes cannot be destroyed (graphcheck "
+			            "does not see a node's graph; this is the first such graph it knows). "
+			            "Build the graph without the node, or disable it in the exec "
+			            "(cuGraphNodeSetEnabled).");
+		}
+		break;
+	case GC_EV_EXEC_UPDATE: {
+		const struct exec *e = gc_exec_find(l, ev->exec);
+		if (!g || !has_mem_nodes(g) || g->n_execs == 0 || (e && e->graph == g))
+			break;
+		snprintf(what, sizeof(what), "updates exec 0x%llx from it while it has exec 0x%llx",
+		         (unsigned long long)ev->exec, (unsigned long long)g->exec);
+		restriction(o, ev, g, what,
+		            "A graph with memory nodes can have one exec at a time, and the update would "
+		            "make a second. Destroy its exec first, or launch that exec instead of "
+		            "updating another.");
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* ---- pool-destroyed-live --------------------------------------------------- */
+
+struct pool_live {
+	uint64_t pool, count, bytes;
+	const struct alloc *first;
+};
+
+static void pool_live_visit(gc_hnode *n, void *arg)
+{
+	struct pool_live *w = arg;
+	const struct alloc *a = (const struct alloc *)n;
+	if (a->kind != K_ASYNC || a->state != S_LIVE || a->pool != w->pool)
+		return;
+	w->count++;
+	w->bytes += a->size;
+	if (!w->first || (int32_t)(a->seq - w->first->seq) < 0)
+		w->first = a;
+}
+
+void gc_check_pool_destroy(gc_ledger *l, out *o, const gc_event *ev)
+{
+	struct pool_live w = {.pool = ev->pool};
+	gc_store_each(l, pool_live_visit, &w);
+	if (!w.count)
+		return;
+	char ob[256];
+	verdict_on(o, GC_RULE_POOL_DESTROYED_LIVE, w.first,
+	           "%s destroys pool 0x%llx while %llu allocation%s from it (%llu bytes) %s live; "
+	           "the oldest is %s at 0x%llx. Their pointers now belong to a destroyed pool "
+	           "(its memory goes once they are freed): a free is the only call left for them. "
+	           "Free them (cuMemFreeAsync, then synchronize) before destroying the pool.",
+	           ev->call, (unsigned long long)ev->pool, (unsigned long long)w.count,
+	           w.count == 1 ? "" : "s", (unsigned long long)w.bytes,
+	           w.count == 1 ? "is still" : "are still", alloc_origin(w.first, ob, sizeof(ob)),
+	           (unsigned long long)w.first->h.key);
 }
 
 /* ---- leaks --------------------------------------------------------------- */

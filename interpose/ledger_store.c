@@ -67,7 +67,10 @@ static struct alloc *alloc_new(gc_ledger *l, struct stripe *st, const gc_event *
 	a->h.key = ev->ptr;
 	a->size = ev->size;
 	a->stream = ev->stream;
-	a->graph = g;
+	if (kind == K_GRAPH)
+		a->graph = g;
+	else
+		a->pool = kind == K_ASYNC ? ev->pool : 0;
 	a->site = ev->site;
 	a->seq = __atomic_add_fetch(&l->alloc_seq, 1, __ATOMIC_RELAXED);
 	a->kind = (uint8_t)kind;
@@ -209,6 +212,54 @@ static void free_plain(gc_ledger *l, struct stripe *st, struct alloc *a, uint32_
 void gc_store_free_plain(gc_ledger *l, struct alloc *a, uint32_t site)
 {
 	free_plain(l, stripe_of(l, a->h.key), a, site);
+}
+
+/* ---- pools ---------------------------------------------------------------- */
+
+/* The driver releases a destroyed pool's memory once its allocations are freed (cuda.h), so
+ * the records are not dead memory yet: they leave the live set (no leak) and wait in the
+ * history for the free that settles them. */
+struct pool_walk {
+	uint64_t pool;
+	struct alloc **found;
+	size_t n, cap;
+};
+
+static void pool_visit(gc_hnode *n, void *arg)
+{
+	struct pool_walk *w = arg;
+	struct alloc *a = (struct alloc *)n;
+	if (a->kind != K_ASYNC || a->state != S_LIVE || a->pool != w->pool)
+		return;
+	if (w->n == w->cap) {
+		size_t nc = w->cap ? w->cap * 2 : 16;
+		struct alloc **nf = realloc(w->found, nc * sizeof(*nf));
+		if (!nf)
+			return;  /* out of memory: this one stays live (a leak at exit, not a crash) */
+		w->found = nf;
+		w->cap = nc;
+	}
+	w->found[w->n++] = a;
+}
+
+void gc_store_pool_destroyed(gc_ledger *l, uint64_t pool, uint32_t site)
+{
+	for (unsigned i = 0; i < l->nstripes; i++) {
+		struct stripe *st = &l->stripes[i];
+		/* Found first, then moved: the history ring may evict (free) records of the table
+		 * being walked. */
+		struct pool_walk w = {.pool = pool};
+		gc_table_each(&st->allocs, pool_visit, &w);
+		for (size_t k = 0; k < w.n; k++) {
+			struct alloc *a = w.found[k];
+			plain_unlive(st, a);
+			a->state = S_FREED;
+			a->flags |= F_POOL_GONE;
+			a->free_site = site;
+			history_push(st, a);
+		}
+		free(w.found);
+	}
 }
 
 /* An allocation outside any graph; the caller holds its stripe. */

@@ -26,6 +26,10 @@ typedef enum gc_severity { GC_SEV_ERROR, GC_SEV_WARNING } gc_severity;
 	  "A kernel argument, copy or set points into a graph allocation that is not live: its graph has not run, or it was freed since its last launch.") \
 	X(USE_AFTER_FREE, "use-after-free", GC_SEV_ERROR, \
 	  "A kernel argument, copy or set points into a stream-ordered allocation that was freed, and nothing live covers that address now.") \
+	X(MEMORY_NODE_RESTRICTION, "memory-node-restriction", GC_SEV_ERROR, \
+	  "A graph with memory nodes is cloned, cloned into a child node, has a node destroyed, or updates a second exec.") \
+	X(POOL_DESTROYED_LIVE, "pool-destroyed-live", GC_SEV_ERROR, \
+	  "A memory pool destroyed while allocations from it are live (and later frees of them).") \
 	X(LEAK_AT_EXIT, "leak-at-exit", GC_SEV_WARNING, \
 	  "Stream-ordered or graph allocations still live at exit.") \
 	X(API_ERROR, "api-error", GC_SEV_ERROR, \

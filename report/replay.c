@@ -67,6 +67,7 @@ static const char *parse_event(json_t *o, gc_event *ev)
 	    get_num(o, "size", &ev->size) || get_hex(o, "stream", &ev->stream) ||
 	    get_hex(o, "pool", &ev->pool) || get_hex(o, "graph", &ev->graph) ||
 	    get_hex(o, "exec", &ev->exec) || get_num(o, "flags", &ev->flags) ||
+	    get_hex(o, "child", &ev->child) || get_hex(o, "node", &ev->node) ||
 	    get_num(o, "capture_id", &ev->capture_id) || get_num(o, "mode", &mode) ||
 	    get_num(o, "tid", &ev->tid) || get_num(o, "site", &site) ||
 	    get_num(o, "no_context", &no_context))

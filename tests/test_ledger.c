@@ -431,6 +431,150 @@ static void instantiate_twice_clean_no_mem_nodes(void **state)
 	assert_int_equal(total(f), 0);
 }
 
+/* ---- memory-node-restriction --------------------------------------------- */
+
+static gc_event clone_of(uint64_t graph, int result)
+{
+	return (gc_event){.kind = GC_EV_GRAPH_CLONE, .call = "cuGraphClone", .graph = graph,
+	                  .result = result};
+}
+static gc_event child(uint64_t parent, uint64_t ch, uint64_t ownership, int result)
+{
+	return (gc_event){.kind = GC_EV_CHILD_GRAPH, .call = "cuGraphAddChildGraphNode",
+	                  .graph = parent, .child = ch, .flags = ownership, .result = result};
+}
+
+/* The H200: cudaGraphClone and cudaGraphAddChildGraphNode of a graph with memory nodes
+ * returned 801; the record names the allocation node and the capture that made it. */
+static void memory_node_clone_and_child(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 3, 0xB000, 0x6000, 0xE000, 1, 0);
+	apply(f, clone_of(0x6000, NOT_SUPPORTED));
+	expect(f, 1, GC_RULE_MEMORY_NODE_RESTRICTION);
+	assert_non_null(strstr(f->v[0].message, "1 allocation node (the first #1, 4096 bytes at "
+	                                        "0xb000, made by cuMemAllocFromPoolAsync)"));
+	assert_non_null(strstr(f->v[0].message, "captured by capture 3"));
+	assert_non_null(strstr(f->v[0].message, "cannot be cloned"));
+	assert_int_equal(f->v[0].alloc.ptr, 0xB000);
+	assert_int_equal(f->v[0].alloc.capture_id, 3);
+	apply(f, child(0x6100, 0x6000, 0, NOT_SUPPORTED));
+	expect(f, 1, GC_RULE_MEMORY_NODE_RESTRICTION);
+	assert_non_null(strstr(f->v[0].message, "CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE"));
+	assert_non_null(strstr(f->v[0].message, "as a child of graph 0x6100"));
+}
+
+/* No memory nodes: clone and child are fine; moved, a child with memory nodes is allowed and
+ * its allocation is the parent's (the parent's exec materializes it). */
+static void memory_node_clean(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, end(S1, 1, 0x6000, 0));
+	apply(f, clone_of(0x6000, 0));
+	apply(f, child(0x6100, 0x6000, 0, 0));
+	apply(f, (gc_event){.kind = GC_EV_ALLOC_NODE, .call = "cuGraphAddMemAllocNode",
+	                    .graph = 0x6200, .ptr = 0xC000, .size = 512});
+	apply(f, child(0x6300, 0x6200, GC_CHILD_OWNERSHIP_MOVE, 0));
+	apply(f, inst(0x6300, 0xE300, 0, 0));
+	apply(f, launch(0xE300, S1, 0));
+	apply(f, mfree(0xC000, S1, 0, 0));  /* live from the parent's launch: no record */
+	apply(f, (gc_event){.kind = GC_EV_EXEC_UPDATE, .call = "cuGraphExecUpdate_v2",
+	                    .exec = 0xE300, .graph = 0x6300});  /* same graph: 0 on the H200 */
+	assert_int_equal(total(f), 0);
+}
+
+/* A second exec through an update, and a node destroyed in a graph with memory nodes. */
+static void memory_node_update_and_destroy_node(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 1, 0);
+	apply(f, begin(S1, 2, GC_MODE_GLOBAL));
+	apply(f, end(S1, 2, 0x6100, 0));
+	apply(f, inst(0x6100, 0xE100, 0, 0));
+	apply(f, (gc_event){.kind = GC_EV_EXEC_UPDATE, .call = "cuGraphExecUpdate_v2",
+	                    .exec = 0xE100, .graph = 0x6000, .result = NOT_SUPPORTED});
+	expect(f, 1, GC_RULE_MEMORY_NODE_RESTRICTION);
+	assert_non_null(strstr(f->v[0].message, "updates exec 0xe100 from it while it has exec "
+	                                        "0xe000"));
+	apply(f, (gc_event){.kind = GC_EV_DESTROY_NODE, .call = "cuGraphDestroyNode",
+	                    .node = 0x4242, .result = NOT_SUPPORTED});
+	expect(f, 1, GC_RULE_MEMORY_NODE_RESTRICTION);
+	assert_non_null(strstr(f->v[0].message, "destroys node 0x4242"));
+	/* refused for another reason: api-error, not explained */
+	apply(f, (gc_event){.kind = GC_EV_DESTROY_NODE, .call = "cuGraphDestroyNode",
+	                    .node = 0x4242, .result = INVALID});
+	expect(f, 1, GC_RULE_API_ERROR);
+}
+
+static void memory_node_destroy_node_clean(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, end(S1, 1, 0x6000, 0));
+	apply(f, (gc_event){.kind = GC_EV_DESTROY_NODE, .call = "cuGraphDestroyNode",
+	                    .node = 0x4242});
+	/* 801 with no graph with memory nodes known: not this rule's to explain */
+	apply(f, (gc_event){.kind = GC_EV_DESTROY_NODE, .call = "cuGraphDestroyNode",
+	                    .node = 0x4243, .result = NOT_SUPPORTED});
+	expect(f, 1, GC_RULE_API_ERROR);
+	assert_int_equal(total(f), 1);
+}
+
+/* ---- pool-destroyed-live ---------------------------------------------------- */
+
+static gc_event pool_destroy(uint64_t pool, int result)
+{
+	return (gc_event){.kind = GC_EV_POOL_DESTROY, .call = "cuMemPoolDestroy", .pool = pool,
+	                  .result = result, .site = 9};
+}
+
+static void pool_destroyed_live(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0xA000, 256, S1, 0));
+	apply(f, alloc(0xA400, 512, S1, 0));
+	apply(f, pool_destroy(POOL, 0));
+	expect(f, 1, GC_RULE_POOL_DESTROYED_LIVE);
+	assert_non_null(strstr(f->v[0].message, "2 allocations from it (768 bytes) are still live"));
+	assert_int_equal(f->v[0].alloc.ptr, 0xA000);
+	/* a refused free of one: explained, not double-free, free-unknown or api-error */
+	apply(f, mfree(0xA000, S1, 0, INVALID));
+	expect(f, 1, GC_RULE_POOL_DESTROYED_LIVE);
+	assert_int_equal(f->v[0].alloc.free_site, 9);
+	/* an accepted free settles it (the destroy was the record) ... */
+	apply(f, mfree(0xA400, S1, 0, 0));
+	expect_none(f);
+	/* ... after which another free is a double free */
+	apply(f, mfree(0xA400, S1, 0, INVALID));
+	expect(f, 1, GC_RULE_DOUBLE_FREE);
+	/* and they are not leaks */
+	apply(f, at_exit());
+	expect_none(f);
+}
+
+/* Freed first; the default pool (0, cuMemAllocAsync's) never counts; another pool's
+ * allocations are not this one's. */
+static void pool_destroyed_clean(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0xA000, 256, S1, 0));
+	apply(f, mfree(0xA000, S1, 0, 0));
+	gc_event dflt = alloc(0xA400, 256, S1, 0);
+	dflt.pool = 0;
+	dflt.call = "cuMemAllocAsync";
+	apply(f, dflt);
+	gc_event other = alloc(0xA800, 256, S1, 0);
+	other.pool = 0x77;
+	apply(f, other);
+	apply(f, pool_destroy(POOL, 0));
+	apply(f, pool_destroy(0, INVALID));  /* the default pool: refused, an api-error */
+	expect(f, 1, GC_RULE_API_ERROR);
+	apply(f, mfree(0xA400, S1, 0, 0));
+	apply(f, mfree(0xA800, S1, 0, 0));
+	assert_int_equal(total(f), 1);
+}
+
 /* ---- capture-invalidated ------------------------------------------------- */
 
 static void capture_invalidated_by_malloc(void **state)
@@ -948,6 +1092,8 @@ static void kind_names_old_and_new(void **state)
 	assert_string_equal(gc_event_kind_name(GC_EV_SYNCHRONIZE), "synchronize");
 	assert_int_equal(gc_event_kind_from_name("mem_free"), GC_EV_MEM_FREE);
 	assert_int_equal(gc_event_kind_from_name("no_such_kind"), GC_EV__COUNT);
+	assert_int_equal(gc_event_kind_from_name("pool_destroy"), GC_EV_POOL_DESTROY);
+	assert_string_equal(gc_event_kind_name(GC_EV_CHILD_GRAPH), "child_graph");
 }
 
 
@@ -1101,6 +1247,12 @@ int main(void)
 		T(instantiate_twice),
 		T(instantiate_after_exec_destroy),
 		T(instantiate_twice_clean_no_mem_nodes),
+		T(memory_node_clone_and_child),
+		T(memory_node_clean),
+		T(memory_node_update_and_destroy_node),
+		T(memory_node_destroy_node_clean),
+		T(pool_destroyed_live),
+		T(pool_destroyed_clean),
 		T(capture_invalidated_by_malloc),
 		T(capture_invalidated_by_stream_sync),
 		T(capture_invalidated_by_event_sync),

@@ -115,6 +115,8 @@ CUevent fc_event_find(CUevent h);
 CUstream fc_streams(void);
 /* The one pool there is (cuDeviceGetDefaultMemPool without counting a call). */
 CUmemoryPool fc_default_pool(void);
+/* The default pool, or a pool created and not yet destroyed (fakecuda_pool.c). */
+bool fc_pool_valid(CUmemoryPool h);
 
 /* ---- captures (fakecuda_capture.c) ------------------------------------------------- */
 struct fc_capture {

@@ -313,12 +313,12 @@ FC_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUst
     return alloc_async(dptr, bytesize, hStream, true);
 }
 
-/* Only the default pool exists; any other handle is refused. */
+/* The default pool or one the program created (fakecuda_pool.c); any other handle is refused. */
 FC_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
                                            CUstream hStream)
 {
     FC_COUNT(cuMemAllocFromPoolAsync);
-    if (pool != fc_default_pool())
+    if (!fc_pool_valid(pool))
         return CUDA_ERROR_INVALID_VALUE;
     return alloc_async(dptr, bytesize, hStream, false);
 }
@@ -327,7 +327,7 @@ FC_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesi
                                                 CUmemoryPool pool, CUstream hStream)
 {
     FC_COUNT(cuMemAllocFromPoolAsync_ptsz);
-    if (pool != fc_default_pool())
+    if (!fc_pool_valid(pool))
         return CUDA_ERROR_INVALID_VALUE;
     return alloc_async(dptr, bytesize, hStream, true);
 }

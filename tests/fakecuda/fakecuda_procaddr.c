@@ -51,6 +51,8 @@ static const struct entry table[] = {
     { "cuCtxSynchronize", { V(2000, cuCtxSynchronize), V(13000, cuCtxSynchronize_v2) } },
     { "cuDeviceGetDefaultMemPool", { V(11020, cuDeviceGetDefaultMemPool) } },
     { "cuMemPoolSetAttribute", { V(11020, cuMemPoolSetAttribute) } },
+    { "cuMemPoolCreate", { V(11020, cuMemPoolCreate) } },
+    { "cuMemPoolDestroy", { V(11020, cuMemPoolDestroy) } },
     { "cuGetErrorName", { V(6000, cuGetErrorName) } },
     { "cuGetErrorString", { V(6000, cuGetErrorString) } },
     { "cuGetProcAddress", { V(11030, cuGetProcAddress), V(12000, cuGetProcAddress_v2) } },

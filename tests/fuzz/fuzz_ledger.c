@@ -32,7 +32,7 @@
  * Input format: byte 0 is the configuration (bits 0-1 history 16/0/1/4, bits 2-4 the small
  * ledger's verdict slots 0..7, bit 5 the real slab, bit 6 one address stripe instead of the
  * default GC_LEDGER_STRIPES); then 4 bytes per event (see decode()):
- * the 15 kinds, GC_EV__COUNT (which the ledger must ignore) and a fork (the atfork handlers
+ * every kind, GC_EV__COUNT (which the ledger must ignore) and a fork (the atfork handlers
  * run as in a child), at most 4096 events. tests/fuzz/ledger_crashes/ holds inputs that
  * broke the ledger once.
  *
@@ -127,6 +127,15 @@ static const char *const D_CALL[GC_EV__COUNT][4] = {
 	[GC_EV_EXIT] = {"exit", "atexit", "exit", "exit"},
 	[GC_EV_USE] = {"cuLaunchKernel", "cuMemcpyDtoHAsync_v2", "cuMemsetD8Async",
 	               "cuLaunchKernel_ptsz"},
+	[GC_EV_GRAPH_CLONE] = {"cuGraphClone", "cudaGraphClone", "cuGraphClone", "cuGraphClone"},
+	[GC_EV_CHILD_GRAPH] = {"cuGraphAddChildGraphNode", "cuGraphAddNode", "cuGraphAddNode_v2",
+	                       "cudaGraphAddChildGraphNode"},
+	[GC_EV_DESTROY_NODE] = {"cuGraphDestroyNode", "cudaGraphDestroyNode", "cuGraphDestroyNode",
+	                        "cuGraphDestroyNode"},
+	[GC_EV_EXEC_UPDATE] = {"cuGraphExecUpdate_v2", "cuGraphExecUpdate", "cudaGraphExecUpdate",
+	                       "cuGraphExecUpdate_v2"},
+	[GC_EV_POOL_DESTROY] = {"cuMemPoolDestroy", "cudaMemPoolDestroy", "cuMemPoolDestroy",
+	                        "cuMemPoolDestroy"},
 };
 #define N8(p) p "0", p "1", p "2", p "3", p "4", p "5", p "6", p "7"
 #define N64(p) \
@@ -267,18 +276,29 @@ static const char *kind_name(gc_event_kind k)
 	return k == FL_FORK ? "fork_child" : k == GC_EV__COUNT ? "kind-count" : gc_event_kind_name(k);
 }
 
-/* Event i: b0 kind (low 4 bits: 0-14 the kinds, 15 GC_EV__COUNT, which the ledger must
- * ignore, or a fork when b3's site bit is set) and result (high 4);
+/* Kinds past the nibble's 15 (GC_EV_USE is 14): reached through nibble 15, below. */
+#define FL_NIB_KINDS 15
+#define FL_EXT_KINDS (GC_EV__COUNT - FL_NIB_KINDS)
+
+/* Event i: b0 kind (low 4 bits: 0-14 the first 15 kinds; 15 a fork when b3's site bit is
+ * set, else one of the later kinds by b3's call bits (0-4), or GC_EV__COUNT, which the ledger
+ * must ignore (5-7)) and result (high 4);
  * b1 ptr (3) size (3) stream (2); b2 graph (2) exec (2) capture id (2) mode (2);
  * b3 flags (2) pool (1) tid (1) site (1) call (3: 0-3 by kind, 4-7 an odd one, picked by
- * the call bits with the rest of b3). */
+ * the call bits with the rest of b3). A later kind takes its call (0-3) from the mode bits,
+ * its child graph (GC_EV_CHILD_GRAPH) from the exec bits, and its node (GC_EV_DESTROY_NODE)
+ * from the ptr bits. Inputs older than the later kinds decode as before but for nibble 15
+ * without the site bit, then GC_EV__COUNT. */
 static gc_event decode(const uint8_t *data, size_t i)
 {
 	const uint8_t *b = data + 1 + i * FL_EVENT_BYTES;
 	gc_event ev;
 	memset(&ev, 0, sizeof(ev));
-	unsigned nib = b[0] & 15;
-	ev.kind = nib < GC_EV__COUNT ? (gc_event_kind)nib : (b[3] & 16) ? FL_FORK : GC_EV__COUNT;
+	unsigned nib = b[0] & 15, ext = b[3] >> 5;
+	int later = nib == FL_NIB_KINDS && !(b[3] & 16) && ext < FL_EXT_KINDS;
+	ev.kind = nib < FL_NIB_KINDS ? (gc_event_kind)nib
+	        : later ? (gc_event_kind)(FL_NIB_KINDS + ext)
+	        : (b[3] & 16) ? FL_FORK : GC_EV__COUNT;
 	ev.result = D_RESULT[b[0] >> 4];
 	ev.ptr = D_PTR[b[1] & 7];
 	ev.size = D_SIZE[(b[1] >> 3) & 7];
@@ -292,8 +312,11 @@ static gc_event decode(const uint8_t *data, size_t i)
 	ev.tid = D_TID[(b[3] >> 3) & 1];
 	ev.site = (b[3] >> 4) & 1;
 	unsigned call = b[3] >> 5;
-	ev.call = call < 4 ? (nib < GC_EV__COUNT ? D_CALL[ev.kind][call] : "fuzz_no_kind")
+	ev.call = later ? D_CALL[ev.kind][b[2] >> 6]
+	        : call < 4 ? (nib < FL_NIB_KINDS ? D_CALL[ev.kind][call] : "fuzz_no_kind")
 	                   : D_ODD_CALL[(((call - 4) << 5) | (b[3] & 31)) % D_ODD_CALLS];
+	ev.child = ev.kind == GC_EV_CHILD_GRAPH ? D_GRAPH[(b[2] >> 2) & 3] : 0;
+	ev.node = ev.kind == GC_EV_DESTROY_NODE ? D_PTR[b[1] & 7] : 0;
 	if (ev.kind == GC_EV_USE) {  /* kernel, copy or set, by the call bits; the mode bits: arg */
 		ev.use = GC_USE_KERNEL + (int)(call % 3);
 		ev.arg = ev.mode;
@@ -314,9 +337,10 @@ static gc_event exit_event(void)
 /* The fields the ledger reads for the event's kind (a refused capture call, 900 or 907, is
  * matched to captures by stream, capture id and thread whatever its kind). */
 enum { P_PTR = 1, P_SIZE = 2, P_STREAM = 4, P_GRAPH = 8, P_EXEC = 16, P_FLAGS = 32,
-       P_CAPTURE = 64, P_MODE = 128, P_TID = 256, P_SITE = 512 };
+       P_CAPTURE = 64, P_MODE = 128, P_TID = 256, P_SITE = 512, P_CHILD = 1024,
+       P_NODE = 2048, P_POOL = 4096 };
 static const unsigned FIELDS[GC_EV__COUNT] = {
-	[GC_EV_ALLOC] = P_PTR | P_SIZE | P_STREAM | P_CAPTURE | P_TID | P_SITE,
+	[GC_EV_ALLOC] = P_PTR | P_SIZE | P_STREAM | P_POOL | P_CAPTURE | P_TID | P_SITE,
 	[GC_EV_FREE] = P_PTR | P_STREAM | P_CAPTURE | P_TID | P_SITE,
 	[GC_EV_MEM_ALLOC] = P_PTR | P_SIZE | P_STREAM | P_SITE,
 	[GC_EV_MEM_FREE] = P_PTR | P_SITE,
@@ -331,6 +355,11 @@ static const unsigned FIELDS[GC_EV__COUNT] = {
 	[GC_EV_SYNCHRONIZE] = P_STREAM | P_CAPTURE | P_TID,
 	[GC_EV_EXIT] = 0,
 	[GC_EV_USE] = P_PTR | P_SIZE | P_STREAM | P_CAPTURE | P_SITE,
+	[GC_EV_GRAPH_CLONE] = P_GRAPH,
+	[GC_EV_CHILD_GRAPH] = P_GRAPH | P_CHILD | P_FLAGS,
+	[GC_EV_DESTROY_NODE] = P_NODE,
+	[GC_EV_EXEC_UPDATE] = P_EXEC | P_GRAPH,
+	[GC_EV_POOL_DESTROY] = P_POOL | P_SITE,
 };
 
 static void print_event(FILE *f, size_t i, const gc_event *ev)
@@ -351,6 +380,9 @@ static void print_event(FILE *f, size_t i, const gc_event *ev)
 	FLD(P_GRAPH, "graph", ev->graph);
 	FLD(P_EXEC, "exec", ev->exec);
 	FLD(P_FLAGS, "flags", ev->flags);
+	FLD(P_CHILD, "child", ev->child);
+	FLD(P_NODE, "node", ev->node);
+	FLD(P_POOL, "pool", ev->pool);
 #undef FLD
 	if (m & P_CAPTURE)
 		fprintf(f, " capture=%llu", (unsigned long long)ev->capture_id);

@@ -67,8 +67,9 @@ null_kernel_node=$(printf "1 api-error\n1 leak-at-exit\n2 relaunch-unfreed")
 
 # `rules` on the codes the H200 gave (tests/gpu/logs/real_rules.out, which the stand-in
 # matches byte for byte: check_fakecuda.sh): among them the AUTO_FREE_ON_LAUNCH exec's two
-# launches over its live allocation, which are not relaunch-unfreed.
-rules=$(printf "5 api-error\n3 capture-invalidated\n2 free-owned-by-graph\n1 instantiate-twice")
+# launches over its live allocation, which are not relaunch-unfreed; and its cuGraphClone of
+# a graph with memory nodes (801), which is memory-node-restriction.
+rules=$(printf "5 api-error\n3 capture-invalidated\n2 free-owned-by-graph\n1 instantiate-twice\n1 memory-node-restriction")
 # `stream0`: with per-thread default streams, stream 0 is the thread's own and captures, so
 # freeing inside it the allocation made before is free-foreign-in-capture (the _ptsz
 # spellings must ask about the per-thread stream); without, the capture on the legacy stream
@@ -154,7 +155,8 @@ fi
 not_reached="cuCtxSynchronize_v2 cuGraphAddMemFreeNode cuGraphAddNode cuGraphInstantiate
 cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphInstantiate_v2
 cuStreamBeginCapture cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz
-cuStreamBeginCapture_ptsz"
+cuStreamBeginCapture_ptsz cuGraphAddChildGraphNode cuGraphDestroyNode cuGraphExecUpdate
+cuGraphExecUpdate_v2 cuMemPoolDestroy"
 sed -n 's/^HOOK(\([A-Za-z0-9_]*\),.*/\1/p' interpose/hooks.def | grep -v '^cuGetProcAddress' | sort > "$tmp/hooked"
 cat "$tmp"/traces/*.trace | jq -r 'select(.type == "event") | .call' 2>/dev/null | sort -u > "$tmp/reached"
 printf '%s\n' $not_reached | sort > "$tmp/not_reached"

@@ -97,6 +97,12 @@ static CUDA_MEMCPY3D c3;
 #define EVENT_SYNC NOT_A_USE
 #define PROC_ADDRESS NOT_A_USE
 #define PROC_ADDRESS_V2 NOT_A_USE
+#define GRAPH_CLONE NOT_A_USE
+#define ADD_CHILD_GRAPH NOT_A_USE
+#define DESTROY_NODE NOT_A_USE
+#define EXEC_UPDATE_LEGACY NOT_A_USE
+#define EXEC_UPDATE NOT_A_USE
+#define POOL_DESTROY NOT_A_USE
 
 /* Whether a spelling is a per-thread one, by its name (not by hooks.def's flag, which is
  * what is tested). */
