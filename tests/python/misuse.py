@@ -1,7 +1,7 @@
-# Misuse of the stand-in driver through ctypes, for tests/python/run.sh: each mode commits
+# Misuse of the stand-in driver through ctypes, for tests/python/py_records.sh: each mode commits
 # one bug from a line of its own, which the records must name.
 # Usage: python3 misuse.py LIBCUDA MODE [pydll|cdll]
-#   MODE: double-free, free-unknown, leak, clean, thread-cdll
+#   MODE: double-free, free-unknown, leak, fold, thread (double-free on a thread), clean
 import ctypes
 import sys
 import threading
@@ -55,6 +55,10 @@ def main():
         free_unknown(s)
     elif mode == "leak":
         leak(s)
+    elif mode == "fold":
+        for _ in range(3):
+            free_unknown(s)
+        cu.cuMemFreeAsync(ctypes.c_uint64(0xbeef0000), s)  # FOLD-OTHER-LINE
     elif mode == "clean":
         clean(s)
     elif mode == "thread":
