@@ -15,6 +15,7 @@
 #include "interpose/log.h"
 #include "interpose/options.h"
 #include "interpose/outfile.h"
+#include "interpose/pyframes.h"
 #include "interpose/runstatus.h"
 #include "interpose/scratch.h"
 #include "interpose/signals.h"
@@ -32,9 +33,10 @@ static int ready;
 static GC_TLS int in_hub;  /* the guard: this thread is inside graphcheck */
 static GC_TLS void *my_caller;  /* the program's call instruction, from gc_hub_enter */
 static GC_TLS uint64_t my_tid;
-/* Call sites by calling instruction: a loop allocates and frees from a few places. */
+/* Call sites by calling instruction (and innermost Python frame): a loop allocates and
+ * frees from a few places. */
 #define SITE_CACHE 16
-static GC_TLS struct { void *pc; uint32_t site; } site_cache[SITE_CACHE];
+static GC_TLS struct { void *pc, *py; uint32_t site; } site_cache[SITE_CACHE];
 
 typedef CUresult (*capinfo_v3_fn)(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *,
                                   const CUgraphNode **, const CUgraphEdgeData **, size_t *);
@@ -85,12 +87,14 @@ static void fork_prepare(void)
 {
 	gc_ledger_fork_prepare(ledger);
 	gc_sites_fork_prepare();
+	gc_py_fork_prepare();
 	gc_outfile_fork_prepare();
 }
 
 static void fork_parent(void)
 {
 	gc_outfile_fork_parent();
+	gc_py_fork_parent();
 	gc_sites_fork_parent();
 	gc_ledger_fork_parent(ledger);
 }
@@ -100,6 +104,7 @@ static void fork_child(void)
 	gc_outfile_fork_child();
 	gc_ledger_fork_child(ledger);
 	gc_sites_fork_child();
+	gc_py_fork_child();
 	my_tid = 0;
 	gc_log_reopen_child();
 	gc_trace_reopen_child();
@@ -143,6 +148,7 @@ static void init(void)
 		return;
 	}
 	gc_backtrace_init();
+	gc_py_init();
 	load_suppressions();
 	gc_driver_init();
 	ctx_current = (CUresult(*)(CUcontext *))gc_driver_lookup("cuCtxGetCurrent");
@@ -262,6 +268,39 @@ static gc_record record_of(const gc_event *ev, void *const *frames, int nframes)
 	                   .nframes = nframes, .pid = (uint64_t)getpid(), .tid = ev->tid};
 }
 
+/* The calling thread's innermost Python frame, NULL when it runs no Python or does not hold
+ * the GIL: what an allocation or free keeps. Other programs pay one load. */
+static void *py_site_frame(gc_scratch *sc)
+{
+	void *f = NULL;
+	gc_py_state st;
+	if (gc_py_present())
+		gc_py_capture(&sc->py_cache, &f, 1, &st);
+	return f;
+}
+
+/* The site of Python frames py[0..np) (first, as pyframes.h says) and native f[0..n). */
+static uint32_t intern_site(gc_scratch *sc, void *const *py, int np, void *const *f, int n)
+{
+	if (!np)
+		return gc_sites_intern(f, n);
+	if (np + n > GC_SITE_DEPTH_MAX)
+		n = GC_SITE_DEPTH_MAX - np;
+	memcpy(sc->site_new, py, (size_t)np * sizeof(*py));
+	memcpy(sc->site_new + np, f, (size_t)(n > 0 ? n : 0) * sizeof(*f));
+	return gc_sites_intern(sc->site_new, np + (n > 0 ? n : 0));
+}
+
+/* A site's frames as a record's: its leading Python frames apart. */
+static void split_py(gc_record *r)
+{
+	int k = gc_py_leading(r->frames, r->nframes);
+	r->py_frames = r->frames;
+	r->n_py_frames = k;
+	r->frames += k;
+	r->nframes -= k;
+}
+
 /* The record's frames as suppressions see them: module and symbol (no source lines here). */
 static void supp_frames(const gc_record *r, gc_supp_frame *sf)
 {
@@ -298,6 +337,7 @@ static int write_verdict(gc_scratch *sc, const gc_record *r, const gc_verdict *v
 		const gc_event *e = &v->held;
 		int nf = sc ? gc_sites_get(e->site, sc->held_frames, opts.backtrace_depth) : 0;
 		held = record_of(e, sc ? sc->held_frames : NULL, nf);
+		split_py(&held);
 		r = &held;
 	}
 	int described = (supps || opts.gen_suppressions) && sc;
@@ -347,20 +387,25 @@ void gc_hub_report(gc_event *ev)
 		gc_log_activate();
 	ev->tid = thread_id();
 	if (keeps_site(ev) && opts.alloc_backtrace_depth == 0 && my_caller) {
-		/* The cheap site: the calling instruction alone (no unwinding). */
-		unsigned slot = (unsigned)(((uintptr_t)my_caller >> 2) % SITE_CACHE);
-		if (site_cache[slot].pc != my_caller) {
-			site_cache[slot].site = gc_sites_intern(&my_caller, 1);
+		/* The cheap site: the calling instruction alone (no unwinding), and in a Python
+		 * program the script's line that made the call. */
+		void *py = py_site_frame(sc);
+		unsigned slot = (unsigned)((((uintptr_t)my_caller >> 2) ^ (uintptr_t)py) % SITE_CACHE);
+		if (site_cache[slot].pc != my_caller || site_cache[slot].py != py) {
+			site_cache[slot].site = intern_site(sc, &py, py != NULL, &my_caller, 1);
 			site_cache[slot].pc = my_caller;
+			site_cache[slot].py = py;
 		}
 		ev->site = site_cache[slot].site;
 	} else if (keeps_site(ev) && opts.alloc_backtrace_depth > 0) {
+		void *py = py_site_frame(sc);
 		nframes = gc_backtrace_capture(frames, opts.alloc_backtrace_depth >
 		                                               opts.backtrace_depth
 		                                           ? opts.alloc_backtrace_depth
 		                                           : opts.backtrace_depth);
-		ev->site = gc_sites_intern(frames, nframes < opts.alloc_backtrace_depth
-		                                       ? nframes : opts.alloc_backtrace_depth);
+		ev->site = intern_site(sc, &py, py != NULL, frames,
+		                       nframes < opts.alloc_backtrace_depth ? nframes
+		                                                            : opts.alloc_backtrace_depth);
 	}
 	if (ev->result == GC_CUDA_ERROR_INVALID_CONTEXT && no_context()) {
 		/* The ledger may hold this error for the thread's next call (ledger_pending.c):
@@ -368,7 +413,9 @@ void gc_hub_report(gc_event *ev)
 		ev->no_context = 1;
 		if (nframes < 0)
 			nframes = gc_backtrace_capture(frames, opts.backtrace_depth);
-		ev->site = gc_sites_intern(frames, depth(nframes));
+		gc_py_state st;
+		int np = gc_py_capture(&sc->py_cache, sc->py_frames, opts.backtrace_depth, &st);
+		ev->site = intern_site(sc, sc->py_frames, np, frames, depth(nframes));
 	}
 	gc_trace_event(ev);
 	gc_verdict *v = sc->verdicts;
@@ -378,6 +425,12 @@ void gc_hub_report(gc_event *ev)
 	if (nframes < 0)
 		nframes = gc_backtrace_capture(frames, opts.backtrace_depth);
 	gc_record r = record_of(ev, frames, depth(nframes));
+	/* Python frames of the record's own call (the interpreter's stack is still this
+	 * call's: the guard is set, no Python ran since the wrapper was entered). */
+	gc_py_state st;
+	r.py_frames = sc->py_frames;
+	r.n_py_frames = gc_py_capture(&sc->py_cache, sc->py_frames, opts.backtrace_depth, &st);
+	r.py_note = gc_py_note(st);
 	int errors = 0;
 	for (int i = 0; i < n; i++)
 		errors += write_verdict(sc, &r, &v[i]);

@@ -7,6 +7,7 @@
 
 #include "interpose/backtrace.h"
 #include "interpose/outfile.h"
+#include "interpose/pyframes.h"
 #include "interpose/scratch.h"
 #include "interpose/signals.h"
 #include "interpose/sites.h"
@@ -52,14 +53,36 @@ static void **site_buf(void)
 	return sc ? sc->site_frames : NULL;
 }
 
-/* Frames under an optional label line ("allocated at:"). */
+static void json_frames(gc_buf *b, void *const *frames, int n);
+
+/* "FILE:LINE in FUNCTION" of a Python frame (pyframes.h); 0 for a native one. */
+static int text_py_frame(gc_buf *b, const void *frame)
+{
+	gc_py_frame p;
+	if (!gc_py_frame_get(frame, &p))
+		return 0;
+	gc_buf_text_str(b, p.file, FIELD_MAX);
+	gc_buf_printf(b, ":%d in ", p.line);
+	gc_buf_text_str(b, p.function, FIELD_MAX);
+	gc_buf_put(b, "\n", 1);
+	return 1;
+}
+
+/* Frames under an optional label line ("allocated at:"); a site's Python frames (first)
+ * each as "python: FILE:LINE in FUNCTION". */
 static void text_frames(gc_buf *b, void *const *frames, int n, const char *label)
 {
 	if (n > 0 && label)
 		gc_buf_printf(b, PREFIX "  %s\n", label);
-	for (int i = 0; i < n; i++) {
+	int k = gc_py_leading(frames, n);
+	for (int i = 0; i < k; i++) {
+		gc_buf_str(b, PREFIX "    python: ");
+		if (!text_py_frame(b, frames[i]))
+			gc_buf_str(b, "?\n");
+	}
+	for (int i = 0; i < n - k; i++) {
 		gc_frame f;
-		describe(frames[i], &f);
+		describe(frames[k + i], &f);
 		gc_buf_printf(b, PREFIX "    #%d 0x%lx ", i, (unsigned long)f.addr);
 		if (f.symbol) {  /* names from the program's files: escaped, kept on this line */
 			gc_buf_text_str(b, f.symbol, FIELD_MAX);
@@ -68,6 +91,52 @@ static void text_frames(gc_buf *b, void *const *frames, int n, const char *label
 		gc_buf_put(b, "(", 1);
 		gc_buf_text_str(b, f.module, FIELD_MAX);
 		gc_buf_printf(b, "+0x%lx)\n", (unsigned long)f.offset);
+	}
+}
+
+/* The record's Python block: its frames, innermost first, or why there are none. */
+static void text_python(gc_buf *b, const gc_record *r, int nf)
+{
+	int n = r->n_py_frames < nf ? r->n_py_frames : nf;
+	if (r->py_note)
+		gc_buf_printf(b, PREFIX "  python: %s\n", r->py_note);
+	if (n <= 0)
+		return;
+	gc_buf_str(b, PREFIX "  python:\n");
+	for (int i = 0; i < n; i++) {
+		gc_buf_printf(b, PREFIX "    #%d ", i);
+		if (!text_py_frame(b, r->py_frames[i]))
+			gc_buf_str(b, "?\n");
+	}
+	if (r->nframes > 0 && nf > 0)
+		gc_buf_str(b, PREFIX "  native:\n");
+}
+
+/* [{"file":..,"line":N,"function":..}] of the Python frames among frames[0..n). */
+static void json_py_frames(gc_buf *b, void *const *frames, int n)
+{
+	gc_buf_put(b, "[", 1);
+	for (int i = 0, out = 0; i < n; i++) {
+		gc_py_frame p;
+		if (!gc_py_frame_get(frames[i], &p))
+			continue;
+		gc_buf_str(b, out++ ? ",{\"file\":" : "{\"file\":");
+		gc_buf_json_str(b, p.file, FIELD_MAX);
+		gc_buf_printf(b, ",\"line\":%d,\"function\":", p.line);
+		gc_buf_json_str(b, p.function, FIELD_MAX);
+		gc_buf_put(b, "}", 1);
+	}
+	gc_buf_put(b, "]", 1);
+}
+
+/* A site's native frames; then, when it has Python frames, ",KEY:[...]" of those. */
+static void json_site(gc_buf *b, void *const *frames, int n, const char *py_key)
+{
+	int k = gc_py_leading(frames, n);
+	json_frames(b, frames + k, n - k);
+	if (k) {
+		gc_buf_printf(b, ",\"%s\":", py_key);
+		json_py_frames(b, frames, k);
 	}
 }
 
@@ -106,6 +175,7 @@ static void format_text(gc_buf *b, const gc_record *r, const gc_verdict *v, int 
 		          gc_severity_name(gc_rule_severity(v->rule)), gc_rule_id(v->rule), r->call,
 		          r->result, rn ? ", " : "", rn ? rn : "");
 	gc_buf_printf(b, PREFIX "  %s\n", v->message);  /* graphcheck's words and numbers */
+	text_python(b, r, max_frames);
 	text_frames(b, r->frames, nf, NULL);
 	if (v->alloc.known) {
 		const gc_alloc_info *a = &v->alloc;
@@ -175,6 +245,15 @@ static void format_json(gc_buf *b, const gc_record *r, const gc_verdict *v, int 
 	gc_buf_json_str(b, v->message, FIELD_MAX);
 	gc_buf_put(b, ",\"backtrace\":", 13);
 	json_frames(b, r->frames, nf);
+	if (r->n_py_frames > 0 && max_frames > 0) {
+		gc_buf_str(b, ",\"py_backtrace\":");
+		json_py_frames(b, r->py_frames,
+		               r->n_py_frames < max_frames ? r->n_py_frames : max_frames);
+	}
+	if (r->py_note) {
+		gc_buf_str(b, ",\"py_note\":");
+		gc_buf_json_str(b, r->py_note, FIELD_MAX);
+	}
 	gc_buf_put(b, ",\"alloc\":", 9);
 	if (v->alloc.known) {
 		const gc_alloc_info *a = &v->alloc;
@@ -187,9 +266,9 @@ static void format_json(gc_buf *b, const gc_record *r, const gc_verdict *v, int 
 		gc_buf_printf(b, ",\"capture_id\":%llu,\"in_graph\":%s,\"seq\":%llu,\"backtrace\":",
 		          (unsigned long long)a->capture_id, a->in_graph ? "true" : "false",
 		          (unsigned long long)a->seq);
-		json_frames(b, af, site_frames(a->site, af, max_frames));
+		json_site(b, af, site_frames(a->site, af, max_frames), "py_backtrace");
 		gc_buf_put(b, ",\"free_backtrace\":", 18);
-		json_frames(b, af, site_frames(a->free_site, af, max_frames));
+		json_site(b, af, site_frames(a->free_site, af, max_frames), "free_py_backtrace");
 		gc_buf_put(b, "}", 1);
 	} else {
 		gc_buf_put(b, "null", 4);
@@ -202,7 +281,7 @@ static void format_json(gc_buf *b, const gc_record *r, const gc_verdict *v, int 
 			          (unsigned long long)g->count, (unsigned long long)g->bytes);
 			gc_buf_json_str(b, g->call, FIELD_MAX);
 			gc_buf_printf(b, ",\"in_graph\":%s,\"backtrace\":", g->in_graph ? "true" : "false");
-			json_frames(b, af, site_frames(g->site, af, max_frames));
+			json_site(b, af, site_frames(g->site, af, max_frames), "py_backtrace");
 			gc_buf_put(b, "}", 1);
 		}
 		gc_buf_printf(b, "],\"leak_count\":%llu,\"leak_bytes\":%llu",

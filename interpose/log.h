@@ -20,6 +20,9 @@ typedef struct gc_record {
 	uint64_t ptr, size, stream, graph, exec, capture_id;
 	void *const *frames;
 	int nframes;
+	void *const *py_frames;  /* the calling thread's Python frames, innermost first */
+	int n_py_frames;
+	const char *py_note;     /* why there are none, when Python runs there (pyframes.h) */
 	uint64_t pid, tid, seq;
 } gc_record;
 

@@ -10,6 +10,7 @@
 #include "interpose/backtrace.h"
 #include "interpose/ledger.h"
 #include "interpose/options.h"
+#include "interpose/pyframes.h"
 #include "interpose/sites.h"
 #include "interpose/suppress.h"
 #include "interpose/textbuf.h"
@@ -29,6 +30,9 @@ typedef struct gc_scratch {
 	void *site_frames[GC_SITE_DEPTH_MAX];   /* log, trace: a call site's frames */
 	gc_frame_memo memo;                     /* log: frames described (backtrace.h) */
 	void *held_frames[GC_SITE_DEPTH_MAX];   /* hub: a held call's frames */
+	void *py_frames[GC_SITE_DEPTH_MAX];     /* hub: the call's Python frames (pyframes.h) */
+	void *site_new[GC_SITE_DEPTH_MAX];      /* hub: Python and native frames of a new site */
+	gc_py_cache py_cache;                   /* pyframes: frames interned before */
 	gc_supp_frame supp[GC_SITE_DEPTH_MAX];  /* hub: a record's frames for suppressions */
 	char supp_entry[4096];                  /* hub: a generated suppression */
 	char path[GC_PATH_MAX];                 /* log, trace: a path being opened */

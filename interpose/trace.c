@@ -11,6 +11,7 @@
 #include "interpose/log.h"
 #include "interpose/outfile.h"
 #include "interpose/scratch.h"
+#include "interpose/pyframes.h"
 #include "interpose/sites.h"
 #include "interpose/textbuf.h"
 
@@ -143,10 +144,13 @@ static void write_sites(uint32_t site)
 		do {
 			b = gc_line_buf(&sc->line);
 			gc_buf_printf(&b, "{\"type\":\"site\",\"id\":%u,\"frames\":[", id);
-			for (int i = 0; i < n; i++) {
+			/* Native frames only: a site's leading Python frames (pyframes.h) are not
+			 * code addresses, and the replay's verdicts do not depend on them. */
+			int k = gc_py_leading(frames, n);
+			for (int i = k; i < n; i++) {
 				gc_frame f;
 				gc_frame_describe(frames[i], &f);
-				gc_buf_printf(&b, "%s{\"addr\":\"0x%lx\",\"module\":", i ? "," : "",
+				gc_buf_printf(&b, "%s{\"addr\":\"0x%lx\",\"module\":", i > k ? "," : "",
 				              (unsigned long)f.addr);
 				gc_buf_json_str(&b, f.module, GC_PATH_MAX);
 				gc_buf_printf(&b, ",\"offset\":\"0x%lx\"}", (unsigned long)f.offset);

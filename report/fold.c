@@ -16,11 +16,22 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
+/* A Python program's call site is its innermost Python frame: the script's line. */
+static const rp_frame *py_site(const rp_record *r)
+{
+	return r->py_backtrace.n ? &r->py_backtrace.v[0] : NULL;
+}
+
 static uint64_t site_hash(const rp_record *r)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 	int rule = (int)r->rule;
 	h = fnv(h, &rule, sizeof(rule));
+	const rp_frame *py = py_site(r);
+	if (py) {
+		h = fnv(h, py->module, strlen(py->module) + 1);
+		return fnv(h, &py->loc.line, sizeof(py->loc.line));
+	}
 	for (size_t i = 0; i < r->backtrace.n; i++) {
 		const rp_frame *f = &r->backtrace.v[i];
 		h = fnv(h, f->module, strlen(f->module) + 1);
@@ -31,7 +42,12 @@ static uint64_t site_hash(const rp_record *r)
 
 static bool same_site(const rp_record *a, const rp_record *b)
 {
-	if (a->rule != b->rule || a->backtrace.n != b->backtrace.n)
+	const rp_frame *pa = py_site(a), *pb = py_site(b);
+	if (a->rule != b->rule || !pa != !pb)
+		return false;
+	if (pa)
+		return pa->loc.line == pb->loc.line && strcmp(pa->module, pb->module) == 0;
+	if (a->backtrace.n != b->backtrace.n)
 		return false;
 	for (size_t i = 0; i < a->backtrace.n; i++) {
 		const rp_frame *x = &a->backtrace.v[i], *y = &b->backtrace.v[i];

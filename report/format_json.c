@@ -27,6 +27,13 @@ static json_t *hex(uint64_t v)
 json_t *rp_json_frame(const rp_frame *f)
 {
 	char *text = rp_frame_str(f);
+	if (f->python) {  /* as logged: file, line, function */
+		json_t *o = must(json_pack("{s:s, s:I, s:s?, s:s}", "file", f->loc.file, "line",
+		                           (json_int_t)f->loc.line, "function", f->loc.function,
+		                           "text", text));
+		free(text);
+		return o;
+	}
 	json_t *o = must(json_pack("{s:s, s:o, s:s?, s:s?, s:s?, s:s}", "module", f->module,
 	                           "offset", hex(f->offset), "symbol", f->symbol, "function",
 	                           f->loc.function, "file", f->loc.file, "text", text));
@@ -57,12 +64,14 @@ static json_t *uint_json(uint64_t v)
 
 static json_t *alloc_json(const rp_alloc *a)
 {
-	return must(json_pack("{s:s, s:o, s:o, s:o, s:o, s:I, s:b, s:I, s:o, s:o}", "call", a->call,
+	return must(json_pack("{s:s, s:o, s:o, s:o, s:o, s:I, s:b, s:I, s:o, s:o, s:o, s:o}", "call", a->call,
 	                      "ptr", hex(a->ptr), "size", uint_json(a->size), "stream",
 	                      hex(a->stream), "graph", hex(a->graph), "capture_id",
 	                      (json_int_t)a->capture_id, "in_graph", a->in_graph, "seq",
 	                      (json_int_t)a->seq, "backtrace", rp_json_frames(&a->backtrace),
-	                      "free_backtrace", rp_json_frames(&a->free_backtrace)));
+	                      "free_backtrace", rp_json_frames(&a->free_backtrace), "py_backtrace",
+	                      rp_json_frames(&a->py_backtrace), "free_py_backtrace",
+	                      rp_json_frames(&a->free_py_backtrace)));
 }
 
 static json_t *entry_json(const rp_entry *e)
@@ -76,6 +85,7 @@ static json_t *entry_json(const rp_entry *e)
 	    r->result_name, "message", r->message, "first", "file", rp_json_utf8(r->file), "line",
 	    (json_int_t)r->line, "pid", (json_int_t)r->pid, "seq", (json_int_t)r->seq, "site",
 	    site ? rp_json_frame(site) : json_null(), "backtrace", rp_json_frames(&r->backtrace)));
+	json_object_set_new(o, "py_backtrace", rp_json_frames(&r->py_backtrace));
 	json_object_set_new(o, "alloc", r->has_alloc ? alloc_json(&r->alloc) : json_null());
 	if (r->n_leaks || r->rule == GC_RULE_LEAK_AT_EXIT) {
 		json_t *leaks = must(json_array());

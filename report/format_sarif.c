@@ -126,10 +126,16 @@ static json_t *result(const rp_entry *e)
 	if (site)
 		json_object_set_new(res, "locations", must(json_pack("[o]", location(site))));
 	json_t *stacks = must(json_array());
+	if (r->py_backtrace.n)
+		json_array_append_new(stacks, stack("python call", &r->py_backtrace));
 	if (r->backtrace.n)
 		json_array_append_new(stacks, stack("call", &r->backtrace));
+	if (r->has_alloc && r->alloc.py_backtrace.n)
+		json_array_append_new(stacks, stack("python allocation", &r->alloc.py_backtrace));
 	if (r->has_alloc && r->alloc.backtrace.n)
 		json_array_append_new(stacks, stack("allocation", &r->alloc.backtrace));
+	if (r->has_alloc && r->alloc.free_py_backtrace.n)
+		json_array_append_new(stacks, stack("python free", &r->alloc.free_py_backtrace));
 	if (r->has_alloc && r->alloc.free_backtrace.n)
 		json_array_append_new(stacks, stack("free", &r->alloc.free_backtrace));
 	/* Stacks must differ (the schema says uniqueItems): each leak group is numbered. */

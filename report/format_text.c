@@ -65,7 +65,9 @@ static void put_alloc(FILE *out, const rp_alloc *a)
 	if (a->in_graph)
 		fprintf(out, ", graph 0x%" PRIx64 ", capture %" PRIu64, a->graph, a->capture_id);
 	fputc('\n', out);
+	put_frames(out, "allocated at (python):", &a->py_backtrace);
 	put_frames(out, "allocated at:", &a->backtrace);
+	put_frames(out, "freed at (python):", &a->free_py_backtrace);
 	put_frames(out, "freed at:", &a->free_backtrace);
 }
 
@@ -90,6 +92,12 @@ static void put_entry(FILE *out, size_t index, const rp_entry *e)
 	fputs("    ", out);
 	put(out, r->message);
 	fputc('\n', out);
+	if (r->py_note) {
+		fputs("    python: ", out);
+		put(out, r->py_note);
+		fputc('\n', out);
+	}
+	put_frames(out, "at (python):", &r->py_backtrace);
 	put_frames(out, "at:", &r->backtrace);
 	if (r->has_alloc)
 		put_alloc(out, &r->alloc);
@@ -99,6 +107,7 @@ static void put_entry(FILE *out, size_t index, const rp_entry *e)
 		        l->count == 1 ? "" : "s", l->bytes);
 		put(out, l->call);
 		fputs(l->in_graph ? " in a graph\n" : "\n", out);
+		put_frames(out, "allocated at (python):", &l->py_backtrace);
 		put_frames(out, "allocated at:", &l->backtrace);
 	}
 }

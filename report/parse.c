@@ -195,6 +195,43 @@ static bool get_frames(pctx *p, const json_t *o, const char *pre, const char *ke
 	return true;
 }
 
+/* Python frames: {"file","line","function"}, innermost first. Kept as frames whose source
+ * is already known (symbolize.c leaves them), the file standing for the module. */
+static bool get_py_frames(pctx *p, const json_t *o, const char *pre, const char *key,
+                          rp_frames *out)
+{
+	json_t *a = json_object_get(o, key);
+	if (!a)
+		return true;
+	if (!json_is_array(a))
+		return wrong(p, pre, key, "an array of Python frames", a);
+	out->n = json_array_size(a);
+	out->v = out->n ? rp_xcalloc(out->n, sizeof(*out->v)) : NULL;
+	for (size_t i = 0; i < out->n; i++) {
+		const json_t *f = json_array_get(a, i);
+		rp_frame *fr = &out->v[i];
+		const char *file = NULL, *fn = NULL;
+		long long line = 0;
+		char fp[96];
+		snprintf(fp, sizeof(fp), "%s%s[%zu].", pre, key, i);
+		if (!json_is_object(f))
+			return fail(p, "field \"%s%s[%zu]\" must be a frame object, not %s", pre, key, i,
+			            type_name(f));
+		if (!get_str(p, f, fp, "file", true, false, &file) ||
+		    !get_int(p, f, fp, "line", true, &line) ||
+		    !get_str(p, f, fp, "function", false, true, &fn))
+			return false;
+		if (line < 0 || line > UINT32_MAX)
+			return fail(p, "field \"%sline\" is out of range (%lld)", fp, line);
+		fr->python = true;
+		fr->module = file;
+		fr->loc.file = rp_xstrdup(file);
+		fr->loc.line = (unsigned)line;
+		fr->loc.function = fn ? rp_xstrdup(fn) : NULL;
+	}
+	return true;
+}
+
 /* ---- the record types ------------------------------------------------------------------ */
 
 static bool parse_alloc(pctx *p, const json_t *a, rp_alloc *al)
@@ -209,7 +246,9 @@ static bool parse_alloc(pctx *p, const json_t *a, rp_alloc *al)
 	       get_bool(p, a, pre, "in_graph", &al->in_graph) &&
 	       get_uint(p, a, pre, "seq", false, &al->seq) &&
 	       get_frames(p, a, pre, "backtrace", true, &al->backtrace) &&
-	       get_frames(p, a, pre, "free_backtrace", false, &al->free_backtrace);
+	       get_frames(p, a, pre, "free_backtrace", false, &al->free_backtrace) &&
+	       get_py_frames(p, a, pre, "py_backtrace", &al->py_backtrace) &&
+	       get_py_frames(p, a, pre, "free_py_backtrace", &al->free_py_backtrace);
 }
 
 static bool parse_leaks(pctx *p, const json_t *o, rp_record *r)
@@ -235,7 +274,8 @@ static bool parse_leaks(pctx *p, const json_t *o, rp_record *r)
 		    !get_uint(p, g, pre, "bytes", true, &l->bytes) ||
 		    !get_str(p, g, pre, "call", true, false, &l->call) ||
 		    !get_bool(p, g, pre, "in_graph", &l->in_graph) ||
-		    !get_frames(p, g, pre, "backtrace", true, &l->backtrace))
+		    !get_frames(p, g, pre, "backtrace", true, &l->backtrace) ||
+		    !get_py_frames(p, g, pre, "py_backtrace", &l->py_backtrace))
 			return false;
 	}
 	return true;
@@ -273,7 +313,9 @@ static bool parse_violation(pctx *p, const json_t *o, rp_record *r)
 	    !get_hex(p, o, "", "graph", false, &r->graph) ||
 	    !get_hex(p, o, "", "exec", false, &r->exec) ||
 	    !get_uint(p, o, "", "capture_id", false, &r->capture_id) ||
-	    !get_frames(p, o, "", "backtrace", true, &r->backtrace))
+	    !get_frames(p, o, "", "backtrace", true, &r->backtrace) ||
+	    !get_py_frames(p, o, "", "py_backtrace", &r->py_backtrace) ||
+	    !get_str(p, o, "", "py_note", false, false, &r->py_note))
 		return false;
 	json_t *a = json_object_get(o, "alloc");
 	if (a && !json_is_null(a)) {
@@ -437,10 +479,15 @@ void rp_record_free(rp_record *r)
 	if (!r)
 		return;
 	free_frames(&r->backtrace);
+	free_frames(&r->py_backtrace);
 	free_frames(&r->alloc.backtrace);
 	free_frames(&r->alloc.free_backtrace);
-	for (size_t i = 0; i < r->n_leaks; i++)
+	free_frames(&r->alloc.py_backtrace);
+	free_frames(&r->alloc.free_py_backtrace);
+	for (size_t i = 0; i < r->n_leaks; i++) {
 		free_frames(&r->leaks[i].backtrace);
+		free_frames(&r->leaks[i].py_backtrace);
+	}
 	free(r->leaks);
 	json_decref(r->json);
 	free(r);

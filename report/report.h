@@ -27,6 +27,7 @@ typedef struct rp_loc {
 } rp_loc;
 
 typedef struct rp_frame {
+	bool python;        /* a Python frame (py_backtrace): module is its file, loc is set */
 	const char *module; /* as logged: an absolute path, or "?" */
 	uint64_t offset;    /* ELF address of a return address */
 	const char *symbol; /* the logged dynamic symbol, or NULL */
@@ -44,6 +45,7 @@ typedef struct rp_alloc {
 	bool in_graph;
 	rp_frames backtrace;       /* where it was allocated */
 	rp_frames free_backtrace;  /* where it was freed, when it was */
+	rp_frames py_backtrace, free_py_backtrace;  /* the same in Python, when logged */
 } rp_alloc;
 
 typedef struct rp_leak {
@@ -51,6 +53,7 @@ typedef struct rp_leak {
 	const char *call;
 	bool in_graph;
 	rp_frames backtrace;
+	rp_frames py_backtrace;
 } rp_leak;
 
 /* One "violation" line. Its strings point into json, which the record owns. */
@@ -65,6 +68,8 @@ typedef struct rp_record {
 	long long result;
 	uint64_t ptr, size, stream, graph, exec, capture_id;
 	rp_frames backtrace;
+	rp_frames py_backtrace;  /* the calling thread's Python frames, innermost first */
+	const char *py_note;     /* why a Python thread's frames are missing */
 	bool has_alloc;
 	rp_alloc alloc;
 	rp_leak *leaks;
@@ -118,8 +123,8 @@ int rp_read_file(rp_reader *rd, const char *path);
 
 /* ---- folding (fold.c) ----------------------------------------------------------------- */
 
-/* Every record of one rule with one backtrace (module+offset list): the first one stands
- * for the others. */
+/* Every record of one rule with one backtrace (module+offset list; in Python programs the
+ * innermost Python frame): the first one stands for the others. */
 typedef struct rp_entry {
 	rp_record *first;
 	uint64_t count;
@@ -165,8 +170,9 @@ char *rp_frame_str(const rp_frame *f);
  * libraries with a source line, else the first outside them, else the innermost; NULL for
  * no frames. */
 const rp_frame *rp_first_site(const rp_frames *fs);
-/* Where a record happened, as one frame: its backtrace's site, except for leak-at-exit,
- * whose call is exit(): there, where the largest leaked group was allocated. */
+/* Where a record happened, as one frame: its innermost Python frame when it has one, else its
+ * backtrace's site; for leak-at-exit, whose call is exit(), the same of the largest leaked
+ * group's allocation. */
 const rp_frame *rp_record_site(const rp_record *r);
 /* The symbol to show for a frame without source: DWARF/ELF name, else the logged one. */
 const char *rp_frame_symbol(const rp_frame *f);

@@ -333,7 +333,13 @@ const rp_frame *rp_first_site(const rp_frames *fs)
 const rp_frame *rp_record_site(const rp_record *r)
 {
 	/* A leak's call is exit(): where the largest leaked group was allocated says more. */
-	if (r->rule == GC_RULE_LEAK_AT_EXIT && r->n_leaks && r->leaks[0].backtrace.n)
-		return rp_first_site(&r->leaks[0].backtrace);
+	if (r->rule == GC_RULE_LEAK_AT_EXIT && r->n_leaks) {
+		if (r->leaks[0].py_backtrace.n)
+			return &r->leaks[0].py_backtrace.v[0];
+		if (r->leaks[0].backtrace.n)
+			return rp_first_site(&r->leaks[0].backtrace);
+	}
+	if (r->py_backtrace.n)
+		return &r->py_backtrace.v[0];
 	return rp_first_site(&r->backtrace);
 }

@@ -28,6 +28,7 @@ $(BUILD)/fakecuda/dlsym_versions: tests/interpose/dlsym_versions.c $(BUILD)/fake
 	$(Q)$(CC) $(BASE_CFLAGS) -o $@ $< -ldl -Wl,--disable-new-dtags,-rpath,'$$ORIGIN'
 all: $(IP_PROGS)
 TEST_SCRIPTS += tests/traces/replay.sh tests/traces/fidelity.sh
+TEST_SCRIPTS += tests/python/py_records.sh
 
 # The suite targets, made once every .mk file has added its suites (the Makefile calls this
 # after its includes).

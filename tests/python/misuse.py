@@ -1,0 +1,71 @@
+# Misuse of the stand-in driver through ctypes, for tests/python/py_records.sh: each mode commits
+# one bug from a line of its own, which the records must name.
+# Usage: python3 misuse.py LIBCUDA MODE [pydll|cdll]
+#   MODE: double-free, free-unknown, leak, fold, thread (double-free on a thread), clean
+import ctypes
+import sys
+import threading
+
+lib, mode = sys.argv[1], sys.argv[2]
+# ctypes.PyDLL keeps the GIL across the call; ctypes.CDLL releases it.
+cu = (ctypes.CDLL if len(sys.argv) > 3 and sys.argv[3] == "cdll" else ctypes.PyDLL)(lib)
+
+
+def setup():
+    dev, ctx, s = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_void_p()
+    cu.cuInit(0)
+    cu.cuDeviceGet(ctypes.byref(dev), 0)
+    cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)
+    cu.cuCtxSetCurrent(ctx)
+    cu.cuStreamCreate(ctypes.byref(s), 1)
+    return s
+
+
+def alloc(s, n):
+    p = ctypes.c_uint64()
+    cu.cuMemAllocAsync(ctypes.byref(p), ctypes.c_size_t(n), s)  # ALLOC-LINE
+    return p
+
+
+def double_free(s):
+    p = alloc(s, 4096)
+    cu.cuMemFreeAsync(p, s)  # FIRST-FREE-LINE
+    cu.cuMemFreeAsync(p, s)  # BUG-LINE double-free
+
+
+def free_unknown(s):
+    cu.cuMemFreeAsync(ctypes.c_uint64(0xdead0000), s)  # BUG-LINE free-unknown
+
+
+def leak(s):
+    alloc(s, 8192)
+
+
+def clean(s):
+    p = alloc(s, 4096)
+    cu.cuMemFreeAsync(p, s)
+    cu.cuStreamSynchronize(s)
+
+
+def main():
+    s = setup()
+    if mode == "double-free":
+        double_free(s)
+    elif mode == "free-unknown":
+        free_unknown(s)
+    elif mode == "leak":
+        leak(s)
+    elif mode == "fold":
+        for _ in range(3):
+            free_unknown(s)
+        cu.cuMemFreeAsync(ctypes.c_uint64(0xbeef0000), s)  # FOLD-OTHER-LINE
+    elif mode == "clean":
+        clean(s)
+    elif mode == "thread":
+        t = threading.Thread(target=double_free, args=(s,))
+        t.start()
+        t.join()
+    cu.cuStreamSynchronize(s)
+
+
+main()

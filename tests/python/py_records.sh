@@ -1,0 +1,136 @@
+#!/bin/sh
+# Python programs (issue 18): records whose first frame is the script's own line. Through
+# the stand-in driver, Python's ctypes commits one misuse per mode of misuse.py; each
+# interpreter found (python3, python3.10 .. python3.13) is tried. Asserted: the text log's
+# python block and the JSON log's py_backtrace name the script's file and line exactly (for
+# the call, the allocation and the free), graphcheck-report's text and SARIF show that line,
+# records fold by it, ctypes.CDLL (which releases the GIL around the call) gets the note and
+# native frames only, a C program gets no Python block, the clean run nothing.
+# Usage (from the repository root): sh tests/python/py_records.sh BUILD_DIR
+set -u
+B=${1:-build}
+LIB=$(cd "$B" && pwd)/libgraphcheck.so
+FAKE=$(cd "$B" && pwd)/fakecuda/libcuda.so.1
+R=$B/graphcheck-report
+SCRIPT=$(pwd)/tests/python/misuse.py
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+unset DEBUGINFOD_URLS
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+
+# The report on a log the writer made under CPython 3.11 (tests/python/double_free.jsonl,
+# misuse.py double-free): also in sanitizer builds, where python3 cannot preload graphcheck.
+"$R" tests/python/double_free.jsonl > "$tmp/r.txt" 2>&1
+"$R" --format=sarif tests/python/double_free.jsonl > "$tmp/r.sarif" 2> /dev/null
+got=$(jq -r '.runs[0].results[0].locations[0].physicalLocation | "\(.artifactLocation.uri) \(.region.startLine)"' "$tmp/r.sarif" 2> /dev/null)
+grep -E "^double-free +error +1 +" "$tmp/r.txt" | grep -qF "/work/wt/python/tests/python/misuse.py:33 in double_free" &&
+grep -A1 -F "allocated at (python):" "$tmp/r.txt" | grep -qF "#0 /work/wt/python/tests/python/misuse.py:26 in alloc" &&
+[ "$got" = "file:///work/wt/python/tests/python/misuse.py 33" ] &&
+	ok "report of a stored Python log: first site, allocation and SARIF location at the script's lines" ||
+	bad "report of the stored log: '$got'; $(head -c 600 "$tmp/r.txt")"
+
+PYTHON_OK=1
+case "$B" in *san*)
+	echo "skip the Python runs: a sanitizer's runtime is not in python3 (LD_PRELOAD of this build fails there)"
+	PYTHON_OK= ;;
+esac
+
+line_of() { grep -n "$1" "$SCRIPT" | head -1 | cut -d: -f1; }
+ALLOC=$(line_of "# ALLOC-LINE")
+FIRST=$(line_of "# FIRST-FREE-LINE")
+DF=$(line_of "# BUG-LINE double-free")
+FU=$(line_of "# BUG-LINE free-unknown")
+FOLD2=$(line_of "# FOLD-OTHER-LINE")
+
+# run PY MODE [cdll]: logs in $tmp/MODE.txt and $tmp/MODE.json
+run() {
+	py=$1 mode=$2
+	shift
+	rm -f "$tmp/$mode.txt" "$tmp/$mode.json"
+	GRAPHCHECK_LOG_FILE=$tmp/$mode.txt GRAPHCHECK_JSON_FILE=$tmp/$mode.json LD_PRELOAD=$LIB \
+		timeout 60 "$py" "$SCRIPT" "$FAKE" "$@" > "$tmp/$mode.out" 2>&1 ||
+		echo "  ($py $mode exited $?: $(head -c 300 "$tmp/$mode.out"))"
+}
+# jqv FILE FILTER: the filter over the first violation
+jqv() { jq -r "select(.type==\"violation\") | $2" "$1" 2> /dev/null | head -1; }
+
+PYS=
+[ -n "$PYTHON_OK" ] && for p in python3 /usr/bin/python3.10 /usr/bin/python3.11 /usr/bin/python3.12 /usr/bin/python3.13; do
+	command -v "$p" > /dev/null 2>&1 && "$p" -c 'import ctypes' 2> /dev/null && PYS="$PYS $p"
+done
+[ -n "$PYS" ] || echo "skip the Python runs: no python3 with ctypes, or a sanitizer build"
+for m in 10 12 13; do command -v python3.$m > /dev/null 2>&1 || echo "note: python3.$m not installed here"; done
+
+for py in $PYS; do
+	v=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	t="$py ($v)"
+
+	run "$py" double-free
+	want="#0 $SCRIPT:$DF in double_free"
+	grep -qF -- "$want" "$tmp/double-free.txt" &&
+	grep -A1 -F "==graphcheck==   python:" "$tmp/double-free.txt" | grep -qF -- "$want" &&
+	grep -qF "python: $SCRIPT:$ALLOC in alloc" "$tmp/double-free.txt" &&
+	grep -qF "python: $SCRIPT:$FIRST in double_free" "$tmp/double-free.txt" &&
+		ok "$t double-free: text log's python block starts at $SCRIPT:$DF; allocated at :$ALLOC, freed at :$FIRST" ||
+		bad "$t double-free text log: $(head -c 1500 "$tmp/double-free.txt")"
+	got=$(jqv "$tmp/double-free.json" '[.rule, .py_backtrace[0].file, .py_backtrace[0].line, .py_backtrace[0].function, .alloc.py_backtrace[0].line, .alloc.free_py_backtrace[0].line, (.py_backtrace|length)] | map(tostring) | join(" ")')
+	[ "$got" = "double-free $SCRIPT $DF double_free $ALLOC $FIRST 3" ] &&
+		ok "$t double-free: JSON py_backtrace parses, first frame $SCRIPT:$DF, alloc :$ALLOC, free :$FIRST" ||
+		bad "$t double-free JSON: got '$got'"
+	"$R" "$tmp/double-free.json" > "$tmp/r.txt" 2>&1
+	grep -E "^double-free +error +1 +" "$tmp/r.txt" | grep -qF "$SCRIPT:$DF in double_free" &&
+		ok "$t graphcheck-report text: first site $SCRIPT:$DF in double_free" ||
+		bad "$t report text: $(head -c 600 "$tmp/r.txt")"
+	"$R" --format=sarif "$tmp/double-free.json" > "$tmp/r.sarif" 2> /dev/null
+	got=$(jq -r '.runs[0].results[0].locations[0].physicalLocation | "\(.artifactLocation.uri) \(.region.startLine)"' "$tmp/r.sarif" 2> /dev/null)
+	[ "$got" = "file://$SCRIPT $DF" ] && ok "$t SARIF location: $got" || bad "$t SARIF location: '$got'"
+
+	run "$py" free-unknown
+	got=$(jqv "$tmp/free-unknown.json" '"\(.rule) \(.py_backtrace[0].line) \(.py_backtrace[0].function)"')
+	[ "$got" = "free-unknown $FU free_unknown" ] && ok "$t free-unknown at :$FU" || bad "$t free-unknown: '$got'"
+
+	run "$py" leak
+	got=$(jqv "$tmp/leak.json" '"\(.rule) \(.leaks[0].py_backtrace[0].file):\(.leaks[0].py_backtrace[0].line)"')
+	"$R" --fail-on=never "$tmp/leak.json" > "$tmp/r.txt" 2>&1
+	[ "$got" = "leak-at-exit $SCRIPT:$ALLOC" ] && grep -E "^leak-at-exit" "$tmp/r.txt" | grep -qF "$SCRIPT:$ALLOC in alloc" &&
+		ok "$t leak-at-exit: allocated at $SCRIPT:$ALLOC (log and report)" ||
+		bad "$t leak: '$got'; $(head -c 400 "$tmp/r.txt")"
+
+	run "$py" fold
+	"$R" --format=json "$tmp/fold.json" > "$tmp/r.json" 2> /dev/null
+	got=$(jq -r '[.entries[] | "\(.count)@\(.site.line)"] | join(" ")' "$tmp/r.json" 2> /dev/null)
+	[ "$got" = "3@$FU 1@$FOLD2" ] && ok "$t folding by Python line: $got" || bad "$t folding: '$got' (want 3@$FU 1@$FOLD2)"
+
+	run "$py" thread
+	got=$(jqv "$tmp/thread.json" '"\(.py_backtrace[0].line) \(.py_backtrace[0].function)"')
+	[ "$got" = "$DF double_free" ] && ok "$t a Python thread's record: first frame :$DF" || bad "$t thread: '$got'"
+
+	run "$py" double-free cdll
+	got=$(jqv "$tmp/double-free.json" '"\(.py_backtrace // "none") \(.py_note)"')
+	case $got in "none GIL not held by this thread"*)
+		grep -qF "python: GIL not held by this thread" "$tmp/double-free.txt" &&
+		! grep -q "python: /" "$tmp/double-free.txt" &&
+			ok "$t ctypes.CDLL (GIL released): the note, native frames only" ||
+			bad "$t CDLL text: $(head -c 800 "$tmp/double-free.txt")" ;;
+	*) bad "$t CDLL JSON: '$got'" ;;
+	esac
+
+	run "$py" clean
+	[ ! -s "$tmp/clean.txt" ] || grep -q "0 errors, 0 warnings" "$tmp/clean.txt" &&
+		! grep -q '"violation"' "$tmp/clean.json" && ok "$t clean twin: no record" ||
+		bad "$t clean: $(head -c 400 "$tmp/clean.txt")"
+done
+
+# A C program: records, no Python block.
+PRE=$LIB
+case "$B" in *asan*)  # as tests/lib.sh: the sanitizer's runtime first
+	PRE="$(${CC:-gcc} -print-file-name=libasan.so):$LIB"
+	export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 ;;
+esac
+GRAPHCHECK_LOG_FILE=$tmp/c.txt GRAPHCHECK_JSON_FILE=$tmp/c.json LD_PRELOAD=$PRE "$B/fakecuda/prog_linked" seed > /dev/null 2>&1
+n=$(grep -c '"violation"' "$tmp/c.json" 2> /dev/null || echo 0)
+[ "$n" -gt 0 ] && ! grep -q "python:" "$tmp/c.txt" && ! grep -q "py_backtrace\|py_note" "$tmp/c.json" &&
+	ok "C program: $n records, no python block or field" || bad "C program: $n records; $(grep -m2 "python:" "$tmp/c.txt")"
+echo "$pass passed, $fail failed"
