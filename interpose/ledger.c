@@ -181,6 +181,7 @@ static void on_use(gc_ledger *l, out *o, const gc_event *ev)
 	if (l->n_use_seen < USE_SEEN_MAX)
 		l->use_seen[l->n_use_seen++] = key;
 	gc_check_use(o, ev, &hit, a);
+	l->use_reported = 1;
 }
 
 /* ---- the dispatcher ------------------------------------------------------ */
@@ -274,6 +275,8 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 		break;
 	case GC_EV__COUNT: break;
 	}
+	if (ev->result == GC_CUDA_ERROR_ILLEGAL_ADDRESS && l->use_reported)
+		o.explained = 1;  /* the fault of a use already reported: not another record */
 	gc_check_api_error(&o, ev);
 done:
 	if (one)

@@ -144,6 +144,9 @@ struct gc_ledger {
 	 * bad use gets one record. Under the graph lock; full, every further one is written. */
 	uint64_t use_seen[USE_SEEN_MAX];
 	size_t n_use_seen;
+	/* A use of dead memory was reported: the driver's 700 (ILLEGAL_ADDRESS) that follows at
+	 * some later call, and on every call after it (the context is lost), is that use. */
+	int use_reported;
 };
 
 static inline struct stripe *stripe_of(const gc_ledger *l, uint64_t ptr)

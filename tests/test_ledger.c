@@ -1142,6 +1142,24 @@ static void use_unmaterialized_before_launch(void **state)
 	assert_non_null(strstr(f->v[0].message, "the source of the copy"));
 }
 
+/* The 700 that a bad kernel use brings at a later synchronize, and on every call after it,
+ * is that use's (H200); before any use was reported, a 700 is an api-error. */
+static void fault_after_use_is_explained(void **state)
+{
+	fx *f = *state;
+	apply(f, (gc_event){.kind = GC_EV_SYNCHRONIZE, .call = "cuStreamSynchronize",
+	                    .stream = S1, .result = 700});
+	expect(f, 1, GC_RULE_API_ERROR);
+	capture_graph(f, 1, 0xa000, 0x6000, 0xe000, 0, 0);
+	apply(f, use(GC_USE_KERNEL, 0xa010, 1, 0, 0, 50));
+	expect(f, 1, GC_RULE_USE_UNMATERIALIZED);
+	apply(f, (gc_event){.kind = GC_EV_SYNCHRONIZE, .call = "cuStreamSynchronize",
+	                    .stream = S1, .result = 700});
+	expect_none(f);
+	apply(f, mfree(0xa000, S1, 0, 700));  /* not a free-unmaterialized: the context is gone */
+	expect_none(f);
+}
+
 static void use_unmaterialized_clean(void **state)
 {
 	fx *f = *state;
@@ -1282,6 +1300,7 @@ int main(void)
 		cmocka_unit_test(kind_names_old_and_new),
 		T(free_refused_for_its_stream),
 		T(use_unmaterialized_before_launch),
+		T(fault_after_use_is_explained),
 		T(use_unmaterialized_clean),
 		T(use_after_free),
 		cmocka_unit_test(use_after_free_history_lost),

@@ -76,10 +76,9 @@ rules=$(printf "5 api-error\n3 capture-invalidated\n2 free-owned-by-graph\n1 ins
 # is refused (900, then 401 at its end: two api-error) and the second free is a double free.
 # `uses`: a copy from a graph allocation whose graph never ran (1), a kernel (a CUkernel)
 # reading pool memory freed before it (0), a kernel reading a graph allocation whose graph
-# never ran (0, then 700 at the synchronize and the context is lost). graphcheck does not
-# tie that 700 to the use it reported at the launch: an api-error today (the ledger's to
-# explain, as it does a 901 after a broken capture). `uses-clean`: the same uses in order.
-uses=$(printf "1 api-error\n1 use-after-free\n2 use-unmaterialized")
+# never ran (0, then 700 at the synchronize and the context is lost: that use's, no other
+# record). `uses-clean`: the same uses in order.
+uses=$(printf "1 use-after-free\n2 use-unmaterialized")
 stream0_ptds="1 free-foreign-in-capture"
 stream0_legacy=$(printf "2 api-error\n1 double-free")
 for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procaddr ptds"; do
