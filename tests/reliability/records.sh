@@ -19,16 +19,16 @@ slow_reader='
 import os, sys, time
 with open(sys.argv[1], "wb") as out:
     while True:
-        b = os.read(0, 512)
+        b = os.read(0, 2048)
         if not b:
             break
         out.write(b)
-        time.sleep(0.0002)
+        time.sleep(0.0001)
 '
 for run in 1 2 3; do
-	# a slow reader (512-byte reads): the pipe fills, and a write over PIPE_BUF that waits
+	# a slow reader (2 KiB reads): the pipe fills, and a write over PIPE_BUF that waits
 	# for room goes in pieces, between other threads' writes unless graphcheck orders them
-	GRAPHCHECK_BACKTRACE_DEPTH=64 timeout 120 env LD_PRELOAD="$PRE" "$REL" deep 8 40 64 2>&1 |
+	GRAPHCHECK_BACKTRACE_DEPTH=64 timeout 300 env LD_PRELOAD="$PRE" "$REL" deep 8 40 64 2>&1 |
 		python3 -c "$slow_reader" "$tmp/pipe.out"
 	recs=$(grep -c '^==graphcheck== error: double-free in cuMemFreeAsync' "$tmp/pipe.out")
 	want=$(sed -n 's/^8 threads, 40 double frees each at depth 64: \([0-9]*\) refused$/\1/p' "$tmp/pipe.out")
