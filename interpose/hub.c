@@ -141,7 +141,7 @@ static void init(void)
 		gc_log_note("version %s, pid %ld", GC_VERSION, (long)getpid());
 		gc_options_print(&opts, 2);
 	}
-	gc_ledger_config cfg = {.history = (size_t)opts.history};
+	gc_ledger_config cfg = {.history = (size_t)opts.history, .no_uses = !opts.uses};
 	ledger = gc_ledger_new(&cfg);
 	if (!ledger) {
 		gc_log_note("out of memory at start-up; checking is off");

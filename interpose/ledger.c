@@ -327,6 +327,7 @@ gc_ledger *gc_ledger_new(const gc_ledger_config *cfg)
 	l->nstripes = 1;
 	while (l->nstripes < want && l->nstripes < 1024)
 		l->nstripes <<= 1;
+	l->no_uses = cfg && cfg->no_uses;
 	if (gc_store_init(l, history) || gc_graph_init(l) || gc_pending_init(l) ||
 	    gc_dead_ranges_init(&l->dead, DEAD_RANGES_MAX)) {
 		gc_ledger_free(l);

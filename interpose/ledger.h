@@ -130,6 +130,7 @@ typedef struct gc_ledger_config {
 	size_t history;       /* freed allocations kept for explanations; 0 keeps none. Split
 	                       * among the stripes, rounded up: each keeps its newest. */
 	unsigned stripes;     /* 0: GC_LEDGER_STRIPES; rounded up to a power of two, at most 1024 */
+	int no_uses;          /* keep no index of dead memory: uses are never checked */
 } gc_ledger_config;
 
 gc_ledger *gc_ledger_new(const gc_ledger_config *cfg);  /* cfg NULL: the defaults */

@@ -147,6 +147,7 @@ struct gc_ledger {
 	/* A use of dead memory was reported: the driver's 700 (ILLEGAL_ADDRESS) that follows at
 	 * some later call, and on every call after it (the context is lost), is that use. */
 	int use_reported;
+	int no_uses;  /* gc_ledger_config's: the dead index stays empty */
 };
 
 static inline struct stripe *stripe_of(const gc_ledger *l, uint64_t ptr)

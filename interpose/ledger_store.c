@@ -79,7 +79,9 @@ static struct alloc *alloc_new(gc_ledger *l, struct stripe *st, const gc_event *
 	gc_table_insert(st ? &st->allocs : &l->gallocs, &a->h);
 	/* A graph allocation is dead memory until a launch of its graph reaches it; any other
 	 * covers what it occupies. */
-	if (kind == K_GRAPH)
+	if (l->no_uses)
+		;
+	else if (kind == K_GRAPH)
 		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key,
 		                   GC_DEAD_UNMATERIALIZED);
 	else
@@ -138,7 +140,7 @@ void gc_store_set_live(gc_ledger *l, struct alloc *a, int live)
 		--*count;
 		*bytes -= a->size;
 	}
-	if (a->kind != K_GRAPH)
+	if (a->kind != K_GRAPH || l->no_uses)
 		return;
 	if (live)
 		gc_dead_ranges_cover(&l->dead, a->h.key, granule_end(a));
@@ -193,7 +195,7 @@ static void free_plain(gc_ledger *l, struct stripe *st, struct alloc *a, uint32_
 {
 	plain_unlive(st, a);
 	a->state = S_FREED;
-	if (a->kind == K_ASYNC && !live_at(st, a->h.key))
+	if (a->kind == K_ASYNC && !l->no_uses && !live_at(st, a->h.key))
 		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key, GC_DEAD_FREED);
 	a->free_site = site;
 	/* Pools hand the same address out again and again: keep one freed record per address

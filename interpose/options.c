@@ -49,6 +49,10 @@ static const opt table[] = {
 	 "Report stream-ordered and graph allocations still live at exit."},
 	{"HISTORY", T_INT, STR(GC_LEDGER_HISTORY_DEFAULT), OFF(history), 0, 100000000, NULL,
 	 "Freed allocations remembered to explain double frees (0: none)."},
+	{"USES", T_BOOL, "1", OFF(uses), 0, 0, NULL,
+	 "Check kernel launches, copies and sets against memory that is not live "
+	 "(use-unmaterialized, use-after-free). 0 keeps no index of that memory, which every "
+	 "stream-ordered allocation and free otherwise updates."},
 	{"SIGNAL_SUMMARY", T_BOOL, "1", OFF(signal_summary), 0, 0, NULL,
 	 "Write the summary when a signal that kills by default (SIGTERM, SIGINT, SIGSEGV, "
 	 "SIGABRT ...) ends the program, then die of it as before. Only signals left at their "

@@ -20,6 +20,7 @@ typedef struct gc_options {
 	int on_error;
 	int leak_check;
 	int history;
+	int uses;
 	int signal_summary;
 	int verbose;
 	int gen_suppressions;

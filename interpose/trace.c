@@ -19,7 +19,7 @@
 static gc_outfile trace_out = {.fd = -1, .fallback = -1, .what = "trace"};
 static char pattern_copy[GC_PATH_MAX];
 static int driver;
-static int history, leak_check;  /* the options that change verdicts, for the header */
+static int history, leak_check, uses;  /* the options that change verdicts, for the header */
 static uint64_t seq;
 static uint32_t sites_written;    /* sites are interned in increasing id order */
 static pthread_mutex_t site_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -86,8 +86,8 @@ static void write_header(gc_scratch *sc)
 		gc_buf_json_str(&b, gc_program_path(), GC_PATH_MAX);
 		gc_buf_printf(&b, ",\"cuda_driver_version\":%d,\"nvidia_driver\":", driver);
 		gc_buf_json_str(&b, kdrv, sizeof(kdrv));
-		gc_buf_printf(&b, ",\"options\":{\"history\":%d,\"leak_check\":%d}}\n", history,
-		              leak_check);
+		gc_buf_printf(&b, ",\"options\":{\"history\":%d,\"leak_check\":%d,\"uses\":%d}}\n",
+		              history, leak_check, uses);
 	} while (b.overflow && gc_line_grow(&sc->line));
 	if (!b.overflow)
 		put(b.p, b.len);
@@ -115,6 +115,7 @@ void gc_trace_open(const gc_options *o, int driver_version)
 	driver = driver_version;
 	history = o->history;
 	leak_check = o->leak_check;
+	uses = o->uses;
 	open_trace(o->trace_file);
 }
 

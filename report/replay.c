@@ -116,14 +116,17 @@ static void emit_all(FILE *out, int json, const gc_event *ev, const gc_verdict *
 	}
 }
 
-/* The ledger the live run had: GRAPHCHECK_HISTORY from the header's "options" (a trace
- * written before the header carried it gets the option's default, as a live run had then). */
+/* The ledger the live run had: GRAPHCHECK_HISTORY and GRAPHCHECK_USES from the header's
+ * "options" (a trace written before the header carried them gets the options' defaults, as
+ * a live run had then). */
 static gc_ledger *new_ledger(json_t *header)
 {
 	json_t *h = json_object_get(json_object_get(header, "options"), "history");
 	gc_ledger_config cfg = {.history = GC_LEDGER_HISTORY_DEFAULT};
 	if (json_is_integer(h) && json_integer_value(h) >= 0)
 		cfg.history = (size_t)json_integer_value(h);
+	json_t *u = json_object_get(json_object_get(header, "options"), "uses");
+	cfg.no_uses = json_is_integer(u) && json_integer_value(u) == 0;
 	return gc_ledger_new(&cfg);
 }
 

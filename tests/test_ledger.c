@@ -1223,6 +1223,21 @@ static void use_granule_of_live_allocation(void **state)
 	assert_non_null(strstr(f->v[0].message, "byte 2048 into allocation #1 (2560 bytes)"));
 }
 
+/* GRAPHCHECK_USES=0: no index of dead memory, so no use is ever a violation. */
+static void uses_off(void **state)
+{
+	(void)state;
+	gc_ledger_config cfg = {.history = 16, .no_uses = 1};
+	gc_ledger *l = gc_ledger_new(&cfg);
+	gc_verdict v[4];
+	gc_event a = alloc(0xb000, 256, S1, 0), fr = mfree(0xb000, S1, 0, 0),
+	         u = use(GC_USE_KERNEL, 0xb010, 0, 0, 0, 70);
+	gc_ledger_apply(l, &a, v, 4);
+	gc_ledger_apply(l, &fr, v, 4);
+	assert_int_equal(gc_ledger_apply(l, &u, v, 4), 0);
+	gc_ledger_free(l);
+}
+
 static void use_after_free_history_lost(void **state)
 {
 	(void)state;
@@ -1304,6 +1319,7 @@ int main(void)
 		T(use_unmaterialized_clean),
 		T(use_after_free),
 		cmocka_unit_test(use_after_free_history_lost),
+		cmocka_unit_test(uses_off),
 		T(use_granule_of_live_allocation),
 	};
 	return cmocka_run_group_tests_name("ledger", tests, NULL, NULL);
