@@ -861,25 +861,30 @@ static int run_small_stack(int kib, int first)
 
 /* ---- deep backtraces from several threads --------------------------------------------- */
 static int deep_n, deep_depth;
+static int deep_refused[64];
 
-__attribute__((noinline)) static int descend(CUstream s, int depth)
+/* Each thread its own allocation size: the pool reuses a freed block for the same size
+ * only, so no thread is handed an address another is about to free a second time, and all
+ * n double frees of every thread are refused. */
+__attribute__((noinline)) static int descend(CUstream s, int depth, size_t size)
 {
 	if (depth > 0) {
 		volatile int keep = depth;  /* read after the call: a real frame, not a loop */
-		int r = descend(s, depth - 1);
+		int r = descend(s, depth - 1, size);
 		return r + keep - depth;
 	}
 	int refused = 0;
 	for (int i = 0; i < deep_n; i++)
-		refused += double_free(s, 512) == CUDA_ERROR_INVALID_VALUE;
+		refused += double_free(s, size) == CUDA_ERROR_INVALID_VALUE;
 	return refused;
 }
 
 static void *deep_thread(void *arg)
 {
+	int *slot = arg;  /* refused[i]: i picks the size */
 	cuCtxSetCurrent(ctx);
 	CUstream s = new_stream();
-	*(int *)arg = descend(s, deep_depth);
+	*slot = descend(s, deep_depth, 512 * (size_t)(1 + (slot - deep_refused)));
 	return NULL;
 }
 
@@ -887,16 +892,16 @@ static int run_deep(int nthreads, int n, int depth)
 {
 	init_driver();
 	pthread_t t[64];
-	int refused[64] = {0}, total = 0;
+	int total = 0;
 	if (nthreads < 1 || nthreads > 64)
 		return 2;
 	deep_n = n;
 	deep_depth = depth;
 	for (int i = 0; i < nthreads; i++)
-		pthread_create(&t[i], NULL, deep_thread, &refused[i]);
+		pthread_create(&t[i], NULL, deep_thread, &deep_refused[i]);
 	for (int i = 0; i < nthreads; i++) {
 		pthread_join(t[i], NULL);
-		total += refused[i];
+		total += deep_refused[i];
 	}
 	printf("%d threads, %d double frees each at depth %d: %d refused\n", nthreads, n, depth,
 	       total);
