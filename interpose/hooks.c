@@ -132,7 +132,8 @@
 	        (node, g, deps, n, p), 0, 1, .kind = GC_EV_FREE_NODE, .graph = U64(g), .ptr = p)
 
 /* cuGraphAddNode with memory-node or child-graph parameters is the same event as the calls
- * that add those nodes (above, and ADD_CHILD_GRAPH below); any other node is no event. */
+ * that add those nodes (above, and ADD_CHILD_GRAPH below); any other node (or none: NULL
+ * params) is an event only when the call failed, for api-error. */
 static inline gc_event_kind node_kind(const CUgraphNodeParams *p)
 {
 	if (p && p->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
@@ -141,7 +142,7 @@ static inline gc_event_kind node_kind(const CUgraphNodeParams *p)
 		return GC_EV_FREE_NODE;
 	if (p && p->type == CU_GRAPH_NODE_TYPE_GRAPH)
 		return GC_EV_CHILD_GRAPH;
-	return GC_EV__COUNT;
+	return GC_EV_FAILED;
 }
 
 static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
@@ -158,17 +159,17 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	.size = node_kind(params) == GC_EV_ALLOC_NODE ? params->alloc.bytesize : 0,            \
 	.child = node_kind(params) == GC_EV_CHILD_GRAPH ? U64(params->graph.graph) : 0,        \
 	.flags = node_kind(params) == GC_EV_CHILD_GRAPH ? (uint64_t)params->graph.ownership : 0
+#define NODE_WHEN (node_kind(params) != GC_EV_FAILED || r != CUDA_SUCCESS)
 #define ADD_NODE(spelling, ptsz)                                                           \
 	WRAPPER(spelling,                                                                      \
 	        (CUgraphNode *node, CUgraph g, const CUgraphNode *deps, size_t n,               \
 	         CUgraphNodeParams *params),                                                   \
-	        (node, g, deps, n, params), 0, node_kind(params) != GC_EV__COUNT, NODE_EVENT)
+	        (node, g, deps, n, params), 0, NODE_WHEN, NODE_EVENT)
 #define ADD_NODE_EDGES(spelling, ptsz)                                                     \
 	WRAPPER(spelling,                                                                      \
 	        (CUgraphNode *node, CUgraph g, const CUgraphNode *deps,                         \
 	         const CUgraphEdgeData *edata, size_t n, CUgraphNodeParams *params),           \
-	        (node, g, deps, edata, n, params), 0, node_kind(params) != GC_EV__COUNT,       \
-	        NODE_EVENT)
+	        (node, g, deps, edata, n, params), 0, NODE_WHEN, NODE_EVENT)
 
 /* ---- what a graph with memory nodes is refused; pools ---------------------------- */
 

@@ -262,6 +262,7 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	 * (ledger_order.c); today only failed waits arrive, for api-error. */
 	case GC_EV_SYNCHRONIZE: break;
 	case GC_EV_EXIT: gc_check_leaks(l, &o); break;
+	case GC_EV_FAILED: break;  /* only api-error below */
 	case GC_EV_USE: on_use(l, &o, ev); break;
 	case GC_EV_CHILD_GRAPH: on_child_graph(l, &o, ev); break;
 	case GC_EV_GRAPH_CLONE:
@@ -401,7 +402,7 @@ static const char *const kind_names[GC_EV__COUNT] = {
 	"alloc", "free", "mem_alloc", "mem_free", "capture_begin", "capture_end",
 	"alloc_node", "free_node", "instantiate", "launch", "exec_destroy",
 	"graph_destroy", "synchronize", "exit", "use", "graph_clone", "child_graph",
-	"destroy_node", "exec_update", "pool_destroy",
+	"destroy_node", "exec_update", "pool_destroy", "failed",
 };
 
 /* Names traces recorded before the renames used: they still replay. */

@@ -42,6 +42,8 @@ typedef enum gc_event_kind {
 	GC_EV_DESTROY_NODE,   /* cuGraphDestroyNode: node */
 	GC_EV_EXEC_UPDATE,    /* cuGraphExecUpdate: exec, graph */
 	GC_EV_POOL_DESTROY,   /* cuMemPoolDestroy: pool */
+	GC_EV_FAILED,         /* a hooked call that is no other event and failed (cuGraphAddNode of
+	                       * a node type the ledger does not follow, or NULL params): result */
 	GC_EV__COUNT
 } gc_event_kind;
 

@@ -155,4 +155,14 @@ notes=$(grep -c '^graphcheck: ' "$tmp/gc.err")
 same && eval "$has_records" && [ "$notes" -eq 1 ] && grep -q "cannot open the summary file" "$tmp/gc.err" &&
 	ok "GRAPHCHECK_SUMMARY_FILE in a missing directory: one message, records as usual" ||
 	bad "GRAPHCHECK_SUMMARY_FILE in a missing directory: rc $nrc/$grc, $notes messages: $(head -c 200 "$tmp/gc.err")"
+# A refused cuGraphAddNode with NULL params (issue 12 row 18): an api-error naming it, not
+# silence; the program's output is its own.
+"$REL" addnode-refused > "$tmp/native.out" 2>&1
+rm -f "$tmp/an.json"
+GRAPHCHECK_JSON_FILE="$tmp/an.json" GRAPHCHECK_LOG_FILE=/dev/null LD_PRELOAD="$PRE" \
+	"$REL" addnode-refused > "$tmp/gc.out" 2>&1
+got=$(jq -r 'select(.type == "violation") | "\(.rule) \(.call) \(.result)"' "$tmp/an.json" 2>/dev/null)
+cmp -s "$tmp/native.out" "$tmp/gc.out" && [ "$got" = "api-error cuGraphAddNode_v2 1" ] &&
+	ok "cuGraphAddNode with NULL params, refused: one api-error naming it" ||
+	bad "cuGraphAddNode with NULL params: records '$got'"
 finish

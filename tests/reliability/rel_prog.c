@@ -695,6 +695,21 @@ static int run_end_wrong_thread(void)
 }
 
 /* ---- plain ------------------------------------------------------------------------------ */
+/* cuGraphAddNode (cuda.h makes it _v2) with NULL params, and with a host node's params
+ * but no function: each refused, each the program's to see. */
+static int run_addnode_refused(void)
+{
+	init_driver();
+	CUgraph g = NULL;
+	CUgraphNode n = NULL;
+	CUgraphNodeParams host = {.type = CU_GRAPH_NODE_TYPE_HOST};
+	printf("graph %d\n", (int)cuGraphCreate(&g, 0));
+	printf("add NULL %d\n", (int)cuGraphAddNode(&n, g, NULL, NULL, 0, NULL));
+	printf("add host, no function %d\n", (int)cuGraphAddNode(&n, g, NULL, NULL, 0, &host));
+	printf("done\n");
+	return 0;
+}
+
 static int run_plain(void)
 {
 	init_driver();
@@ -972,6 +987,8 @@ int main(int argc, char **argv)
 		return run_end_wrong_thread();
 	if (!strcmp(m, "plain"))
 		return run_plain();
+	if (!strcmp(m, "addnode-refused"))
+		return run_addnode_refused();
 	if (!strcmp(m, "leak-only"))
 		return run_leak_only();
 	if (!strcmp(m, "fork-after-summary"))
@@ -985,7 +1002,7 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "close-fds") && argc > 3)
 		return run_close_fds(argv[2], !strcmp(argv[3], "fill"));
 	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-busy|fork-init|"
-	                "faults|begin-refused|end-wrong-thread|plain|leak-only|fork-after-summary|exit-in-signal|"
+	                "faults|begin-refused|end-wrong-thread|plain|addnode-refused|leak-only|fork-after-summary|exit-in-signal|"
 	                "small-stack|deep|close-fds ...\n");
 	return 2;
 }
