@@ -328,6 +328,13 @@ static inline uint64_t device_side(CUmemorytype type, CUdeviceptr base, size_t x
 #define SET_2D_16(spelling, ptsz) SET_2D(spelling, ptsz, unsigned short)
 #define SET_2D_32(spelling, ptsz) SET_2D(spelling, ptsz, unsigned int)
 
+/* ---- unloads: kernel handles may be given out again ----------------------------- */
+
+#define MODULE_UNLOAD(spelling, ptsz)                                                      \
+	WRAPPER_OF(gc_unload, gc_hub_unloaded, spelling, (CUmodule m), (m), 0, 1, )
+#define LIBRARY_UNLOAD(spelling, ptsz)                                                     \
+	WRAPPER_OF(gc_unload, gc_hub_unloaded, spelling, (CUlibrary lib), (lib), 0, 1, )
+
 /* ---- cuGetProcAddress ---------------------------------------------------------- */
 
 /* The runtime reaches every driver function through these: hand out our wrapper for each

@@ -85,6 +85,7 @@ static void on_fatal_signal(int sig)
 
 static void fork_prepare(void)
 {
+	gc_kernel_args_fork_prepare();  /* held only while asking the driver, never under others */
 	gc_ledger_fork_prepare(ledger);
 	gc_sites_fork_prepare();
 	gc_py_fork_prepare();
@@ -97,11 +98,13 @@ static void fork_parent(void)
 	gc_py_fork_parent();
 	gc_sites_fork_parent();
 	gc_ledger_fork_parent(ledger);
+	gc_kernel_args_fork_parent();
 }
 
 static void fork_child(void)
 {
 	gc_outfile_fork_child();
+	gc_kernel_args_fork_child();
 	gc_ledger_fork_child(ledger);
 	gc_sites_fork_child();
 	gc_py_fork_child();

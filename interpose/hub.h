@@ -43,6 +43,14 @@ typedef struct gc_use {
 	uint64_t dst, src, bytes;     /* copies and sets: device addresses, 0 for host memory */
 } gc_use;
 
+/* A module or library unloaded: the kernels' layouts known so far are forgotten (their
+ * handles may come back for other kernels). */
+typedef struct gc_unload {
+	const char *call;
+	int result;
+} gc_unload;
+void gc_hub_unloaded(const gc_unload *u);
+
 /* The ledger's dead memory, read by the uses' fast check; set at start-up. */
 extern struct gc_dead_ranges *gc_hub_dead;
 

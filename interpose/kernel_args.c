@@ -14,12 +14,15 @@ struct gc_kernel {
 };
 
 /* Handles seen so far, open addressing, published with a release store of the key after its
- * kernel is filled in: readers take no lock. Full: new handles go unchecked (a program with
- * more kernels than this is counted in gc_kernel_args_unknown, not slowed down). */
+ * kernel is filled in: readers take no lock, and a published entry never changes. The key is
+ * the handle with the module generation in its top 16 bits: an unloaded module's handles may
+ * come back for other kernels, so an unload (gc_kernel_args_forget) makes every older entry
+ * a miss. Full (16384 kernels, stale ones included): new handles go unchecked, never slower. */
 #define KERNELS 16384
 #define NO_LAYOUT ((gc_kernel *)1)  /* asked, and the driver could not say */
-static struct { uint64_t func; gc_kernel *k; } table[KERNELS];
+static struct { uint64_t key; gc_kernel *k; } table[KERNELS];
 static pthread_mutex_t insert_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t generation;
 
 typedef CUresult (*param_info_fn)(void *h, size_t i, size_t *off, size_t *size);
 typedef CUresult (*name_fn)(const char **name, void *h);
@@ -34,19 +37,31 @@ void gc_kernel_args_init(void *(*lookup)(const char *spelling))
 	kernel_name = (name_fn)lookup("cuKernelGetName");
 }
 
-/* Asks the driver: the handle is a CUfunction, or (the runtime may pass one) a CUkernel. */
+/* The driver said what parameter 0 is, or that there is none. */
+static int answered(CUresult r)
+{
+	return r == CUDA_SUCCESS || r == CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Asks the driver: the handle is a CUfunction, or (the runtime may pass one) a CUkernel.
+ * NO_LAYOUT when neither kind knows it; NULL when the driver could not answer now (no
+ * context on this thread, ...): not kept, asked again at the next launch. */
 static gc_kernel *ask(uint64_t func)
 {
 	void *h = (void *)(uintptr_t)func;
 	param_info_fn info = NULL;
 	name_fn name = NULL;
 	size_t off, size, n = 0;
-	if (func_info && func_info(h, 0, &off, &size) != CUDA_ERROR_INVALID_HANDLE)
+	CUresult rf = func_info ? func_info(h, 0, &off, &size) : CUDA_ERROR_NOT_FOUND;
+	CUresult rk = CUDA_ERROR_NOT_FOUND;
+	if (answered(rf))
 		info = func_info, name = func_name;
-	else if (kernel_info && kernel_info(h, 0, &off, &size) != CUDA_ERROR_INVALID_HANDLE)
+	else if (kernel_info && answered(rk = kernel_info(h, 0, &off, &size)))
 		info = kernel_info, name = kernel_name;
 	if (!info)
-		return NO_LAYOUT;
+		return rf == CUDA_ERROR_INVALID_HANDLE &&
+		               (!kernel_info || rk == CUDA_ERROR_INVALID_HANDLE)
+		           ? NO_LAYOUT : NULL;
 	while (n < 0xffff && info(h, n, &off, &size) == CUDA_SUCCESS)
 		n++;
 	gc_kernel *k = malloc(sizeof *k + n * sizeof k->p[0]);
@@ -58,8 +73,11 @@ static gc_kernel *ask(uint64_t func)
 		k->p[i].offset = (uint32_t)off;
 		k->p[i].size = (uint32_t)size;
 	}
+	/* A copy: the driver's string goes with its module. */
 	const char *s = NULL;
-	k->name = name && name(&s, h) == CUDA_SUCCESS && s ? s : "?";
+	k->name = name && name(&s, h) == CUDA_SUCCESS && s ? strdup(s) : NULL;
+	if (!k->name)
+		k->name = "?";
 	return k;
 }
 
@@ -72,10 +90,12 @@ const gc_kernel *gc_kernel_of(uint64_t func)
 {
 	if (!func)
 		return NULL;
-	size_t i = slot_of(func);
+	uint64_t key = (func & 0xffffffffffffull) |
+	               __atomic_load_n(&generation, __ATOMIC_ACQUIRE) << 48;
+	size_t i = slot_of(key);
 	for (size_t probes = 0; probes < KERNELS; probes++, i = (i + 1) & (KERNELS - 1)) {
-		uint64_t f = __atomic_load_n(&table[i].func, __ATOMIC_ACQUIRE);
-		if (f == func) {
+		uint64_t f = __atomic_load_n(&table[i].key, __ATOMIC_ACQUIRE);
+		if (f == key) {
 			gc_kernel *k = table[i].k;
 			return k == NO_LAYOUT ? NULL : k;
 		}
@@ -83,14 +103,37 @@ const gc_kernel *gc_kernel_of(uint64_t func)
 			continue;
 		/* Not known yet: ask under the lock (another thread may be asking too). */
 		pthread_mutex_lock(&insert_lock);
-		if (!table[i].func) {
-			table[i].k = ask(func);
-			__atomic_store_n(&table[i].func, func, __ATOMIC_RELEASE);
+		gc_kernel *k = NULL;
+		if (!table[i].key && (k = ask(func))) {
+			table[i].k = k;
+			__atomic_store_n(&table[i].key, key, __ATOMIC_RELEASE);
 		}
 		pthread_mutex_unlock(&insert_lock);
+		if (!k && !__atomic_load_n(&table[i].key, __ATOMIC_ACQUIRE))
+			return NULL;  /* the driver could not answer now: unchecked, asked next time */
 		i = (i + KERNELS - 1) & (KERNELS - 1);  /* look at this slot again */
 	}
 	return NULL;
+}
+
+void gc_kernel_args_forget(void)
+{
+	__atomic_add_fetch(&generation, 1, __ATOMIC_ACQ_REL);
+}
+
+void gc_kernel_args_fork_prepare(void)
+{
+	pthread_mutex_lock(&insert_lock);
+}
+
+void gc_kernel_args_fork_parent(void)
+{
+	pthread_mutex_unlock(&insert_lock);
+}
+
+void gc_kernel_args_fork_child(void)
+{
+	pthread_mutex_init(&insert_lock, NULL);
 }
 
 const char *gc_kernel_name(const gc_kernel *k)

@@ -19,6 +19,14 @@ void gc_kernel_args_init(void *(*lookup)(const char *spelling));
  * the driver cannot say (an older driver, or a handle it refuses): its launches go
  * unchecked. Thread-safe; never allocates once the handle is known. */
 const gc_kernel *gc_kernel_of(uint64_t func);
+/* A module or library was unloaded: its handles may be given to other kernels, so every
+ * layout known so far is asked again. */
+void gc_kernel_args_forget(void);
+/* pthread_atfork handlers for the table's lock. */
+void gc_kernel_args_fork_prepare(void);
+void gc_kernel_args_fork_parent(void);
+void gc_kernel_args_fork_child(void);
+
 /* The kernel's name as the driver gives it (mangled), or "?". */
 const char *gc_kernel_name(const gc_kernel *k);
 

@@ -158,11 +158,13 @@ static void on_child_graph(gc_ledger *l, out *o, const gc_event *ev)
 
 /* A use that hit dead memory: the record it belonged to (a graph allocation's, or a freed
  * one still in the history), and the verdict, once per (rule, call site, allocation). */
-static void on_use(gc_ledger *l, out *o, const gc_event *ev)
+static void on_use(gc_ledger *l, out *o, const gc_event *ev, struct stripe *locked)
 {
 	gc_dead_range hit;
 	if (!ev->ptr || ev->capture_id || !gc_dead_ranges_lookup(&l->dead, ev->ptr, &hit))
 		return;  /* captured: the graph's launch decides; or live again since the hub looked */
+	if (stripe_of(l, hit.owner) != locked)
+		return;  /* the memory changed hands since the stripe was chosen: no longer this use */
 	int want = hit.kind == GC_DEAD_UNMATERIALIZED ? K_GRAPH : K_ASYNC;
 	struct alloc *a = NULL;
 	at_iter it;
@@ -263,7 +265,7 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	case GC_EV_SYNCHRONIZE: break;
 	case GC_EV_EXIT: gc_check_leaks(l, &o); break;
 	case GC_EV_FAILED: break;  /* only api-error below */
-	case GC_EV_USE: on_use(l, &o, ev); break;
+	case GC_EV_USE: on_use(l, &o, ev, one); break;
 	case GC_EV_CHILD_GRAPH: on_child_graph(l, &o, ev); break;
 	case GC_EV_GRAPH_CLONE:
 	case GC_EV_DESTROY_NODE:

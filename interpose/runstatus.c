@@ -13,13 +13,19 @@ static pid_t error_marked;  /* the pid whose error marker exists (a forked child
  * (no fd is kept in the program). One already there (the same pid after exec) is fine. */
 static void mark(const char *what)
 {
-	char path[GC_PATH_MAX + 32];
-	int n = snprintf(path, sizeof(path), "%s/%s.%ld", run_dir, what, (long)getpid());
-	if (n < 0 || (size_t)n >= sizeof(path))
+	char name[48];  /* the directory is opened by path: no copy of it on the program's stack */
+	int n = snprintf(name, sizeof(name), "%s.%ld", what, (long)getpid());
+	int dir = open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (n < 0 || (size_t)n >= sizeof(name) || dir < 0) {
+		if (dir >= 0)
+			close(dir);
 		return;
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+	}
+	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+	                0600);
 	if (fd >= 0)
 		close(fd);
+	close(dir);
 }
 
 void gc_runstatus_open(const char *dir)

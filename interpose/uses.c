@@ -12,6 +12,12 @@ struct gc_dead_ranges *gc_hub_dead;
 /* Words are read and checked in batches of this many (a small stack). */
 #define WORDS_BATCH 32
 
+void gc_hub_unloaded(const gc_unload *u)
+{
+	if (u->result == CUDA_SUCCESS)
+		gc_kernel_args_forget();
+}
+
 void gc_hub_use(const gc_use *u)
 {
 	struct gc_dead_ranges *d = __atomic_load_n(&gc_hub_dead, __ATOMIC_RELAXED);
@@ -20,7 +26,12 @@ void gc_hub_use(const gc_use *u)
 	gc_dead_range hit;
 	int arg = -1;
 	const gc_kernel *k = NULL;
-	if (u->what == GC_USE_KERNEL) {
+	if (u->what == GC_USE_KERNEL && u->result != CUDA_SUCCESS) {
+		/* A refused launch never ran, and its arguments may be anything (a NULL config,
+		 * both kernelParams and extra, a dangling handle): not read. Only the api-error
+		 * below. (A refused copy's addresses are plain values: checked, as the driver's
+		 * refusal of a copy of dead memory is that use's.) */
+	} else if (u->what == GC_USE_KERNEL) {
 		k = gc_kernel_of(u->func);
 		size_t n;
 		for (size_t from = 0; d && arg < 0 &&
@@ -32,7 +43,7 @@ void gc_hub_use(const gc_use *u)
 				arg = param[at];
 			}
 		}
-	} else if (d) {
+	} else if (d) {  /* a copy or a set */
 		w[GC_USE_DST] = u->dst;
 		w[GC_USE_SRC] = u->src;
 		long at = gc_dead_ranges_check_words(d, w, u->what == GC_USE_COPY ? 2 : 1, &hit);

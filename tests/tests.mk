@@ -11,6 +11,13 @@ UNIT_TESTS := ledger log options table dead_ranges suppress
 TESTS += $(patsubst %,$(BUILD)/tests/test_%,$(UNIT_TESTS))
 TEST_SCRIPTS += tests/interpose/check_exports.sh
 
+# The kernel-layout table is the hub's (it asks the driver): its test links it alone.
+TESTS += $(BUILD)/tests/test_kernel_args
+$(BUILD)/tests/test_kernel_args: $(BUILD)/obj/tests/test_kernel_args.o $(BUILD)/obj/interpose/kernel_args.o
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
 $(BUILD)/tests/test_%: $(BUILD)/obj/tests/test_%.o $(CORE_OBJS)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)

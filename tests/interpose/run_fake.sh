@@ -155,7 +155,7 @@ not_reached="cuCtxSynchronize_v2 cuGraphAddMemFreeNode cuGraphAddNode cuGraphIns
 cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphInstantiate_v2
 cuStreamBeginCapture cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz
 cuStreamBeginCapture_ptsz cuGraphAddChildGraphNode cuGraphDestroyNode cuGraphExecUpdate
-cuGraphExecUpdate_v2 cuMemPoolDestroy"
+cuGraphExecUpdate_v2 cuMemPoolDestroy cuModuleUnload cuLibraryUnload"
 sed -n 's/^HOOK(\([A-Za-z0-9_]*\),.*/\1/p' interpose/hooks.def | grep -v '^cuGetProcAddress' | sort > "$tmp/hooked"
 cat "$tmp"/traces/*.trace | jq -r 'select(.type == "event") | .call' 2>/dev/null | sort -u > "$tmp/reached"
 printf '%s\n' $not_reached | sort > "$tmp/not_reached"

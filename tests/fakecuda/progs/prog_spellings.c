@@ -103,6 +103,8 @@ static CUDA_MEMCPY3D c3;
 #define EXEC_UPDATE_LEGACY NOT_A_USE
 #define EXEC_UPDATE NOT_A_USE
 #define POOL_DESTROY NOT_A_USE
+#define MODULE_UNLOAD NOT_A_USE
+#define LIBRARY_UNLOAD NOT_A_USE
 
 /* Whether a spelling is a per-thread one, by its name (not by hooks.def's flag, which is
  * what is tested). */
