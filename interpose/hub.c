@@ -332,7 +332,8 @@ static void gen_suppression(gc_scratch *sc, const gc_record *r, const gc_verdict
 /* Writes one verdict unless a suppression matches it; 1 for an error written. A held
  * verdict (ledger_pending.c) is about its own call: that call's details and frames. From a
  * signal's handler (sc NULL: no scratch is made there) neither frames of held calls (the
- * site table takes a lock) nor suppressions (fnmatch) are read. */
+ * site table takes a lock) nor suppressions (fnmatch) are read, and the record is built
+ * without printf or a lock waited on (gc_log_verdict_in_handler). */
 static int write_verdict(gc_scratch *sc, const gc_record *r, const gc_verdict *v)
 {
 	gc_record held;
@@ -351,7 +352,10 @@ static int write_verdict(gc_scratch *sc, const gc_record *r, const gc_verdict *v
 		gc_log_suppressed();  /* counted per entry by the set, in total by the log */
 		return 0;
 	}
-	gc_log_verdict(r, v);
+	if (sc)
+		gc_log_verdict(r, v);
+	else
+		gc_log_verdict_in_handler(r, v);
 	if (described && opts.gen_suppressions)
 		gen_suppression(sc, r, v);
 	return gc_rule_severity(v->rule) == GC_SEV_ERROR;

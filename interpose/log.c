@@ -484,6 +484,77 @@ uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v)
 	return rec.seq;
 }
 
+/* From a fatal signal's handler: a record without frames, built with the async-signal-safe
+ * appenders only (no printf, no scratch memory, no lock waited on) in a static buffer that
+ * one handler claims at a time; another handler at the same moment only counts it. */
+void gc_log_verdict_in_handler(const gc_record *r, const gc_verdict *v)
+{
+	static char buf[2048];
+	static int busy;
+	__atomic_add_fetch(&n_records, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(gc_rule_severity(v->rule) == GC_SEV_WARNING ? &n_warnings : &n_errors, 1,
+	                   __ATOMIC_RELAXED);
+	if (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
+		return;
+	const char *sev = gc_severity_name(gc_rule_severity(v->rule));
+	const char *rn = gc_result_name(r->result);
+	gc_buf b = GC_BUF(buf);
+	gc_buf_str(&b, PREFIX);
+	gc_buf_str(&b, sev);
+	gc_buf_str(&b, ": ");
+	gc_buf_str(&b, gc_rule_id(v->rule));
+	gc_buf_str(&b, " in ");
+	gc_buf_text_str(&b, r->call, 128);
+	gc_buf_str(&b, " (returned ");
+	gc_buf_u64(&b, (uint64_t)(unsigned)r->result);
+	if (rn) {
+		gc_buf_str(&b, ", ");
+		gc_buf_str(&b, rn);
+	}
+	gc_buf_str(&b, ")\n" PREFIX "  ");
+	gc_buf_text_str(&b, v->message, sizeof(buf) / 2);
+	gc_buf_str(&b, "\n" PREFIX "  (no frames: written from a fatal signal's handler)\n");
+	if (!b.overflow)
+		gc_outfile_write(&text_out.f, buf, b.len, 1);
+	if (__atomic_load_n(&json_out.f.fd, __ATOMIC_ACQUIRE) >= 0) {
+		b = GC_BUF(buf);
+		gc_buf_str(&b, "{\"type\":\"violation\",\"seq\":");
+		gc_buf_u64(&b, __atomic_load_n(&n_records, __ATOMIC_RELAXED));
+		gc_buf_str(&b, ",\"pid\":");
+		gc_buf_u64(&b, r->pid);
+		gc_buf_str(&b, ",\"tid\":");
+		gc_buf_u64(&b, r->tid);
+		gc_buf_str(&b, ",\"rule\":\"");
+		gc_buf_str(&b, gc_rule_id(v->rule));
+		gc_buf_str(&b, "\",\"severity\":\"");
+		gc_buf_str(&b, sev);
+		gc_buf_str(&b, "\",\"call\":");
+		gc_buf_json_str(&b, r->call, 128);
+		gc_buf_str(&b, ",\"result\":");
+		gc_buf_u64(&b, (uint64_t)(unsigned)r->result);
+		gc_buf_str(&b, ",\"result_name\":");
+		gc_buf_json_str(&b, rn, 64);
+		const struct { const char *key; uint64_t v; } hex[] = {
+			{",\"ptr\":\"", r->ptr}, {",\"stream\":\"", r->stream},
+			{",\"graph\":\"", r->graph}, {",\"exec\":\"", r->exec}};
+		for (size_t i = 0; i < sizeof(hex) / sizeof(hex[0]); i++) {
+			gc_buf_str(&b, hex[i].key);
+			gc_buf_hex(&b, hex[i].v);
+			gc_buf_str(&b, "\"");
+		}
+		gc_buf_str(&b, ",\"size\":");
+		gc_buf_u64(&b, r->size);
+		gc_buf_str(&b, ",\"capture_id\":");
+		gc_buf_u64(&b, r->capture_id);
+		gc_buf_str(&b, ",\"message\":");
+		gc_buf_json_str(&b, v->message, sizeof(buf) / 2);
+		gc_buf_str(&b, ",\"backtrace\":[],\"alloc\":null}\n");
+		if (!b.overflow)
+			gc_outfile_write(&json_out.f, buf, b.len, 1);
+	}
+	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+}
+
 void gc_log_suppressed(void)
 {
 	__atomic_add_fetch(&n_suppressed, 1, __ATOMIC_RELAXED);

@@ -35,6 +35,8 @@ void gc_log_reopen_child(void);
 void gc_log_activate(void);
 /* Writes one verdict (text and JSON); counts it for the summary. Returns its seq. */
 uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v);
+/* The same from a fatal signal's handler: no frames, async-signal-safe. */
+void gc_log_verdict_in_handler(const gc_record *r, const gc_verdict *v);
 /* A record a suppression matched: not written, counted for the summary. */
 void gc_log_suppressed(void);
 /* Lines for the text log as they are (GRAPHCHECK_GEN_SUPPRESSIONS' entries). */

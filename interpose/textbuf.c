@@ -31,6 +31,19 @@ void gc_buf_u64(gc_buf *b, uint64_t v)
 	gc_buf_put(b, digits + i, sizeof(digits) - i);
 }
 
+void gc_buf_hex(gc_buf *b, uint64_t v)
+{
+	char digits[18];
+	size_t i = sizeof(digits);
+	do {
+		digits[--i] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	digits[--i] = 'x';
+	digits[--i] = '0';
+	gc_buf_put(b, digits + i, sizeof(digits) - i);
+}
+
 void gc_buf_printf(gc_buf *b, const char *fmt, ...)
 {
 	if (b->overflow)

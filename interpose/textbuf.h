@@ -16,10 +16,11 @@ typedef struct gc_buf {
 /* A builder over a char array (not a pointer). */
 #define GC_BUF(array) ((gc_buf){(array), 0, sizeof(array), 0})
 
-/* The _put, _str and _u64 appenders are async-signal-safe (memcpy and arithmetic only). */
+/* The _put, _str, _u64, _hex and _json_str appenders are async-signal-safe (memcpy and arithmetic only). */
 void gc_buf_put(gc_buf *b, const char *s, size_t n);
 void gc_buf_str(gc_buf *b, const char *s);
 void gc_buf_u64(gc_buf *b, uint64_t v);
+void gc_buf_hex(gc_buf *b, uint64_t v);  /* 0x and lower-case digits */
 void gc_buf_printf(gc_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* s as a JSON string, quotes included; NULL becomes null. At most max bytes of s are read

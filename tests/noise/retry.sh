@@ -83,6 +83,11 @@ run giveup kill
 	grep -q '"signal":"SIGTERM"' "$tmp/giveup.json" &&
 	ok "giveup + SIGTERM: the held api-error is written before the signal's summary" ||
 	bad "giveup + SIGTERM: records {$(records "$tmp/giveup.json" | tr '\n' ' ')}"
+# From the handler the record is built without printf, scratch or frames (its own writer).
+grep -q "no frames: written from a fatal signal's handler" "$tmp/giveup.txt" &&
+	[ "$(jq -c 'select(.type == "violation") | [.backtrace, .message != ""]' "$tmp/giveup.json")" = '[[],true]' ] &&
+	ok "giveup + SIGTERM: the handler's own record, text and JSON, without frames" ||
+	bad "giveup + SIGTERM: not the handler's record: $(grep -c . "$tmp/giveup.txt") text lines, $(jq -c 'select(.type == "violation") | .backtrace | length' "$tmp/giveup.json") frames"
 
 # ---- followed by another call on that thread -----------------------------------------------
 run other
