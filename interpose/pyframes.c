@@ -275,12 +275,14 @@ struct raw_out {
 	int n;
 };
 
-static void raw_frame(void *ctx, const gc_pystack_frame *f)
+static uint32_t raw_frame(void *ctx, const gc_pystack_frame *f)
 {
 	struct raw_out *o = ctx;
-	void *id = memo_id(o->c, f->file_obj, f->name_obj, f->file, f->function, f->line);
+	void *id = f->id ? (void *)(TAG | f->id)
+	                 : memo_id(o->c, f->file_obj, f->name_obj, f->file, f->function, f->line);
 	if (id)
 		o->out[o->n++] = id;
+	return (uint32_t)((uintptr_t)id & 0xffffffffu);
 }
 
 int gc_py_capture(gc_py_cache *c, void **out, int max, gc_py_state *st)
@@ -302,7 +304,8 @@ int gc_py_capture(gc_py_cache *c, void **out, int max, gc_py_state *st)
 		/* It released the GIL in a C extension and is inside our hook: its frames hold
 		 * still, and are read as memory (pystack.h). */
 		struct raw_out o = {c, out, 0};
-		if (gc_pystack_walk(mine, max, raw_frame, &o, c->text_file, c->text_function) < 0) {
+		if (gc_pystack_walk(mine, max, raw_frame, &o, &c->raw_memo, c->text_file,
+		                    c->text_function) < 0) {
 			*st = GC_PY_NO_GIL;
 			return 0;
 		}

@@ -33,6 +33,7 @@ typedef struct gc_py_cache {
 		int line;
 		uint32_t id;
 	} e[GC_PY_CACHE];
+	gc_pystack_memo raw_memo;                /* frames read as memory before */
 	char text_file[GC_PY_TEXT_MAX + 1];      /* a frame's names read as memory (pystack.h) */
 	char text_function[GC_PY_TEXT_MAX + 1];
 } gc_py_cache;

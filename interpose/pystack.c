@@ -88,12 +88,8 @@ static int plausible(uintptr_t p, uintptr_t align)
 	return p >= 4096 && p < ((uintptr_t)1 << 56) && !(p & (align - 1));
 }
 
-static int rd(struct reader *r, void *dst, uintptr_t src, size_t n)
+static int rd_checked(struct reader *r, void *dst, uintptr_t src, size_t n)
 {
-	if (!r->checked) {
-		memcpy(dst, (const void *)src, n);
-		return 1;
-	}
 	int saved = errno;
 	struct iovec to = {dst, n}, from = {(void *)src, n};
 	ssize_t got = process_vm_readv(getpid(), &to, 1, &from, 1, 0);
@@ -104,13 +100,31 @@ static int rd(struct reader *r, void *dst, uintptr_t src, size_t n)
 	return 0;
 }
 
+/* Inline: the sizes are constants, and a plain read is a load. */
+static inline int rd(struct reader *r, void *dst, uintptr_t src, size_t n)
+{
+	if (!r->checked) {
+		memcpy(dst, (const void *)src, n);
+		return 1;
+	}
+	return rd_checked(r, dst, src, n);
+}
+
 static int rd_ptr(struct reader *r, uintptr_t at, uintptr_t *out)
 {
+	if (!r->checked) {
+		*out = *(const uintptr_t *)at;
+		return 1;
+	}
 	return rd(r, out, at, sizeof(*out));
 }
 
 static int rd_int(struct reader *r, uintptr_t at, int *out)
 {
+	if (!r->checked) {
+		*out = *(const int *)at;
+		return 1;
+	}
 	return rd(r, out, at, sizeof(*out));
 }
 
@@ -247,15 +261,13 @@ static int line_311(const unsigned char *t, size_t n, int line, int addr)
 	return -1;
 }
 
-/* The line of byte offset addr in code object code. */
-static int line_of(struct reader *r, uintptr_t code, int addr)
+/* The line of byte offset addr in a code object whose first line is first and whose line
+ * table is the bytes object lt; -2 when lt is not one. */
+static int line_of(struct reader *r, uintptr_t lt, int first, int addr)
 {
-	uintptr_t lt;
-	int first;
 	intptr_t n;
-	if (!rd_int(r, code + (uintptr_t)L->co_firstline, &first) ||
-	    !rd_ptr(r, code + (uintptr_t)L->co_linetable, &lt) || !is_a(r, lt, bytes_type) ||
-	    !rd(r, &n, lt + OB_SIZE, sizeof(n)) || n < 0 || (size_t)n > LINETABLE_MAX)
+	if (!is_a(r, lt, bytes_type) || !rd(r, &n, lt + OB_SIZE, sizeof(n)) || n < 0 ||
+	    (size_t)n > LINETABLE_MAX)
 		return -2;
 	if (addr < 0)
 		return first;
@@ -276,8 +288,9 @@ static int line_of(struct reader *r, uintptr_t code, int addr)
 
 /* One frame at fr: *back its caller; 1 with f filled, 0 for a frame that is not the
  * program's (C entry, not started), -1 when something read is not what it should be. */
-static int frame_at(struct reader *r, uintptr_t fr, uintptr_t *back, gc_pystack_frame *f,
-                    char *file, char *function)
+static int frame_at(struct reader *r, gc_pystack_memo *m, uintptr_t fr, uintptr_t *back,
+                    gc_pystack_frame *f, struct gc_pystack_memo_entry **slot, char *file,
+                    char *function)
 {
 	uintptr_t code, name, fname;
 	if (!plausible(fr, 8) || (L->minor == 10 && !is_a(r, fr, frame_type)) ||
@@ -314,14 +327,38 @@ static int frame_at(struct reader *r, uintptr_t fr, uintptr_t *back, gc_pystack_
 			return -1;
 		addr = (int)(instr - start);
 	}
+	uintptr_t lt;
+	int first;
 	if (!rd_ptr(r, code + (uintptr_t)L->co_file, &fname) ||
-	    !rd_ptr(r, code + (uintptr_t)L->co_name, &name) || !read_str(r, fname, file) ||
-	    !read_str(r, name, function))
+	    !rd_ptr(r, code + (uintptr_t)L->co_name, &name) ||
+	    !rd_ptr(r, code + (uintptr_t)L->co_linetable, &lt) ||
+	    !rd_int(r, code + (uintptr_t)L->co_firstline, &first))
 		return -1;
-	int line = line_of(r, code, addr);
+	/* Seen before (same code object, instruction, table and names): the caller's id, no
+	 * string read, no table decoded. A code object freed and another made at its address
+	 * with the same table, names and first line at the same address is taken as the same. */
+	struct gc_pystack_memo_entry key = {code, lt, fname, name, addr, first, 0};
+	struct gc_pystack_memo_entry *e = NULL;
+	if (m && !r->checked) {
+		e = &m->e[((code >> 4) ^ (uintptr_t)addr * 0x9e3779b1u) % GC_PYSTACK_MEMO];
+		if (e->id && e->code == code && e->addr == addr && e->linetable == lt &&
+		    e->file == fname && e->name == name && e->first == first) {
+			*f = (gc_pystack_frame){.id = e->id};
+			*slot = e;
+			return 1;
+		}
+	}
+	if (!read_str(r, fname, file) || !read_str(r, name, function))
+		return -1;
+	int line = line_of(r, lt, first, addr);
 	if (line == -2)
 		return -1;
-	*f = (gc_pystack_frame){(const void *)fname, (const void *)name, file, function, line};
+	*f = (gc_pystack_frame){(const void *)fname, (const void *)name, file, function, line, 0};
+	if (e) {
+		key.id = 0;  /* set to the caller's id once it answers */
+		*e = key;
+	}
+	*slot = e;
 	return 1;
 }
 
@@ -329,7 +366,7 @@ static int frame_at(struct reader *r, uintptr_t fr, uintptr_t *back, gc_pystack_
  * *complete: the chain's end was reached. The number of the program's frames seen, or -1
  * where something read was not what it should be. */
 static int walk(struct reader *r, const void *tstate, int max, gc_pystack_fn fn, void *ctx,
-                char *file, char *function, int *complete)
+                gc_pystack_memo *m, char *file, char *function, int *complete)
 {
 	uintptr_t fr;
 	*complete = 0;
@@ -341,13 +378,15 @@ static int walk(struct reader *r, const void *tstate, int max, gc_pystack_fn fn,
 	int n = 0;
 	for (int depth = 0; fr && depth < DEPTH_MAX && n < max; depth++) {
 		gc_pystack_frame f;
+		struct gc_pystack_memo_entry *e;
 		uintptr_t back;
-		int got = frame_at(r, fr, &back, &f, file, function);
+		int got = frame_at(r, m, fr, &back, &f, &e, file, function);
 		if (got < 0)
 			return n && !r->checked ? n : -1;  /* trusted: the frames so far */
 		if (got > 0) {
-			if (fn)
-				fn(ctx, &f);
+			uint32_t id = fn ? fn(ctx, &f) : 0;
+			if (e && !f.id)
+				e->id = id;
 			n++;
 		}
 		fr = back;
@@ -357,7 +396,8 @@ static int walk(struct reader *r, const void *tstate, int max, gc_pystack_fn fn,
 }
 
 int gc_pystack_walk(const void *tstate, int max, gc_pystack_fn fn, void *ctx,
-                    char file[GC_PY_TEXT_MAX + 1], char function[GC_PY_TEXT_MAX + 1])
+                    gc_pystack_memo *m, char file[GC_PY_TEXT_MAX + 1],
+                    char function[GC_PY_TEXT_MAX + 1])
 {
 	int t = __atomic_load_n(&trust, __ATOMIC_RELAXED), complete;
 	if (t == OFF)
@@ -366,7 +406,7 @@ int gc_pystack_walk(const void *tstate, int max, gc_pystack_fn fn, void *ctx,
 		/* The whole chain through checked reads, nothing passed on: it must hold
 		 * everywhere before a plain read is made. */
 		struct reader r = {.checked = 1};
-		int n = walk(&r, tstate, DEPTH_MAX, NULL, NULL, file, function, &complete);
+		int n = walk(&r, tstate, DEPTH_MAX, NULL, NULL, NULL, file, function, &complete);
 		if (n < 0 || r.fault) {
 			__atomic_store_n(&trust, OFF, __ATOMIC_RELAXED);
 			return -1;
@@ -376,5 +416,5 @@ int gc_pystack_walk(const void *tstate, int max, gc_pystack_fn fn, void *ctx,
 		__atomic_store_n(&trust, TRUSTED, __ATOMIC_RELAXED);
 	}
 	struct reader r = {.checked = 0};
-	return max > 0 ? walk(&r, tstate, max, fn, ctx, file, function, &complete) : 0;
+	return max > 0 ? walk(&r, tstate, max, fn, ctx, m, file, function, &complete) : 0;
 }

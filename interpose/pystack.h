@@ -12,22 +12,38 @@
 #ifndef GC_PYSTACK_H
 #define GC_PYSTACK_H
 
+#include <stdint.h>
+
 #define GC_PY_TEXT_MAX 1024  /* bytes of a file or function name read (and kept) */
 
 typedef struct gc_pystack_frame {
 	const void *file_obj, *name_obj;  /* the code's str objects: keys for a memo */
 	const char *file, *function;      /* their text, in the caller's buffers */
 	int line;
+	uint32_t id;  /* nonzero: the frame is one the caller named id before (the rest unset) */
 } gc_pystack_frame;
 
-typedef void (*gc_pystack_fn)(void *ctx, const gc_pystack_frame *f);
+/* The caller's id for a frame (kept in the memo), 0 for none. */
+typedef uint32_t (*gc_pystack_fn)(void *ctx, const gc_pystack_frame *f);
+
+/* Per-thread memo: frames seen before, by code object and instruction. */
+#define GC_PYSTACK_MEMO 32
+typedef struct gc_pystack_memo {
+	struct gc_pystack_memo_entry {
+		uintptr_t code, linetable, file, name;
+		int addr, first;
+		uint32_t id;
+	} e[GC_PYSTACK_MEMO];
+} gc_pystack_memo;
 
 /* Looks the interpreter's version and type objects up (once, from gc_py_init). */
 void gc_pystack_init(void);
 /* Up to max frames of the stack of thread state tstate (innermost first, passed to fn one
- * by one; the text lives in file[] and function[] until the next one). The number passed,
+ * by one; the text lives in file[] and function[] until the next one; m: the thread's
+ * memo, zeroed at first). The number passed,
  * or -1 when this interpreter's layout is unknown or failed its check. */
 int gc_pystack_walk(const void *tstate, int max, gc_pystack_fn fn, void *ctx,
-                    char file[GC_PY_TEXT_MAX + 1], char function[GC_PY_TEXT_MAX + 1]);
+                    gc_pystack_memo *m, char file[GC_PY_TEXT_MAX + 1],
+                    char function[GC_PY_TEXT_MAX + 1]);
 
 #endif

@@ -45,6 +45,7 @@ FIRST=$(line_of "# FIRST-FREE-LINE")
 DF=$(line_of "# BUG-LINE double-free")
 FU=$(line_of "# BUG-LINE free-unknown")
 FOLD2=$(line_of "# FOLD-OTHER-LINE")
+UNI=$(line_of "# BUG-LINE unicode")
 
 # run PY MODE [cdll]: logs in $tmp/MODE.txt and $tmp/MODE.json
 run() {
@@ -142,6 +143,16 @@ for py in $PYS; do
 	"$R" --format=json "$tmp/fold.json" > "$tmp/r.json" 2> /dev/null
 	got=$(jq -r '[.entries[] | "\(.count)@\(.site.line)"] | join(" ")' "$tmp/r.json" 2> /dev/null)
 	[ "$got" = "3@$FU 1@$FOLD2" ] && ok "$t ctypes.CDLL folding by Python line: $got" || bad "$t CDLL folding: '$got' (want 3@$FU 1@$FOLD2)"
+
+	# A non-ASCII function name (UCS-2 text) and a long location entry: as the API reads them.
+	run "$py" unicode
+	api_u=$(jqv "$tmp/unicode.json" '.py_backtrace | tojson')
+	run "$py" unicode cdll
+	got=$(jqv "$tmp/unicode.json" '.py_backtrace | tojson')
+	want=$(jqv "$tmp/unicode.json" '"\(.py_backtrace[0].function) \(.py_backtrace[0].line)"')
+	[ -n "$api_u" ] && [ "$got" = "$api_u" ] && [ "$want" = "二重解放 $UNI" ] &&
+		ok "$t ctypes.CDLL, non-ASCII function and a call past column 128: the C API's stack, 二重解放 :$UNI" ||
+		bad "$t unicode: '$got' vs '$api_u' ($want)"
 
 	run "$py" clean
 	[ ! -s "$tmp/clean.txt" ] || grep -q "0 errors, 0 warnings" "$tmp/clean.txt" &&
