@@ -54,6 +54,7 @@ void gc_pystack_init(void)
 	const unsigned long *hex = dlsym(RTLD_DEFAULT, "Py_Version");  /* 3.11+ */
 	const char *(*version)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
 	int major = 0, minor = -1;
+	L = NULL;
 	if (hex) {
 		major = (int)(*hex >> 24);
 		minor = (int)((*hex >> 16) & 0xff);
@@ -72,8 +73,8 @@ void gc_pystack_init(void)
 	str_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
 	bytes_type = dlsym(RTLD_DEFAULT, "PyBytes_Type");
 	frame_type = dlsym(RTLD_DEFAULT, "PyFrame_Type");
-	if (L && code_type && str_type && bytes_type && frame_type)
-		__atomic_store_n(&trust, UNCHECKED, __ATOMIC_RELAXED);
+	int usable = L && code_type && str_type && bytes_type && frame_type;
+	__atomic_store_n(&trust, usable ? UNCHECKED : OFF, __ATOMIC_RELAXED);
 }
 
 /* ---- reads ----------------------------------------------------------------------------- */
