@@ -1,5 +1,7 @@
 #include "interpose/pyframes.h"
 
+#include "interpose/pystack.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -57,6 +59,7 @@ void gc_py_init(void)
 	*(void **)&py.err_clear = sym("PyErr_Clear");
 	*(void **)&py.gc_disable = sym("PyGC_Disable");
 	*(void **)&py.gc_enable = sym("PyGC_Enable");
+	gc_pystack_init();
 	have_api = py.initialized && py.this_thread && py.thread_frame && py.frame_back &&
 	           py.frame_code && py.frame_line && py.getattr && py.utf8 && py.decref &&
 	           py.err_fetch && py.err_restore && py.err_clear && py.gc_disable && py.gc_enable;
@@ -71,8 +74,9 @@ const char *gc_py_note(gc_py_state st)
 {
 	switch (st) {
 	case GC_PY_NO_GIL:
-		return "GIL not held by this thread (the library making this call released it): "
-		       "native frames only";
+		return "GIL not held by this thread (the library making this call released it) "
+		       "and this interpreter's frames cannot be read as memory (CPython 3.10 to "
+		       "3.13): native frames only";
 	case GC_PY_NO_API:
 		return "this interpreter lacks the C API graphcheck reads frames with (CPython "
 		       "3.10 or later): native frames only";
@@ -86,7 +90,7 @@ const char *gc_py_note(gc_py_state st)
 #define TAG ((uintptr_t)0xfffeu << 48)
 #define MAX_FRAMES (1u << 16)
 #define INDEX_SLOTS (MAX_FRAMES * 2)
-#define TEXT_MAX 1024          /* bytes of a file name or function kept */
+#define TEXT_MAX GC_PY_TEXT_MAX /* bytes of a file name or function kept */
 #define ARENA_CHUNK (64u << 10)
 
 struct pyf {
@@ -220,7 +224,29 @@ static const char *text(pyobj *s)
 	return t ? t : "?";
 }
 
-/* The tagged id of one frame, through the thread's memo. */
+/* The tagged id of a frame (file, function, line) whose names are the string objects
+ * file_obj and name_obj, through the thread's memo. */
+static void *memo_id(gc_py_cache *c, const void *file_obj, const void *name_obj,
+                     const char *ft, const char *nt, int line)
+{
+	uintptr_t k = ((uintptr_t)file_obj >> 4) ^ ((uintptr_t)name_obj >> 3) ^ (uintptr_t)line * 31u;
+	unsigned slot = (unsigned)(k % GC_PY_CACHE);
+	uint32_t id = c->e[slot].id;
+	/* A hit needs the same objects and line, and the same text: an object freed since
+	 * may have left its address to another. */
+	if (!(id && c->e[slot].file_obj == file_obj && c->e[slot].func_obj == name_obj &&
+	      c->e[slot].line == line && same_text(table[id].file, ft) &&
+	      same_text(table[id].function, nt))) {
+		id = intern(ft, nt, line);
+		c->e[slot].file_obj = file_obj;
+		c->e[slot].func_obj = name_obj;
+		c->e[slot].line = line;
+		c->e[slot].id = id;
+	}
+	return id ? (void *)(TAG | id) : NULL;
+}
+
+/* The tagged id of one frame object, read through the API. */
 static void *frame_id(gc_py_cache *c, pyobj *frame)
 {
 	pyobj *code = py.frame_code(frame);
@@ -233,27 +259,30 @@ static void *frame_id(gc_py_cache *c, pyobj *frame)
 		no_qualname = 1;
 		name = attr(code, "co_name");
 	}
-	const char *ft = text(file), *nt = text(name);
-	uintptr_t k = ((uintptr_t)file >> 4) ^ ((uintptr_t)name >> 3) ^ (uintptr_t)line * 31u;
-	unsigned slot = (unsigned)(k % GC_PY_CACHE);
-	uint32_t id = c->e[slot].id;
-	/* A hit needs the same objects and line, and the same text: an object freed since
-	 * may have left its address to another. */
-	if (!(id && c->e[slot].file_obj == file && c->e[slot].func_obj == name &&
-	      c->e[slot].line == line && same_text(table[id].file, ft) &&
-	      same_text(table[id].function, nt))) {
-		id = intern(ft, nt, line);
-		c->e[slot].file_obj = file;
-		c->e[slot].func_obj = name;
-		c->e[slot].line = line;
-		c->e[slot].id = id;
-	}
+	void *id = memo_id(c, file, name, text(file), text(name), line);
 	if (file)
 		py.decref(file);
 	if (name)
 		py.decref(name);
 	py.decref(code);
-	return id ? (void *)(TAG | id) : NULL;
+	return id;
+}
+
+/* gc_pystack_walk's frames, as tagged ids. */
+struct raw_out {
+	gc_py_cache *c;
+	void **out;
+	int n;
+};
+
+static uint32_t raw_frame(void *ctx, const gc_pystack_frame *f)
+{
+	struct raw_out *o = ctx;
+	void *id = f->id ? (void *)(TAG | f->id)
+	                 : memo_id(o->c, f->file_obj, f->name_obj, f->file, f->function, f->line);
+	if (id)
+		o->out[o->n++] = id;
+	return (uint32_t)((uintptr_t)id & 0xffffffffu);
 }
 
 int gc_py_capture(gc_py_cache *c, void **out, int max, gc_py_state *st)
@@ -272,8 +301,16 @@ int gc_py_capture(gc_py_cache *c, void **out, int max, gc_py_state *st)
 	/* PyGILState_Check answers 1 while its check is off (sub-interpreters, before the
 	 * interpreter is set up): where the holder can be asked, it must be this thread. */
 	if (!py.gil_check() || (py.current && py.current() != mine)) {
-		*st = GC_PY_NO_GIL;
-		return 0;
+		/* It released the GIL in a C extension and is inside our hook: its frames hold
+		 * still, and are read as memory (pystack.h). */
+		struct raw_out o = {c, out, 0};
+		if (gc_pystack_walk(mine, max, raw_frame, &o, &c->raw_memo, c->text_file,
+		                    c->text_function) < 0) {
+			*st = GC_PY_NO_GIL;
+			return 0;
+		}
+		*st = GC_PY_FRAMES;
+		return o.n;
 	}
 	*st = GC_PY_FRAMES;
 	if (max <= 0)

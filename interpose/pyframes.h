@@ -2,6 +2,8 @@
  * one) and this thread holds the GIL, its Python stack (file, line, function) is read
  * through CPython's C API, found at run time (dlsym: graphcheck links only libc). Never
  * takes the GIL, never runs Python code, and keeps no Python reference past the call.
+ * A thread that released the GIL (in a C extension) has its stack read as memory instead
+ * (pystack.h).
  *
  * A Python frame is interned once (graphcheck's memory) and named by a tagged pointer that
  * no code address can be, so it travels with native frames through the site table
@@ -11,11 +13,14 @@
 
 #include <stdint.h>
 
+#include "interpose/pystack.h"
+
 /* What a capture found. */
 typedef enum gc_py_state {
 	GC_PY_NONE,     /* no Python in the process, or this thread never ran Python */
 	GC_PY_FRAMES,   /* read (possibly none: a thread holding the GIL with no frame) */
-	GC_PY_NO_GIL,   /* this thread runs Python but does not hold the GIL now */
+	GC_PY_NO_GIL,   /* this thread runs Python without the GIL, and its stack cannot be
+	                 * read as memory (a version pystack.c has no layout for) */
 	GC_PY_NO_API,   /* the interpreter lacks a function graphcheck needs (3.10+ needed) */
 } gc_py_state;
 
@@ -28,6 +33,9 @@ typedef struct gc_py_cache {
 		int line;
 		uint32_t id;
 	} e[GC_PY_CACHE];
+	gc_pystack_memo raw_memo;                /* frames read as memory before */
+	char text_file[GC_PY_TEXT_MAX + 1];      /* a frame's names read as memory (pystack.h) */
+	char text_function[GC_PY_TEXT_MAX + 1];
 } gc_py_cache;
 
 typedef struct gc_py_frame {

@@ -23,6 +23,14 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/test_%.o $(CORE_OBJS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
 
+# The Python stack reader against interpreters laid out by the test, which exports the
+# symbols the reader looks up (-rdynamic).
+TESTS += $(BUILD)/tests/test_pystack
+$(BUILD)/tests/test_pystack: $(BUILD)/obj/tests/test_pystack.o $(BUILD)/obj/interpose/pystack.o
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) -rdynamic -o $@ $^ $(TEST_LIBS)
+
 all: $(TESTS)
 
 # The object against the stand-in driver (tests/fakecuda/fakecuda.mk builds both).

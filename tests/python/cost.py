@@ -1,7 +1,8 @@
 # Added cost of graphcheck per alloc/free call in a Python program, through the stand-in
 # driver: N cuMemAllocAsync+cuMemFreeAsync pairs from one Python line, through ctypes.PyDLL
-# (the GIL held: graphcheck reads the innermost Python frame for each site) and ctypes.CDLL
-# (released: it reads none). Prints ns per pair; tests/python/cost.sh subtracts native runs.
+# (the GIL held: graphcheck reads the innermost Python frame for each site through the C API)
+# and ctypes.CDLL (released: it reads it as memory, interpose/pystack.c). Prints ns per pair;
+# tests/python/cost.sh subtracts native runs.
 # Usage: python3 cost.py LIBCUDA N
 import ctypes
 import sys

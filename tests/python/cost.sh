@@ -1,6 +1,7 @@
 #!/bin/sh
 # graphcheck's added ns per alloc/free call in a Python program (tests/python/cost.py),
-# with the Python frame read (ctypes.PyDLL, GIL held) and without (ctypes.CDLL). Not a test:
+# with the Python frame read through the C API (ctypes.PyDLL, GIL held) and as memory
+# (ctypes.CDLL, GIL released). Not a test:
 # figures for the README. Usage: sh tests/python/cost.sh [BUILD] [PYTHON] [N]
 set -u
 B=${1:-build}

@@ -1,7 +1,9 @@
 # Misuse of the stand-in driver through ctypes, for tests/python/py_records.sh: each mode commits
 # one bug from a line of its own, which the records must name.
 # Usage: python3 misuse.py LIBCUDA MODE [pydll|cdll]
-#   MODE: double-free, free-unknown, leak, fold, thread (double-free on a thread), clean
+#   MODE: double-free, free-unknown, leak, fold, thread (double-free on a thread), clean,
+#         unicode (a double free in a function with a non-ASCII name, its call past column
+#         128 after blank lines: the location table's long entries)
 import ctypes
 import sys
 import threading
@@ -41,6 +43,14 @@ def leak(s):
     alloc(s, 8192)
 
 
+def 二重解放(s):
+    p = alloc(s, 4096)
+    cu.cuMemFreeAsync(p, s)
+
+
+    pad = "................................................................................................................................"; cu.cuMemFreeAsync(p, s)  # BUG-LINE unicode
+
+
 def clean(s):
     p = alloc(s, 4096)
     cu.cuMemFreeAsync(p, s)
@@ -59,6 +69,8 @@ def main():
         for _ in range(3):
             free_unknown(s)
         cu.cuMemFreeAsync(ctypes.c_uint64(0xbeef0000), s)  # FOLD-OTHER-LINE
+    elif mode == "unicode":
+        二重解放(s)
     elif mode == "clean":
         clean(s)
     elif mode == "thread":

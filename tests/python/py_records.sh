@@ -4,8 +4,10 @@
 # interpreter found (python3, python3.10 .. python3.13) is tried. Asserted: the text log's
 # python block and the JSON log's py_backtrace name the script's file and line exactly (for
 # the call, the allocation and the free), graphcheck-report's text and SARIF show that line,
-# records fold by it, ctypes.CDLL (which releases the GIL around the call) gets the note and
-# native frames only, a C program gets no Python block, the clean run nothing.
+# records fold by it, ctypes.CDLL (which releases the GIL around the call: its frames are read
+# as memory, interpose/pystack.c) the same lines for the call, the allocation and the free, on
+# the main thread and another, a C program gets no Python block, the clean run nothing.
+# pyenv's interpreters (/root/.pyenv/versions/3.1[0-3]*) are tried too, one per version.
 # Usage (from the repository root): sh tests/python/py_records.sh BUILD_DIR
 set -u
 B=${1:-build}
@@ -43,6 +45,7 @@ FIRST=$(line_of "# FIRST-FREE-LINE")
 DF=$(line_of "# BUG-LINE double-free")
 FU=$(line_of "# BUG-LINE free-unknown")
 FOLD2=$(line_of "# FOLD-OTHER-LINE")
+UNI=$(line_of "# BUG-LINE unicode")
 
 # run PY MODE [cdll]: logs in $tmp/MODE.txt and $tmp/MODE.json
 run() {
@@ -56,12 +59,19 @@ run() {
 # jqv FILE FILTER: the filter over the first violation
 jqv() { jq -r "select(.type==\"violation\") | $2" "$1" 2> /dev/null | head -1; }
 
-PYS=
-[ -n "$PYTHON_OK" ] && for p in python3 /usr/bin/python3.10 /usr/bin/python3.11 /usr/bin/python3.12 /usr/bin/python3.13; do
-	command -v "$p" > /dev/null 2>&1 && "$p" -c 'import ctypes' 2> /dev/null && PYS="$PYS $p"
+PYS= VERS=
+[ -n "$PYTHON_OK" ] && for p in python3 /usr/bin/python3.10 /usr/bin/python3.11 /usr/bin/python3.12 /usr/bin/python3.13 \
+	/root/.pyenv/versions/3.10*/bin/python3 /root/.pyenv/versions/3.11*/bin/python3 \
+	/root/.pyenv/versions/3.12*/bin/python3 /root/.pyenv/versions/3.13*/bin/python3; do
+	command -v "$p" > /dev/null 2>&1 && "$p" -c 'import ctypes' 2> /dev/null || continue
+	v=$("$p" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	case " $VERS " in *" $v "*) continue ;; esac  # one interpreter a version
+	PYS="$PYS $p" VERS="$VERS $v"
 done
 [ -n "$PYS" ] || echo "skip the Python runs: no python3 with ctypes, or a sanitizer build"
-for m in 10 12 13; do command -v python3.$m > /dev/null 2>&1 || echo "note: python3.$m not installed here"; done
+[ -n "$PYTHON_OK" ] && for m in 3.10 3.11 3.12 3.13; do
+	case " $VERS " in *" $m "*) ;; *) echo "note: no python$m here" ;; esac
+done
 
 for py in $PYS; do
 	v=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
@@ -103,19 +113,46 @@ for py in $PYS; do
 	got=$(jq -r '[.entries[] | "\(.count)@\(.site.line)"] | join(" ")' "$tmp/r.json" 2> /dev/null)
 	[ "$got" = "3@$FU 1@$FOLD2" ] && ok "$t folding by Python line: $got" || bad "$t folding: '$got' (want 3@$FU 1@$FOLD2)"
 
+	# the whole stacks the C API gives, to compare with those read as memory below
+	api_df=$(jqv "$tmp/double-free.json" '[.py_backtrace, .alloc.py_backtrace, .alloc.free_py_backtrace] | tojson')
 	run "$py" thread
 	got=$(jqv "$tmp/thread.json" '"\(.py_backtrace[0].line) \(.py_backtrace[0].function)"')
 	[ "$got" = "$DF double_free" ] && ok "$t a Python thread's record: first frame :$DF" || bad "$t thread: '$got'"
+	api_th=$(jqv "$tmp/thread.json" '.py_backtrace | tojson')
 
+	# ctypes.CDLL releases the GIL around the call: the same lines, read as memory.
 	run "$py" double-free cdll
-	got=$(jqv "$tmp/double-free.json" '"\(.py_backtrace // "none") \(.py_note)"')
-	case $got in "none GIL not held by this thread"*)
-		grep -qF "python: GIL not held by this thread" "$tmp/double-free.txt" &&
-		! grep -q "python: /" "$tmp/double-free.txt" &&
-			ok "$t ctypes.CDLL (GIL released): the note, native frames only" ||
-			bad "$t CDLL text: $(head -c 800 "$tmp/double-free.txt")" ;;
-	*) bad "$t CDLL JSON: '$got'" ;;
-	esac
+	got=$(jqv "$tmp/double-free.json" '[.rule, .py_backtrace[0].file, .py_backtrace[0].line, .py_backtrace[0].function, .alloc.py_backtrace[0].line, .alloc.free_py_backtrace[0].line, (.py_backtrace|length), .py_note] | map(tostring) | join(" ")')
+	[ "$got" = "double-free $SCRIPT $DF double_free $ALLOC $FIRST 3 null" ] &&
+	grep -A1 -F "==graphcheck==   python:" "$tmp/double-free.txt" | grep -qF -- "#0 $SCRIPT:$DF in double_free" &&
+	grep -qF "python: $SCRIPT:$ALLOC in alloc" "$tmp/double-free.txt" &&
+	! grep -q "GIL not held" "$tmp/double-free.txt" &&
+		ok "$t ctypes.CDLL (GIL released): first frame $SCRIPT:$DF, alloc :$ALLOC, free :$FIRST, 3 frames, no note" ||
+		bad "$t CDLL: JSON '$got'; text $(head -c 800 "$tmp/double-free.txt")"
+	got=$(jqv "$tmp/double-free.json" '[.py_backtrace, .alloc.py_backtrace, .alloc.free_py_backtrace] | tojson')
+	[ -n "$api_df" ] && [ "$got" = "$api_df" ] && ok "$t ctypes.CDLL: the call's, allocation's and free's stacks equal the C API's" ||
+		bad "$t CDLL stacks differ from the API's: '$got' vs '$api_df'"
+
+	run "$py" thread cdll
+	got=$(jqv "$tmp/thread.json" '.py_backtrace | tojson')
+	[ -n "$api_th" ] && [ "$got" = "$api_th" ] && case $got in *"\"line\":$DF,"*) true ;; *) false ;; esac &&
+		ok "$t ctypes.CDLL on a Python thread: the C API's stack, first frame :$DF" ||
+		bad "$t CDLL thread: '$got' vs '$api_th'"
+
+	run "$py" fold cdll
+	"$R" --format=json "$tmp/fold.json" > "$tmp/r.json" 2> /dev/null
+	got=$(jq -r '[.entries[] | "\(.count)@\(.site.line)"] | join(" ")' "$tmp/r.json" 2> /dev/null)
+	[ "$got" = "3@$FU 1@$FOLD2" ] && ok "$t ctypes.CDLL folding by Python line: $got" || bad "$t CDLL folding: '$got' (want 3@$FU 1@$FOLD2)"
+
+	# A non-ASCII function name (UCS-2 text) and a long location entry: as the API reads them.
+	run "$py" unicode
+	api_u=$(jqv "$tmp/unicode.json" '.py_backtrace | tojson')
+	run "$py" unicode cdll
+	got=$(jqv "$tmp/unicode.json" '.py_backtrace | tojson')
+	want=$(jqv "$tmp/unicode.json" '"\(.py_backtrace[0].function) \(.py_backtrace[0].line)"')
+	[ -n "$api_u" ] && [ "$got" = "$api_u" ] && [ "$want" = "二重解放 $UNI" ] &&
+		ok "$t ctypes.CDLL, non-ASCII function and a call past column 128: the C API's stack, 二重解放 :$UNI" ||
+		bad "$t unicode: '$got' vs '$api_u' ($want)"
 
 	run "$py" clean
 	[ ! -s "$tmp/clean.txt" ] || grep -q "0 errors, 0 warnings" "$tmp/clean.txt" &&

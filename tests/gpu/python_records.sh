@@ -1,0 +1,75 @@
+#!/bin/sh
+# Python programs under graphcheck on a real GPU (issue 18): the CuPy relaunch bug and the
+# PyTorch read-before-replay bug with their clean twins, PyTorch's graph capture, and the
+# cost on PyTorch eager training (backend:cudaMallocAsync): tool / native of the timed
+# section, best of 3 runs each, alternating. Every record's first Python frame is printed.
+# Usage (from the repository root): sh tests/gpu/python_records.sh [LOGDIR]
+set -u
+OUT=${1:-${LOGDIR:-tests/gpu/logs/python}}
+mkdir -p "$OUT"
+make -s build/libgraphcheck.so build/graphcheck || exit 1
+GC=build/graphcheck
+python3 -c 'import sys; print("python", sys.version.split()[0])' | tee "$OUT/python.txt"
+export PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
+
+# summary NAME: the records' rules, first Python frame, allocation's Python frame, notes
+summary() {
+	python3 - "$OUT/$1.json" <<'PY'
+import json, sys
+recs = []
+for line in open(sys.argv[1]):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if r.get("type") == "violation":
+        recs.append(r)
+if not recs:
+    print("  records: none")
+for r in recs:
+    def at(bt):
+        return "%s:%s in %s" % (bt[0]["file"], bt[0]["line"], bt[0]["function"]) if bt else "-"
+    alloc = r.get("alloc") or {}
+    print("  %s: first python frame %s; allocated at %s%s" % (
+        r.get("rule"), at(r.get("py_backtrace")), at(alloc.get("py_backtrace")),
+        "; note: " + r["py_note"] if r.get("py_note") else ""))
+PY
+}
+. tests/gpu/lib.sh
+# check NAME ARGS...: run (lib.sh), then each record's first Python frames
+check() {
+	run "$@"
+	summary "$1"
+}
+
+if python3 -c 'import cupy' 2> /dev/null; then
+	check cupy_relaunch python3 tests/gpu/cupy_relaunch.py
+	check cupy_relaunch_clean python3 tests/gpu/cupy_relaunch.py --clean
+else
+	echo "cupy: skipped (no cupy)"
+fi
+if python3 -c 'import torch' 2> /dev/null; then
+	check torch_unmaterialized python3 tests/gpu/torch_unmaterialized.py
+	check torch_unmaterialized_clean python3 tests/gpu/torch_unmaterialized.py --clean
+	check torch_graph python3 tests/gpu/torch_graph.py
+	check torch_train python3 tests/gpu/torch_train.py --steps 50 --warmup 10
+	# cost: NAME ARGS: best timed seconds of 3 native and 3 graphcheck runs, alternating
+	cost() {
+		name=$1; shift
+		: > "$OUT/cost_$name.txt"
+		for i in 1 2 3; do
+			python3 tests/gpu/torch_train.py "$@" | sed 's/^/native /' >> "$OUT/cost_$name.txt"
+			GRAPHCHECK_LOG_FILE=$OUT/cost_$name.$i.txt $GC -- python3 tests/gpu/torch_train.py "$@" |
+				sed 's/^/graphcheck /' >> "$OUT/cost_$name.txt"
+		done
+		awk -v name="$name" '
+			$4 == "steps" { t = $5; if (!($1 in best) || t < best[$1]) best[$1] = t }
+			END { printf "cost %s: native %.4f s, graphcheck %.4f s, tool/native %.3f (target <= 1.05)\n",
+			      name, best["native"], best["graphcheck"], best["graphcheck"] / best["native"] }' \
+			"$OUT/cost_$name.txt"
+	}
+	cost cnn64 --steps 300 --batch 128 --width 64
+	cost cnn16_launch_bound --steps 300 --batch 16 --width 16
+else
+	echo "torch: skipped (no torch)"
+fi
