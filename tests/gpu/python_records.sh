@@ -1,8 +1,8 @@
 #!/bin/sh
-# Python programs under graphcheck on a real GPU (issue 18): the CuPy relaunch bug and the
-# PyTorch read-before-replay bug with their clean twins, PyTorch's graph capture, and the
-# cost on PyTorch eager training (backend:cudaMallocAsync): tool / native of the timed
-# section, best of 3 runs each, alternating. Every record's first Python frame is printed.
+# Python programs under graphcheck on a real GPU (issue 18): the CuPy relaunch bug, the seed
+# pipeline in cuda-python and the PyTorch read-before-replay bug with their clean twins,
+# PyTorch's graph capture, and the cost on PyTorch eager training (backend:cudaMallocAsync):
+# tool / native of the timed section, best of 3 runs each, alternating. Every record's first Python frame is printed.
 # Usage (from the repository root): sh tests/gpu/python_records.sh [LOGDIR]
 set -u
 OUT=${1:-${LOGDIR:-tests/gpu/logs/python}}
@@ -33,6 +33,8 @@ for r in recs:
     print("  %s: first python frame %s; allocated at %s%s" % (
         r.get("rule"), at(r.get("py_backtrace")), at(alloc.get("py_backtrace")),
         "; note: " + r["py_note"] if r.get("py_note") else ""))
+    for g in r.get("leaks") or []:
+        print("    %d leaked, allocated at %s" % (g.get("count", 0), at(g.get("py_backtrace"))))
 PY
 }
 . tests/gpu/lib.sh
@@ -47,6 +49,16 @@ if python3 -c 'import cupy' 2> /dev/null; then
 	check cupy_relaunch_clean python3 tests/gpu/cupy_relaunch.py --clean
 else
 	echo "cupy: skipped (no cupy)"
+fi
+# cuda-python: cuda.bindings (12.6+, 13.x) or the older cuda.cuda, as the script imports it
+if python3 -c 'from cuda.bindings import driver' 2> /dev/null || python3 -c 'from cuda import cuda' 2> /dev/null; then
+	echo "seed_pipeline.py expected: free-foreign-in-capture at :132 (allocated at :121)," \
+		"use-unmaterialized at :145 and free-unmaterialized at :146 (allocated at :129)," \
+		"leak-at-exit 10 allocated at :121; --fixed: none"
+	check seed_pipeline_py python3 tests/gpu/seed_pipeline.py
+	check seed_pipeline_py_fixed python3 tests/gpu/seed_pipeline.py --fixed
+else
+	echo "cuda-python: skipped (no cuda.bindings)"
 fi
 if python3 -c 'import torch' 2> /dev/null; then
 	check torch_unmaterialized python3 tests/gpu/torch_unmaterialized.py
