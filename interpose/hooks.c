@@ -48,13 +48,16 @@
 /* What the driver wrote through an out-parameter, 0 when the call failed. */
 #define RETURNED(r, out) ((r) == CUDA_SUCCESS && (out) ? U64(*(out)) : 0)
 #define CAPTURE_OF(s, ptsz) gc_hub_capture_of(U64(s), ptsz)
+/* A refused call on a stream: the capture still active on it after the call (the driver
+ * kept the capture without the call's work: capture-dropped-call). Asked on errors only. */
+#define KEPT(s, ptsz) (r != CUDA_SUCCESS ? CAPTURE_OF(s, ptsz) : 0)
 
 /* ---- allocation and free ---------------------------------------------------- */
 
 /* Asked after the call: the allocation belongs to the capture the stream is still in. */
 #define ALLOC_EVENT(pool_, s, ptsz)                                                        \
 	.kind = GC_EV_ALLOC, .ptr = RETURNED(r, dptr), .size = size, .stream = U64(s),         \
-	.pool = U64(pool_), .capture_id = CAPTURE_OF(s, ptsz)
+	.pool = U64(pool_), .capture_id = CAPTURE_OF(s, ptsz), .capture_kept = KEPT(s, ptsz)
 #define ALLOC_ASYNC(spelling, ptsz)                                                        \
 	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size, CUstream s), (dptr, size, s), 0, 1, \
 	        ALLOC_EVENT(NULL, s, ptsz))
@@ -63,7 +66,8 @@
 	        (dptr, size, pool, s), 0, 1, ALLOC_EVENT(pool, s, ptsz))
 #define FREE_ASYNC(spelling, ptsz)                                                         \
 	WRAPPER(spelling, (CUdeviceptr p, CUstream s), (p, s), CAPTURE_OF(s, ptsz), 1,        \
-	        .kind = GC_EV_FREE, .ptr = p, .stream = U64(s), .capture_id = cap)
+	        .kind = GC_EV_FREE, .ptr = p, .stream = U64(s), .capture_id = cap,              \
+	        .capture_kept = KEPT(s, ptsz))
 #define MEM_ALLOC(spelling, ptsz)                                                          \
 	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size), (dptr, size), 0, 1,               \
 	        .kind = GC_EV_MEM_ALLOC, .ptr = RETURNED(r, dptr), .size = size)
@@ -109,7 +113,8 @@
 	        (exec, g, params), 0, 1, INSTANTIATE_EVENT(params ? params->flags : 0))
 #define LAUNCH(spelling, ptsz)                                                             \
 	WRAPPER(spelling, (CUgraphExec exec, CUstream s), (exec, s), CAPTURE_OF(s, ptsz), 1,  \
-	        .kind = GC_EV_LAUNCH, .exec = U64(exec), .stream = U64(s), .capture_id = cap)
+	        .kind = GC_EV_LAUNCH, .exec = U64(exec), .stream = U64(s), .capture_id = cap,  \
+	        .capture_kept = KEPT(s, ptsz))
 #define EXEC_DESTROY(spelling, ptsz)                                                       \
 	WRAPPER(spelling, (CUgraphExec exec), (exec), 0, 1,                                   \
 	        .kind = GC_EV_EXEC_DESTROY, .exec = U64(exec))

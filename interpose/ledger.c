@@ -280,6 +280,7 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	}
 	if (ev->result == GC_CUDA_ERROR_ILLEGAL_ADDRESS && l->use_reported)
 		o.explained = 1;  /* the fault of a use already reported: not another record */
+	gc_check_dropped_call(l, &o, ev);
 	gc_check_api_error(&o, ev);
 done:
 	if (one)

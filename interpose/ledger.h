@@ -83,6 +83,10 @@ typedef struct gc_event {
 	                       * failed call with no_context, the call's own frames */
 	int no_context;       /* the call failed with INVALID_CONTEXT on a thread with no current
 	                       * context: the runtime may bind one and retry (ledger_pending.c) */
+	uint64_t capture_kept;  /* a failed call on a capturing stream: the id of that capture
+	                         * when it was still active after the call (the driver refused
+	                         * the call but kept the capture, so the graph lacks its work);
+	                         * 0 otherwise */
 } gc_event;
 
 /* What a verdict says about the allocation it concerns. */

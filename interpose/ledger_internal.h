@@ -6,6 +6,7 @@
  *                   ring, retired records, call-name interning, stats
  *   ledger_graph.c  the graph model: graphs, execs, captures, memory nodes (state changes)
  *   ledger_rules.c  the rules: each decision and its message, reading the state above
+ *   ledger_capture.c  the capture rules (capture-invalidated, capture-dropped-call)
  *   ledger_pending.c  errors held until the thread's next call tells whether the runtime
  *                   retried them (INVALID_CONTEXT on a thread without a context)
  *
@@ -228,16 +229,28 @@ typedef struct out {
 	char unknown_where[128];
 } out;
 
+/* A verdict of rule, its message from fmt, about allocation a (NULL: none); past o->max it
+ * is only counted. ledger_rules.c's, for every rule file. */
+gc_verdict *gc_verdict_on(out *o, gc_rule rule, const struct alloc *a, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* ---- ledger_capture.c: capture-invalidated, capture-dropped-call -------------------------- */
+
 /* A call that broke a capture (CAPTURE_UNSUPPORTED, or 907 from a wait): 1 if it is one. */
 int gc_check_broke_capture(const gc_event *ev);
 void gc_check_broken_capture(gc_ledger *l, out *o, const gc_event *ev);
+void gc_check_capture_end(out *o, const gc_event *ev, const struct capture *c);
+/* A refused call whose capture stayed active (ev->capture_kept) and no verdict explains. */
+void gc_check_dropped_call(gc_ledger *l, out *o, const gc_event *ev);
+
+/* ---- ledger_rules.c ------------------------------------------------------------------- */
+
 /* A free node in graph h: the record it may free (h's own, or another graph's), or NULL. */
 struct alloc *gc_check_free_in_graph(gc_ledger *l, out *o, const gc_event *ev, struct graph *h,
                                      const char *how);
 /* A free outside any graph: the live record it frees, or NULL. */
 struct alloc *gc_check_free_outside(gc_ledger *l, out *o, const gc_event *ev, int mem_free);
 void gc_check_unknown_free(gc_ledger *l, out *o, const gc_event *ev);
-void gc_check_capture_end(out *o, const gc_event *ev, const struct capture *c);
 void gc_check_instantiate(out *o, const gc_event *ev, const struct graph *g);
 void gc_check_launch(out *o, const gc_event *ev, const struct exec *e);
 void gc_check_leaks(gc_ledger *l, out *o);

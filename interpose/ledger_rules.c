@@ -11,26 +11,6 @@
 
 /* ---- verdicts ------------------------------------------------------------ */
 
-static gc_verdict *verdict(out *o, gc_rule rule, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static gc_verdict *verdict(out *o, gc_rule rule, const char *fmt, ...)
-{
-	static gc_verdict sink;  /* overflow is written here and never read */
-	if (o->n >= o->max) {
-		o->n++;  /* still counts, so a dropped verdict still rules out api-error */
-		return &sink;
-	}
-	gc_verdict *v = &o->v[o->n++];
-	memset(v, 0, offsetof(gc_verdict, leaks));
-	v->rule = rule;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(v->message, sizeof(v->message), fmt, ap);
-	va_end(ap);
-	return v;
-}
-
 static void describe(gc_alloc_info *ai, const struct alloc *a)
 {
 	ai->known = 1;
@@ -46,18 +26,46 @@ static void describe(gc_alloc_info *ai, const struct alloc *a)
 	ai->capture_id = a->kind == K_GRAPH && a->graph ? a->graph->capture_id : 0;
 }
 
-static gc_verdict *verdict_on(out *o, gc_rule rule, const struct alloc *a, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+static gc_verdict *vverdict(out *o, gc_rule rule, const struct alloc *a, const char *fmt,
+                            va_list ap) __attribute__((format(printf, 4, 0)));
 
-static gc_verdict *verdict_on(out *o, gc_rule rule, const struct alloc *a, const char *fmt, ...)
+static gc_verdict *vverdict(out *o, gc_rule rule, const struct alloc *a, const char *fmt,
+                            va_list ap)
 {
-	gc_verdict *v = verdict(o, rule, "%s", "");
-	va_list ap;
-	va_start(ap, fmt);
+	static gc_verdict sink;  /* overflow is written here and never read */
+	if (o->n >= o->max) {
+		o->n++;  /* still counts, so a dropped verdict still rules out api-error */
+		return &sink;
+	}
+	gc_verdict *v = &o->v[o->n++];
+	memset(v, 0, offsetof(gc_verdict, leaks));
+	v->rule = rule;
 	vsnprintf(v->message, sizeof(v->message), fmt, ap);
-	va_end(ap);
 	if (a)
 		describe(&v->alloc, a);
+	return v;
+}
+
+static gc_verdict *verdict(out *o, gc_rule rule, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static gc_verdict *verdict(out *o, gc_rule rule, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	gc_verdict *v = vverdict(o, rule, NULL, fmt, ap);
+	va_end(ap);
+	return v;
+}
+
+/* The other rule files' way to a verdict too (ledger_internal.h); verdict_on here. */
+#define verdict_on gc_verdict_on
+gc_verdict *gc_verdict_on(out *o, gc_rule rule, const struct alloc *a, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	gc_verdict *v = vverdict(o, rule, a, fmt, ap);
+	va_end(ap);
 	return v;
 }
 
@@ -93,16 +101,6 @@ static const char *alloc_origin(const struct alloc *a, char *buf, size_t n)
 		snprintf(buf, n, "allocation #%u (%llu bytes) made by %s", a->seq,
 		         (unsigned long long)a->size, gc_store_call_name(a));
 	return buf;
-}
-
-static const char *mode_name(int mode)
-{
-	switch (mode) {
-	case GC_MODE_GLOBAL: return "GLOBAL";
-	case GC_MODE_THREAD_LOCAL: return "THREAD_LOCAL";
-	case GC_MODE_RELAXED: return "RELAXED";
-	default: return "unknown";
-	}
 }
 
 /* ---- frees --------------------------------------------------------------- */
@@ -316,93 +314,6 @@ struct alloc *gc_check_free_outside(gc_ledger *l, out *o, const gc_event *ev, in
 		           "launch materializes it once: free it once per launch.",
 		           ev->call, (unsigned long long)ev->ptr, alloc_origin(a, ob, sizeof(ob)));
 	return NULL;
-}
-
-/* ---- captures ------------------------------------------------------------ */
-
-/* Which captures a refused call broke. Pass 0: the capture of the call's own stream.
- * Pass 1 (none found): by the capture modes' rules, GLOBAL captures of any thread and
- * THREAD_LOCAL ones of this thread; a context-wide sync (no stream) hits every capture. */
-static int affects(const struct capture *c, const gc_event *ev, int pass)
-{
-	if (!c->active || c->invalidated)
-		return 0;
-	if (pass == 0)
-		return (ev->stream && c->stream == ev->stream) ||
-		       (ev->capture_id && c->h.key == ev->capture_id);
-	if (ev->kind == GC_EV_SYNCHRONIZE && !ev->stream)
-		return 1;
-	return c->mode == GC_MODE_GLOBAL || c->mode < 0 ||
-	       (c->mode == GC_MODE_THREAD_LOCAL && c->tid == ev->tid);
-}
-
-struct inval_walk {
-	const gc_event *ev;
-	int pass;
-	struct capture *hit[8];
-	int n;
-};
-
-static void inval_visit(gc_hnode *n, void *arg)
-{
-	struct inval_walk *w = arg;
-	struct capture *c = (struct capture *)n;
-	if (w->n < 8 && affects(c, w->ev, w->pass))
-		w->hit[w->n++] = c;
-}
-
-/* 907: waiting on an event recorded in a capture; the H200 invalidated the capture. */
-int gc_check_broke_capture(const gc_event *ev)
-{
-	return (ev->result == GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED &&
-	        ev->kind != GC_EV_CAPTURE_BEGIN) ||  /* a refused begin broke nothing */
-	       (ev->kind == GC_EV_SYNCHRONIZE && ev->result == GC_CUDA_ERROR_CAPTURED_EVENT);
-}
-
-/* The driver answered CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED (or 907): this call broke a
- * capture. */
-void gc_check_broken_capture(gc_ledger *l, out *o, const gc_event *ev)
-{
-	struct inval_walk w = {ev, 0, {0}, 0};
-	gc_table_each(&l->captures, inval_visit, &w);
-	if (!w.n) {
-		w.pass = 1;
-		gc_table_each(&l->captures, inval_visit, &w);
-	}
-	if (!w.n) {
-		verdict(o, GC_RULE_CAPTURE_INVALIDATED,
-		        "%s returned %d (%s): the call is not permitted while a stream capture is "
-		        "active, and the driver invalidated that capture (one graphcheck did not see "
-		        "begin).", ev->call, ev->result, gc_result_name(ev->result));
-		return;
-	}
-	for (int i = 0; i < w.n; i++) {
-		struct capture *c = w.hit[i];
-		gc_capture_invalidate(c);
-		verdict(o, GC_RULE_CAPTURE_INVALIDATED,
-		        "%s during capture %llu (mode %s) of stream 0x%llx is not permitted: the "
-		        "driver returned %d and invalidated the capture, so cuStreamEndCapture will "
-		        "return 901 and no graph. Move the call before cuStreamBeginCapture or after "
-		        "cuStreamEndCapture, use the stream-ordered form on the capturing stream "
-		        "(cuMemAllocAsync, cuMemFreeAsync), or begin the capture in RELAXED mode if "
-		        "the call is safe.",
-		        ev->call, (unsigned long long)c->h.key, mode_name(c->mode),
-		        (unsigned long long)c->stream, ev->result);
-	}
-}
-
-void gc_check_capture_end(out *o, const gc_event *ev, const struct capture *c)
-{
-	if (ev->result != GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
-		return;
-	if (!c->invalidated)
-		verdict(o, GC_RULE_CAPTURE_INVALIDATED,
-		        "%s returned 901: capture %llu (mode %s) of stream 0x%llx was invalidated "
-		        "by a call graphcheck does not intercept, so no graph was made.",
-		        ev->call, (unsigned long long)c->h.key, mode_name(c->mode),
-		        (unsigned long long)c->stream);
-	/* An invalidated capture explains the 901 already reported at the offending call. */
-	o->explained = 1;
 }
 
 /* ---- graphs -------------------------------------------------------------- */

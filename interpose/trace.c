@@ -189,7 +189,9 @@ static size_t format_event(char *buf, size_t n, const gc_event *ev, uint64_t s)
 		gc_buf_printf(&b, ",\"use\":%d,\"arg\":%d,\"func\":", ev->use, ev->arg);
 		gc_buf_json_str(&b, ev->func_name ? ev->func_name : "", FUNC_MAX);
 	}
-	/* Only on the error path that sets it, so other lines stay as they were. */
+	/* Only on the error paths that set them, so other lines stay as they were. */
+	if (ev->capture_kept)
+		gc_buf_printf(&b, ",\"capture_kept\":%llu", (unsigned long long)ev->capture_kept);
 	gc_buf_str(&b, ev->no_context ? ",\"no_context\":1}\n" : "}\n");
 	return b.overflow ? 0 : b.len;
 }

@@ -682,6 +682,123 @@ static void invalidated_capture_drops_allocations(void **state)
 	expect_none(f);
 }
 
+/* capture-invalidated names the thread and the mode's rule: a GLOBAL capture of thread 1
+ * broken by thread 2's cuMemAlloc (the record is thread 2's call, and says so). */
+static void capture_invalidated_other_thread_global(void **state)
+{
+	fx *f = *state;
+	gc_event b = begin(0x7f0123456780, 1, GC_MODE_GLOBAL);
+	b.tid = 4000001;
+	apply(f, b);
+	apply(f, (gc_event){.kind = GC_EV_MEM_ALLOC, .call = "cuMemAlloc_v2",
+	                    .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, .tid = 4000002});
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+	assert_non_null(strstr(f->v[0].message,
+	                       "from thread 4000002, not the capturing thread 4000001,"));
+	/* the longest wording, with long numbers, is not cut */
+	size_t len = strlen(f->v[0].message);
+	assert_true(len + 1 < GC_MESSAGE_MAX);
+	assert_string_equal(f->v[0].message + len - 17, "capturing stream.");
+	assert_non_null(strstr(f->v[0].message, "GLOBAL mode's rule"));
+	assert_non_null(strstr(f->v[0].message, "every thread whose own mode is GLOBAL"));
+	assert_non_null(strstr(f->v[0].message, "cuThreadExchangeStreamCaptureMode"));
+	apply(f, end(0x7f0123456780, 1, 0, GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED));
+	expect_none(f);
+}
+
+/* A RELAXED capture is broken by another thread only through its own stream. */
+static void capture_invalidated_other_thread_on_stream(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_RELAXED));
+	apply(f, (gc_event){.kind = GC_EV_SYNCHRONIZE, .call = "cuStreamQuery", .stream = S1,
+	                    .tid = 2, .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED});
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+	assert_non_null(strstr(f->v[0].message, "cuStreamQuery from thread 2, not the capturing "
+	                                        "thread 1, during capture 1 (mode RELAXED)"));
+	assert_non_null(strstr(f->v[0].message, "RELAXED included, whichever thread"));
+}
+
+/* The capturing thread's own call on another stream: THREAD_LOCAL's rule, no thread named;
+ * a context-wide wait: every capture, said so. */
+static void capture_invalidated_rules_named(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_THREAD_LOCAL));
+	apply(f, (gc_event){.kind = GC_EV_MEM_ALLOC, .call = "cuMemAlloc_v2", .tid = 1,
+	                    .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED});
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+	assert_null(strstr(f->v[0].message, "from thread"));
+	assert_non_null(strstr(f->v[0].message, "THREAD_LOCAL mode's rule: the capturing thread's"));
+	apply(f, end(S1, 1, 0, GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED));
+	apply(f, begin(S2, 2, GC_MODE_RELAXED));
+	apply(f, (gc_event){.kind = GC_EV_SYNCHRONIZE, .call = "cuCtxSynchronize", .tid = 3,
+	                    .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED});
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+	assert_non_null(strstr(f->v[0].message, "from thread 3, not the capturing thread 1,"));
+	assert_non_null(strstr(f->v[0].message, "context-wide wait"));
+}
+
+/* ---- capture-dropped-call -------------------------------------------------- */
+
+static gc_event failed_copy(uint64_t stream, uint64_t cap, uint64_t kept, int result)
+{
+	return (gc_event){.kind = GC_EV_USE, .call = "cuMemcpyAsync", .stream = stream,
+	                  .use = GC_USE_COPY, .arg = -1, .capture_id = cap,
+	                  .capture_kept = kept, .result = result, .tid = 1};
+}
+
+/* A copy refused during a capture that stays active: the graph silently lacks it. */
+static void dropped_call_copy(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, failed_copy(S1, 1, 1, INVALID));
+	expect(f, 1, GC_RULE_CAPTURE_DROPPED_CALL);
+	assert_non_null(strstr(f->v[0].message, "cuMemcpyAsync returned 1 "
+	                                        "(CUDA_ERROR_INVALID_VALUE) during capture 1 "
+	                                        "(mode GLOBAL) of stream 0x10"));
+	assert_non_null(strstr(f->v[0].message, "will not contain"));
+	gc_event longest = failed_copy(0x7f0123456780, 1, 1, 999);
+	longest.call = "cuMemcpy2DAsync_v2_ptsz";
+	apply(f, longest);
+	size_t len = strlen(f->v[0].message);
+	assert_true(len + 1 < GC_MESSAGE_MAX);
+	assert_string_equal(f->v[0].message + len - 33, "(or make it outside the capture).");
+	/* a 900 whose capture the hub still found active broke nothing */
+	apply(f, (gc_event){.kind = GC_EV_LAUNCH, .call = "cuGraphLaunch", .stream = S1,
+	                    .exec = 0x77, .capture_id = 1, .capture_kept = 1,
+	                    .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED});
+	expect(f, 1, GC_RULE_CAPTURE_DROPPED_CALL);
+	apply(f, end(S1, 1, 0x100, 0));
+	expect_none(f);
+}
+
+/* Its twins: the same refusal with the capture gone after it is capture-invalidated, outside
+ * any capture api-error; a captured copy that succeeds, nothing; a refused free of memory
+ * from outside the graph is free-foreign-in-capture alone (that rule says it is dropped). */
+static void dropped_call_clean(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, failed_copy(S1, 1, 0, GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED));
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+	apply(f, end(S1, 1, 0, GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED));
+	apply(f, failed_copy(S1, 0, 0, INVALID));
+	expect(f, 1, GC_RULE_API_ERROR);
+	apply(f, alloc(0xA000, 64, S1, 0));
+	apply(f, begin(S1, 2, GC_MODE_GLOBAL));
+	apply(f, failed_copy(S1, 2, 0, 0));
+	expect_none(f);
+	gc_event fr = mfree(0xA000, S1, 2, INVALID);
+	fr.capture_kept = 2;
+	apply(f, fr);
+	expect(f, 1, GC_RULE_FREE_FOREIGN_IN_CAPTURE);
+	apply(f, end(S1, 2, 0x200, 0));
+	expect_none(f);
+	assert_int_equal(f->counts[GC_RULE_CAPTURE_DROPPED_CALL], 0);
+}
+
 /* ---- leak-at-exit -------------------------------------------------------- */
 
 static void leak_at_exit_grouped(void **state)
@@ -1294,6 +1411,11 @@ int main(void)
 		T(capture_invalidated_thread_local_own_thread),
 		T(capture_clean_relaxed_malloc),
 		T(invalidated_capture_drops_allocations),
+		T(capture_invalidated_other_thread_global),
+		T(capture_invalidated_other_thread_on_stream),
+		T(capture_invalidated_rules_named),
+		T(dropped_call_copy),
+		T(dropped_call_clean),
 		T(leak_at_exit_grouped),
 		T(leak_clean),
 		T(api_error_unexplained),
