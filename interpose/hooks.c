@@ -204,6 +204,13 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	WRAPPER(spelling, (CUmemoryPool pool), (pool), 0, 1,                                  \
 	        .kind = GC_EV_POOL_DESTROY, .pool = U64(pool))
 
+#define POOL_TRIM(spelling, ptsz)                                                          \
+	WRAPPER(spelling, (CUmemoryPool pool, size_t keep), (pool, keep), 0, 1,               \
+	        .kind = GC_EV_POOL_TRIM, .pool = U64(pool), .size = keep)
+#define GRAPH_MEM_TRIM(spelling, ptsz)                                                     \
+	WRAPPER(spelling, (CUdevice dev), (dev), 0, 1,                                        \
+	        .kind = GC_EV_GRAPH_MEM_TRIM, .flags = (uint64_t)(unsigned)dev)
+
 /* ---- calls that may break a capture ------------------------------------------- */
 
 /* Only their failures matter to the ledger: success costs one branch. */

@@ -11,6 +11,7 @@
 
 #include "interpose/backtrace.h"
 #include "interpose/driver.h"
+#include "interpose/graphmem.h"
 #include "interpose/kernel_args.h"
 #include "interpose/log.h"
 #include "interpose/options.h"
@@ -71,6 +72,8 @@ static void at_exit(void)
 		gc_event ev = {.kind = GC_EV_EXIT, .call = "exit"};
 		gc_hub_report(&ev);
 	}
+	if (opts.graph_memory)
+		gc_graphmem_summary(ledger);
 	gc_log_summary();
 }
 

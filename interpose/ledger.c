@@ -105,6 +105,7 @@ static void on_alloc_in_graph(gc_ledger *l, const gc_event *ev)
 {
 	if (ev->result != GC_CUDA_SUCCESS || !ev->ptr)
 		return;
+	l->gm_graph_allocs++;
 	if (ev->kind == GC_EV_ALLOC_NODE) {
 		gc_graph_add_alloc(l, ev, gc_graph_get(l, ev->graph));
 		return;
@@ -128,8 +129,10 @@ static void on_instantiate(gc_ledger *l, out *o, const gc_event *ev)
 	if (!g)
 		return;
 	gc_check_instantiate(o, ev, g);
-	if (ev->result == GC_CUDA_SUCCESS && ev->exec)
+	if (ev->result == GC_CUDA_SUCCESS && ev->exec) {
 		gc_exec_instantiated(l, g, ev);
+		gc_graphmem_instantiated(l, g);
+	}
 }
 
 static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
@@ -253,8 +256,10 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	 * (ledger_order.c). */
 	case GC_EV_LAUNCH: on_launch(l, &o, ev); break;
 	case GC_EV_EXEC_DESTROY:
-		if (ev->result == GC_CUDA_SUCCESS)
+		if (ev->result == GC_CUDA_SUCCESS) {
+			gc_graphmem_exec_destroying(l, ev);
 			gc_exec_destroyed(l, ev->exec);
+		}
 		break;
 	case GC_EV_GRAPH_DESTROY:
 		if (ev->result == GC_CUDA_SUCCESS)
@@ -276,6 +281,8 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 			gc_store_pool_destroyed(l, ev->pool, ev->site);
 		}
 		break;
+	case GC_EV_POOL_TRIM: break;  /* only api-error below */
+	case GC_EV_GRAPH_MEM_TRIM: gc_graphmem_trimmed(l, ev); break;
 	case GC_EV__COUNT: break;
 	}
 	if (ev->result == GC_CUDA_ERROR_ILLEGAL_ADDRESS && l->use_reported)
@@ -361,6 +368,13 @@ void gc_ledger_stats_get(gc_ledger *l, gc_ledger_stats *st)
 	unlock_all(l);
 }
 
+void gc_ledger_graph_mem(gc_ledger *l, gc_graph_mem *gm)
+{
+	lock_all(l);
+	gc_graphmem_get(l, gm);
+	unlock_all(l);
+}
+
 double gc_ledger_mean_probes(gc_ledger *l)
 {
 	lock_all(l);
@@ -405,7 +419,7 @@ static const char *const kind_names[GC_EV__COUNT] = {
 	"alloc", "free", "mem_alloc", "mem_free", "capture_begin", "capture_end",
 	"alloc_node", "free_node", "instantiate", "launch", "exec_destroy",
 	"graph_destroy", "synchronize", "exit", "use", "graph_clone", "child_graph",
-	"destroy_node", "exec_update", "pool_destroy", "failed",
+	"destroy_node", "exec_update", "pool_destroy", "failed", "pool_trim", "graph_mem_trim",
 };
 
 /* Names traces recorded before the renames used: they still replay. */

@@ -44,6 +44,8 @@ typedef enum gc_event_kind {
 	GC_EV_POOL_DESTROY,   /* cuMemPoolDestroy: pool */
 	GC_EV_FAILED,         /* a hooked call that is no other event and failed (cuGraphAddNode of
 	                       * a node type the ledger does not follow, or NULL params): result */
+	GC_EV_POOL_TRIM,      /* cuMemPoolTrimTo: pool, size (the bytes to keep) */
+	GC_EV_GRAPH_MEM_TRIM, /* cuDeviceGraphMemTrim: flags (the device) */
 	GC_EV__COUNT
 } gc_event_kind;
 
@@ -161,6 +163,19 @@ struct gc_dead_ranges *gc_ledger_dead_ranges(gc_ledger *l);
 int gc_ledger_take_held(gc_ledger *l, gc_verdict *out);
 /* How many held errors a retry settled, i.e. were never reported. */
 uint64_t gc_ledger_retried(const gc_ledger *l);
+
+/* What the ledger knows of graph memory, for the summary at exit (graphmem.c). */
+typedef struct gc_graph_mem {
+	uint64_t graph_allocs;     /* graph allocations made (captured or allocation nodes) */
+	uint64_t execs_untrimmed;  /* execs of graphs with allocations destroyed since the last
+	                            * cuDeviceGraphMemTrim (since the start, when none) */
+	uint64_t trims;            /* cuDeviceGraphMemTrim calls that succeeded */
+	uint64_t graphs_unfreed;   /* graphs with an allocation still live (a destroyed graph's
+	                            * live allocations count as one more) */
+	uint64_t unfreed_allocs, unfreed_bytes;  /* those allocations */
+	uint64_t largest_graph_bytes;  /* the most one instantiated graph allocates a launch */
+} gc_graph_mem;
+void gc_ledger_graph_mem(gc_ledger *l, gc_graph_mem *gm);
 
 /* True while any capture the ledger knows of is active: hooks skip capture queries otherwise. */
 int gc_ledger_capturing(const gc_ledger *l);

@@ -7,6 +7,7 @@
  *   ledger_graph.c  the graph model: graphs, execs, captures, memory nodes (state changes)
  *   ledger_rules.c  the rules: each decision and its message, reading the state above
  *   ledger_capture.c  the capture rules (capture-invalidated, capture-dropped-call)
+ *   ledger_graphmem.c  graph memory's counts for the summary at exit
  *   ledger_pending.c  errors held until the thread's next call tells whether the runtime
  *                   retried them (INVALID_CONTEXT on a thread without a context)
  *
@@ -149,6 +150,8 @@ struct gc_ledger {
 	 * some later call, and on every call after it (the context is lost), is that use. */
 	int use_reported;
 	int no_uses;  /* gc_ledger_config's: the dead index stays empty */
+	/* Graph memory's counts for the summary at exit (ledger_graphmem.c), graph lock. */
+	uint64_t gm_graph_allocs, gm_execs_untrimmed, gm_trims, gm_largest_graph;
 };
 
 static inline struct stripe *stripe_of(const gc_ledger *l, uint64_t ptr)
@@ -262,6 +265,16 @@ void gc_check_pool_destroy(gc_ledger *l, out *o, const gc_event *ev);
 void gc_check_api_error(out *o, const gc_event *ev);
 /* A use of memory in dead range hit; a: the allocation it belonged to, if still recorded. */
 void gc_check_use(out *o, const gc_event *ev, const gc_dead_range *hit, const struct alloc *a);
+
+/* ---- ledger_graphmem.c: graph memory's counts (the graph lock held) --------------------- */
+
+/* A successful cuGraphExecDestroy, before the exec is dropped; a cuDeviceGraphMemTrim. */
+void gc_graphmem_exec_destroying(gc_ledger *l, const gc_event *ev);
+void gc_graphmem_trimmed(gc_ledger *l, const gc_event *ev);
+/* A successful instantiation of g. */
+void gc_graphmem_instantiated(gc_ledger *l, const struct graph *g);
+/* Every lock held. */
+void gc_graphmem_get(gc_ledger *l, gc_graph_mem *gm);
 
 /* ---- ledger_pending.c: errors held for the thread's next call (no lock) ------------------ */
 

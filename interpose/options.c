@@ -64,6 +64,10 @@ static const opt table[] = {
 	 "After each record in the text log, print a suppression entry that matches it."},
 	{"VERBOSE", T_BOOL, "0", OFF(verbose), 0, 0, NULL,
 	 "Print the effective options and start-up notes on stderr."},
+	{"GRAPH_MEMORY", T_BOOL, "1", OFF(graph_memory), 0, 0, NULL,
+	 "At exit, when the program made graph allocations, one information line on graph "
+	 "memory: the device's graph-pool high marks, graphs whose allocations were never freed, "
+	 "execs destroyed since the last cuDeviceGraphMemTrim."},
 };
 #define N_OPTS (sizeof(table) / sizeof(table[0]))
 

@@ -24,6 +24,7 @@ typedef struct gc_options {
 	int signal_summary;
 	int verbose;
 	int gen_suppressions;
+	int graph_memory;
 } gc_options;
 
 typedef const char *(*gc_getenv_fn)(const char *name);

@@ -799,6 +799,45 @@ static void dropped_call_clean(void **state)
 	assert_int_equal(f->counts[GC_RULE_CAPTURE_DROPPED_CALL], 0);
 }
 
+/* ---- graph memory at exit (information, no record) -------------------------- */
+
+static void graph_memory_counts(void **state)
+{
+	fx *f = *state;
+	gc_graph_mem gm;
+	gc_ledger_graph_mem(f->l, &gm);
+	assert_int_equal(gm.graph_allocs, 0);
+	capture_graph(f, 1, 0xA000, 0x100, 0xE1, 0, 0);  /* 4096 bytes, kept past the launch */
+	capture_graph(f, 2, 0xB000, 0x200, 0xE2, 1, 0);  /* freed inside its graph */
+	apply(f, launch(0xE1, S1, 0));
+	apply(f, launch(0xE2, S1, 0));
+	apply(f, ev_kind(GC_EV_EXEC_DESTROY, 0xE2));
+	gc_ledger_graph_mem(f->l, &gm);
+	assert_int_equal(gm.graph_allocs, 2);
+	assert_int_equal(gm.execs_untrimmed, 1);
+	assert_int_equal(gm.graphs_unfreed, 1);
+	assert_int_equal(gm.unfreed_allocs, 1);
+	assert_int_equal(gm.unfreed_bytes, 4096);
+	assert_int_equal(gm.largest_graph_bytes, 4096);
+	/* a refused trim gives nothing back; a trim does, and later destroys count again */
+	apply(f, (gc_event){.kind = GC_EV_GRAPH_MEM_TRIM, .result = 101});
+	expect(f, 1, GC_RULE_API_ERROR);  /* CUDA_ERROR_INVALID_DEVICE, the one record */
+	gc_ledger_graph_mem(f->l, &gm);
+	assert_int_equal(gm.execs_untrimmed, 1);
+	assert_int_equal(gm.trims, 0);
+	apply(f, (gc_event){.kind = GC_EV_GRAPH_MEM_TRIM});
+	expect_none(f);
+	apply(f, mfree(0xA000, S1, 0, 0));
+	apply(f, ev_kind(GC_EV_EXEC_DESTROY, 0xE1));
+	gc_ledger_graph_mem(f->l, &gm);
+	assert_int_equal(gm.execs_untrimmed, 1);
+	assert_int_equal(gm.trims, 1);
+	assert_int_equal(gm.graphs_unfreed, 0);
+	assert_int_equal(gm.unfreed_bytes, 0);
+	apply(f, at_exit());
+	assert_int_equal(total(f), 1);
+}
+
 /* ---- leak-at-exit -------------------------------------------------------- */
 
 static void leak_at_exit_grouped(void **state)
@@ -1416,6 +1455,7 @@ int main(void)
 		T(capture_invalidated_rules_named),
 		T(dropped_call_copy),
 		T(dropped_call_clean),
+		T(graph_memory_counts),
 		T(leak_at_exit_grouped),
 		T(leak_clean),
 		T(api_error_unexplained),

@@ -137,6 +137,10 @@ static const char *const D_CALL[GC_EV__COUNT][4] = {
 	                       "cuGraphExecUpdate_v2"},
 	[GC_EV_POOL_DESTROY] = {"cuMemPoolDestroy", "cudaMemPoolDestroy", "cuMemPoolDestroy",
 	                        "cuMemPoolDestroy"},
+	[GC_EV_POOL_TRIM] = {"cuMemPoolTrimTo", "cudaMemPoolTrimTo", "cuMemPoolTrimTo",
+	                     "cuMemPoolTrimTo"},
+	[GC_EV_GRAPH_MEM_TRIM] = {"cuDeviceGraphMemTrim", "cudaDeviceGraphMemTrim",
+	                          "cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim"},
 };
 #define N8(p) p "0", p "1", p "2", p "3", p "4", p "5", p "6", p "7"
 #define N64(p) \
@@ -316,6 +320,8 @@ static gc_event decode(const uint8_t *data, size_t i)
 	ev.call = later ? D_CALL[ev.kind][b[2] >> 6]
 	        : call < 4 ? (nib < FL_NIB_KINDS ? D_CALL[ev.kind][call] : "fuzz_no_kind")
 	                   : D_ODD_CALL[(((call - 4) << 5) | (b[3] & 31)) % D_ODD_CALLS];
+	/* a refused call whose capture the hub found still active: by the graph bits' low one */
+	ev.capture_kept = ev.result && (b[2] & 1) ? ev.capture_id : 0;
 	ev.child = ev.kind == GC_EV_CHILD_GRAPH ? D_GRAPH[(b[2] >> 2) & 3] : 0;
 	ev.node = ev.kind == GC_EV_DESTROY_NODE ? D_PTR[b[1] & 7] : 0;
 	if (ev.kind == GC_EV_USE) {  /* kernel, copy or set, by the call bits; the mode bits: arg */

@@ -125,7 +125,37 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	*) bad "$way capture-other-thread: message lacks the thread or the rule: $msg" ;;
 	esac
 	check "$way capture-other-thread-clean" "$none" $prog capture-other-thread-clean $extra
+	# The graph-memory line at exit (information, never a record): the pool's marks, the
+	# concurrent launches, the exec destroyed untrimmed, the graph never freed; trimmed and
+	# freed, only the marks. The JSON line carries the same counts.
+	check "$way graph-memory" "1 leak-at-exit" $prog graph-memory $extra
+	line=$(grep 'graph memory (information)' "$tmp/gc.txt")
+	case $line in
+	*"2 graph allocations made; device 0's graph pool: used at most 12288 bytes, reserved at most 12288, reserved at exit 12288, more than the 8192 bytes the largest graph"*"; 1 exec of graphs with allocations destroyed since the last cuDeviceGraphMemTrim (none was called)"*"; 1 graph left 1 allocation (4096 bytes) never freed"*)
+		ok "$way graph-memory: the line names the marks, the overlap, the untrimmed exec, the unfreed graph" ;;
+	*) bad "$way graph-memory: line is '$line'" ;;
+	esac
+	got=$(jq -c 'select(.type == "graph_memory") | [.graph_allocs, .execs_untrimmed, .graphs_unfreed, .unfreed_bytes, .used_high, .reserved_now]' "$tmp/gc.json" 2>/dev/null)
+	[ "$got" = "[2,1,1,4096,12288,12288]" ] && ok "$way graph-memory: JSON line $got" ||
+		bad "$way graph-memory: JSON line '$got'"
+	check "$way graph-memory-trimmed" "$none" $prog graph-memory-trimmed $extra
+	line=$(grep 'graph memory (information)' "$tmp/gc.txt")
+	case $line in
+	*"reserved at exit 0, more than"*"a launch: allocations of several launches were live at once (graphs launched concurrently, or allocations kept past a launch). GRAPHCHECK_GRAPH_MEMORY=0"*)
+		ok "$way graph-memory-trimmed: only the marks" ;;
+	*) bad "$way graph-memory-trimmed: line is '$line'" ;;
+	esac
 done
+# Off with its option; and no line from a program that made no graph allocation.
+LD_PRELOAD=$PRE GRAPHCHECK_GRAPH_MEMORY=0 GRAPHCHECK_LOG_FILE=$tmp/off.txt GRAPHCHECK_JSON_FILE=$tmp/off.json \
+	$P/prog_linked graph-memory > /dev/null 2>&1
+LD_PRELOAD=$PRE GRAPHCHECK_LOG_FILE=$tmp/plain.txt $P/prog_linked sync-alloc > /dev/null 2>&1
+if grep -q 'leak-at-exit' "$tmp/off.txt" && ! grep -q 'graph memory' "$tmp/off.txt" "$tmp/plain.txt" &&
+	! grep -q graph_memory "$tmp/off.json"; then
+	ok "GRAPHCHECK_GRAPH_MEMORY=0: no graph-memory line (the leak still reported); none without graph allocations"
+else
+	bad "graph-memory line written with GRAPHCHECK_GRAPH_MEMORY=0 or without graph allocations"
+fi
 
 # Nothing at all from a program that never touches CUDA: no log, no file.
 rm -f "$tmp/none.json"
@@ -176,7 +206,7 @@ not_reached="cuCtxSynchronize_v2 cuGraphAddMemFreeNode cuGraphAddNode cuGraphIns
 cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphInstantiate_v2
 cuStreamBeginCapture cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz
 cuStreamBeginCapture_ptsz cuGraphAddChildGraphNode cuGraphDestroyNode cuGraphExecUpdate
-cuGraphExecUpdate_v2 cuMemPoolDestroy cuModuleUnload cuLibraryUnload"
+cuGraphExecUpdate_v2 cuMemPoolDestroy cuModuleUnload cuLibraryUnload cuMemPoolTrimTo"
 sed -n 's/^HOOK(\([A-Za-z0-9_]*\),.*/\1/p' interpose/hooks.def | grep -v '^cuGetProcAddress' | sort > "$tmp/hooked"
 cat "$tmp"/traces/*.trace | jq -r 'select(.type == "event") | .call' 2>/dev/null | sort -u > "$tmp/reached"
 printf '%s\n' $not_reached | sort > "$tmp/not_reached"

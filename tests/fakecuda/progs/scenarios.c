@@ -608,6 +608,52 @@ static int capture_other_thread(bool clean)
     return 0;
 }
 
+/* ---- graph memory at exit (the summary line) -------------------------------------------
+ * `graph-memory`: two captured graphs allocate 8192 and 4096 bytes and are launched on two
+ * streams, so both allocations are live at once (the pool's used mark passes the largest
+ * graph's); the first is freed, the second never (leak-at-exit), and the first exec is
+ * destroyed with no cuDeviceGraphMemTrim after. `graph-memory-trimmed`: both freed, both
+ * execs destroyed, then cuDeviceGraphMemTrim: no record, the line says only what was used. */
+static void graph_of_one_alloc(CUstream s, size_t bytes, CUdeviceptr *p, CUgraph *g,
+                               CUgraphExec *e)
+{
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuMemAllocAsync, (p, bytes, s));
+    CK(cuStreamEndCapture, (s, g));
+    CK(cuGraphInstantiateWithFlags, (e, *g, 0));
+}
+
+static int graph_memory(bool trimmed)
+{
+    init_driver();
+    CUstream s = NULL, s2 = NULL;
+    CUdeviceptr a = 0, b = 0;
+    CUgraph g1 = NULL, g2 = NULL;
+    CUgraphExec e1 = NULL, e2 = NULL;
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&s2, CU_STREAM_NON_BLOCKING));
+    graph_of_one_alloc(s, 8192, &a, &g1, &e1);
+    graph_of_one_alloc(s2, 4096, &b, &g2, &e2);
+    CK(cuGraphLaunch, (e1, s));
+    CK(cuGraphLaunch, (e2, s2));
+    CK(cuMemFreeAsync, (a, s));
+    if (trimmed)
+        CK(cuMemFreeAsync, (b, s2));
+    CK(cuStreamSynchronize, (s));
+    CK(cuStreamSynchronize, (s2));
+    CK(cuGraphExecDestroy, (e1));
+    CK(cuGraphDestroy, (g1));
+    if (trimmed) {
+        CK(cuGraphExecDestroy, (e2));
+        CK(cuGraphDestroy, (g2));
+        CK(cuDeviceGraphMemTrim, (0));
+    }
+    CK(cuStreamDestroy, (s));
+    CK(cuStreamDestroy, (s2));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- threads ----------------------------------------------------------------------- */
 /* Results from many threads cannot be printed in a stable order, so they are counted per
  * (call, code) and printed sorted at the end. */
@@ -712,7 +758,8 @@ bool fc_scenario_uses_driver(const char *name)
                                         "uses-clean", "threads", "stream0",    "sync-alloc",
                                         "dropped-call", "dropped-call-clean",
                                         "capture-other-thread",
-                                        "capture-other-thread-clean" };
+                                        "capture-other-thread-clean", "graph-memory",
+                                        "graph-memory-trimmed" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
             return true;
@@ -748,6 +795,8 @@ int fc_run_scenario(int argc, char **argv)
     else if (strcmp(name, "capture-other-thread") == 0 ||
              strcmp(name, "capture-other-thread-clean") == 0)
         rc = capture_other_thread(strcmp(name, "capture-other-thread-clean") == 0);
+    else if (strcmp(name, "graph-memory") == 0 || strcmp(name, "graph-memory-trimmed") == 0)
+        rc = graph_memory(strcmp(name, "graph-memory-trimmed") == 0);
     else if (strcmp(name, "threads") == 0)
         rc = run_threads(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atoi(argv[3]) : 100);
     else if (strcmp(name, "nocuda") == 0) {
@@ -755,7 +804,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = 0;
     } else
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|stream0|"
-                "sync-alloc|dropped-call[-clean]|capture-other-thread[-clean]|threads [THREADS [OPS]]|"
+                "sync-alloc|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed]|"
+                "threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);
