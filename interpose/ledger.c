@@ -268,7 +268,7 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	/* Next: a successful wait joins the stream's vector clock with the host's
 	 * (ledger_order.c); today only failed waits arrive, for api-error. */
 	case GC_EV_SYNCHRONIZE: break;
-	case GC_EV_EXIT: gc_check_leaks(l, &o); break;
+	case GC_EV_EXIT: gc_check_leaks(l, &o, ev); break;
 	case GC_EV_FAILED: break;  /* only api-error below */
 	case GC_EV_USE: on_use(l, &o, ev, one); break;
 	case GC_EV_CHILD_GRAPH: on_child_graph(l, &o, ev); break;

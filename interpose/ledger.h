@@ -31,7 +31,7 @@ typedef enum gc_event_kind {
 	GC_EV_GRAPH_DESTROY,  /* graph */
 	GC_EV_SYNCHRONIZE,    /* a failed wait (cuStreamSynchronize, cuStreamQuery, cuCtxSynchronize,
 	                       * cuEventSynchronize): stream (0: context-wide), result */
-	GC_EV_EXIT,           /* process exit: leak check */
+	GC_EV_EXIT,           /* process exit: leak check; flags GC_EXIT_LEAKS_FULL: every site */
 	GC_EV_USE,            /* a kernel launch, copy or set that touches memory not live, or
 	                       * fails: ptr (the word that hit, 0 for none), size (bytes copied
 	                       * or set), stream, capture_id, use, arg, func_name */
@@ -68,6 +68,7 @@ enum {
 	GC_CUDA_ERROR_NOT_SUPPORTED = 801,
 	GC_FLAG_AUTO_FREE_ON_LAUNCH = 1,
 	GC_CHILD_OWNERSHIP_MOVE = 1,  /* CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE */
+	GC_EXIT_LEAKS_FULL = 1,       /* GC_EV_EXIT's flags: GRAPHCHECK_LEAK_CHECK=full */
 };
 
 typedef struct gc_event {

@@ -256,7 +256,8 @@ struct alloc *gc_check_free_outside(gc_ledger *l, out *o, const gc_event *ev, in
 void gc_check_unknown_free(gc_ledger *l, out *o, const gc_event *ev);
 void gc_check_instantiate(out *o, const gc_event *ev, const struct graph *g);
 void gc_check_launch(out *o, const gc_event *ev, const struct exec *e);
-void gc_check_leaks(gc_ledger *l, out *o);
+/* GC_EV_EXIT: one leak-at-exit record, brief or (GC_EXIT_LEAKS_FULL) every site. */
+void gc_check_leaks(gc_ledger *l, out *o, const gc_event *ev);
 /* A call refused (or that would be) because a graph has memory nodes: cuGraphClone,
  * cuGraphAddChildGraphNode (not moved), cuGraphDestroyNode, cuGraphExecUpdate. */
 void gc_check_memory_node_restriction(gc_ledger *l, out *o, const gc_event *ev);

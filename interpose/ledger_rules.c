@@ -509,6 +509,7 @@ struct leak_walk {
 	gc_leak_group *groups;
 	size_t n, cap;
 	uint64_t count, bytes;
+	uint64_t graph_count, graph_bytes;  /* of them, graph allocations */
 };
 
 static void leak_visit(gc_hnode *n, void *arg)
@@ -519,6 +520,8 @@ static void leak_visit(gc_hnode *n, void *arg)
 		return;
 	w->count++;
 	w->bytes += a->size;
+	w->graph_count += a->kind == K_GRAPH;
+	w->graph_bytes += a->kind == K_GRAPH ? a->size : 0;
 	for (size_t i = 0; i < w->n; i++) {
 		gc_leak_group *g = &w->groups[i];
 		if (g->site == a->site && g->call == gc_store_call_name(a) &&
@@ -546,7 +549,27 @@ static int by_bytes_desc(const void *x, const void *y)
 	return a->bytes < b->bytes ? 1 : a->bytes > b->bytes ? -1 : 0;
 }
 
-void gc_check_leaks(gc_ledger *l, out *o)
+/* "3 graph allocations (12288 bytes), which stay reserved in the graph pool until freed,
+ * and 2 pool allocations (8192 bytes), still live when the program ended" */
+static const char *leak_split(const struct leak_walk *w, char *buf, size_t n)
+{
+	uint64_t pc = w->count - w->graph_count, pb = w->bytes - w->graph_bytes;
+	int k = 0;
+	if (w->graph_count)
+		k = snprintf(buf, n, "%llu graph allocation%s (%llu bytes), which stay reserved in the "
+		             "graph pool until freed", (unsigned long long)w->graph_count,
+		             w->graph_count == 1 ? "" : "s", (unsigned long long)w->graph_bytes);
+	if (pc && k >= 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k, "%s%llu pool allocation%s (%llu bytes, "
+		         "stream-ordered), still live when the program ended", k ? ", and " : "",
+		         (unsigned long long)pc, pc == 1 ? "" : "s", (unsigned long long)pb);
+	return buf;
+}
+
+/* One record. Brief (the default): the split and the largest site, for a program that keeps
+ * memory to its end on purpose (a framework's caching allocator, a model's parameters) gets
+ * one short warning; full (GC_EXIT_LEAKS_FULL): every site, largest first. */
+void gc_check_leaks(gc_ledger *l, out *o, const gc_event *ev)
 {
 	struct leak_walk w = {0};
 	gc_store_each(l, leak_visit, &w);
@@ -555,14 +578,21 @@ void gc_check_leaks(gc_ledger *l, out *o)
 		return;
 	}
 	qsort(w.groups, w.n, sizeof(*w.groups), by_bytes_desc);
+	int full = (ev->flags & GC_EXIT_LEAKS_FULL) != 0;
+	char sb[320];
 	gc_verdict *v = verdict(o, GC_RULE_LEAK_AT_EXIT,
 	                        "%llu stream-ordered or graph allocation%s (%llu bytes) still live "
-	                        "at exit, from %zu site%s; the largest are listed below. Free them "
-	                        "with cuMemFreeAsync before the program ends, or trim the pool.",
+	                        "at exit: %s. %s Free them with cuMemFreeAsync before the program "
+	                        "ends if they are not meant to last to its end, or trim the pool.",
 	                        (unsigned long long)w.count, w.count == 1 ? "" : "s",
-	                        (unsigned long long)w.bytes, w.n, w.n == 1 ? "" : "s");
-	v->n_leaks = (int)(w.n < GC_LEAK_GROUPS ? w.n : GC_LEAK_GROUPS);
-	memcpy(v->leaks, w.groups, (size_t)v->n_leaks * sizeof(*w.groups));
+	                        (unsigned long long)w.bytes, leak_split(&w, sb, sizeof(sb)),
+	                        full ? "Every site is listed below, largest first."
+	                        : w.n == 1 ? "Their site is below."
+	                                   : "The largest of their sites is below; "
+	                                     "GRAPHCHECK_LEAK_CHECK=full lists every one.");
+	size_t shown = full ? (w.n < GC_LEAK_GROUPS ? w.n : GC_LEAK_GROUPS) : 1;
+	v->n_leaks = (int)shown;
+	memcpy(v->leaks, w.groups, shown * sizeof(*w.groups));
 	v->leak_count = w.count;
 	v->leak_bytes = w.bytes;
 	free(w.groups);

@@ -840,17 +840,26 @@ static void graph_memory_counts(void **state)
 
 /* ---- leak-at-exit -------------------------------------------------------- */
 
-static void leak_at_exit_grouped(void **state)
+/* Ten 200-byte allocations from one site, 5000 bytes from site 9, a graph's 4096 (live once
+ * launched). */
+static void leaks_of_three_sites(fx *f)
 {
-	fx *f = *state;
 	for (int i = 0; i < 10; i++)
 		apply(f, alloc(0xA000 + (uint64_t)i * 0x1000, 200, S1, 0));
 	gc_event big = alloc(0xF0000, 5000, S1, 0);
 	big.site = 9;
 	apply(f, big);
 	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 0, 0);
+}
+
+static void leak_at_exit_grouped(void **state)
+{
+	fx *f = *state;
+	leaks_of_three_sites(f);
 	apply(f, launch(0xE000, S1, 0));   /* a live graph allocation counts too */
-	apply(f, at_exit());
+	gc_event full = at_exit();
+	full.flags = GC_EXIT_LEAKS_FULL;  /* GRAPHCHECK_LEAK_CHECK=full: every site */
+	apply(f, full);
 	expect(f, 1, GC_RULE_LEAK_AT_EXIT);
 	gc_verdict *v = &f->v[0];
 	assert_int_equal(v->leak_count, 12);
@@ -862,6 +871,41 @@ static void leak_at_exit_grouped(void **state)
 	assert_true(v->leaks[1].in_graph);
 	assert_int_equal(v->leaks[2].count, 10);
 	assert_int_equal(gc_rule_severity(v->rule), GC_SEV_WARNING);
+}
+
+/* The default: one brief record that counts graph and pool allocations apart and shows the
+ * largest site only (a framework's memory kept to the end gets one short warning). */
+static void leak_at_exit_brief(void **state)
+{
+	fx *f = *state;
+	leaks_of_three_sites(f);
+	apply(f, launch(0xE000, S1, 0));
+	apply(f, at_exit());
+	expect(f, 1, GC_RULE_LEAK_AT_EXIT);
+	gc_verdict *v = &f->v[0];
+	assert_int_equal(v->leak_count, 12);
+	assert_int_equal(v->n_leaks, 1);
+	assert_int_equal(v->leaks[0].site, 9);
+	assert_non_null(strstr(v->message, "12 stream-ordered or graph allocations (11096 bytes) "
+	                                   "still live at exit: 1 graph allocation (4096 bytes), "
+	                                   "which stay reserved in the graph pool until freed, "
+	                                   "and 11 pool allocations (7000 bytes, stream-ordered), "
+	                                   "still live when the program ended."));
+	assert_non_null(strstr(v->message, "GRAPHCHECK_LEAK_CHECK=full lists every one."));
+	assert_int_equal(gc_rule_severity(v->rule), GC_SEV_WARNING);
+}
+
+/* Pool allocations alone, from one site: no graph part, no pointer to the full listing. */
+static void leak_at_exit_brief_pool_only(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0xA000, 200, S1, 0));
+	apply(f, at_exit());
+	expect(f, 1, GC_RULE_LEAK_AT_EXIT);
+	assert_non_null(strstr(f->v[0].message, "at exit: 1 pool allocation (200 bytes, "
+	                                        "stream-ordered), still live when the program "
+	                                        "ended. Their site is below."));
+	assert_null(strstr(f->v[0].message, "graph pool"));
 }
 
 static void leak_clean(void **state)
@@ -1457,6 +1501,8 @@ int main(void)
 		T(dropped_call_clean),
 		T(graph_memory_counts),
 		T(leak_at_exit_grouped),
+		T(leak_at_exit_brief),
+		T(leak_at_exit_brief_pool_only),
 		T(leak_clean),
 		T(api_error_unexplained),
 		T(api_error_clean_not_ready),

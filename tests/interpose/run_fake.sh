@@ -146,6 +146,19 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	*) bad "$way graph-memory-trimmed: line is '$line'" ;;
 	esac
 done
+# The leak check says which leaks are graph allocations; brief by default, every site on
+# GRAPHCHECK_LEAK_CHECK=full (graph-memory leaves one graph allocation live).
+for lc in 1 full; do
+	LD_PRELOAD=$PRE GRAPHCHECK_LEAK_CHECK=$lc GRAPHCHECK_JSON_FILE=$tmp/lc$lc.json \
+		$P/prog_linked graph-memory > /dev/null 2>&1
+done
+b=$(jq -r 'select(.rule == "leak-at-exit") | .message' "$tmp/lc1.json" 2>/dev/null)
+f=$(jq -r 'select(.rule == "leak-at-exit") | .message' "$tmp/lcfull.json" 2>/dev/null)
+case "$b|$f" in
+*"at exit: 1 graph allocation (4096 bytes), which stay reserved in the graph pool until freed. Their site is below."*"|"*"Every site is listed below, largest first."*)
+	ok "leak-at-exit: graph allocations named as such; brief by default, every site with full" ;;
+*) bad "leak-at-exit wording: brief '$b', full '$f'" ;;
+esac
 # Off with its option; and no line from a program that made no graph allocation.
 LD_PRELOAD=$PRE GRAPHCHECK_GRAPH_MEMORY=0 GRAPHCHECK_LOG_FILE=$tmp/off.txt GRAPHCHECK_JSON_FILE=$tmp/off.json \
 	$P/prog_linked graph-memory > /dev/null 2>&1
