@@ -147,7 +147,18 @@ static inline gc_event_kind node_kind(const CUgraphNodeParams *p)
 		return GC_EV_FREE_NODE;
 	if (p && p->type == CU_GRAPH_NODE_TYPE_GRAPH)
 		return GC_EV_CHILD_GRAPH;
+	if (p && p->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+		return GC_EV_COND_NODE;
 	return GC_EV_FAILED;
+}
+
+/* A conditional node's body graph i, which the driver wrote (0 when it did not). */
+static inline uint64_t cond_body(CUresult r, const CUgraphNodeParams *p, unsigned i)
+{
+	if (r != CUDA_SUCCESS || node_kind(p) != GC_EV_COND_NODE || p->conditional.size <= i ||
+	    !p->conditional.phGraph_out)
+		return 0;
+	return U64(p->conditional.phGraph_out[i]);
 }
 
 static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
@@ -162,7 +173,9 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 #define NODE_EVENT                                                                         \
 	.kind = node_kind(params), .graph = U64(g), .ptr = node_ptr(r, params),                \
 	.size = node_kind(params) == GC_EV_ALLOC_NODE ? params->alloc.bytesize : 0,            \
-	.child = node_kind(params) == GC_EV_CHILD_GRAPH ? U64(params->graph.graph) : 0,        \
+	.child = node_kind(params) == GC_EV_CHILD_GRAPH ? U64(params->graph.graph)             \
+	                                                 : cond_body(r, params, 0),            \
+	.node = cond_body(r, params, 1),                                                       \
 	.flags = node_kind(params) == GC_EV_CHILD_GRAPH ? (uint64_t)params->graph.ownership : 0
 #define NODE_WHEN (node_kind(params) != GC_EV_FAILED || r != CUDA_SUCCESS)
 #define ADD_NODE(spelling, ptsz)                                                           \

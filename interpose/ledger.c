@@ -95,23 +95,30 @@ static void on_free_node(gc_ledger *l, out *o, const gc_event *ev)
 	struct graph *g = gc_graph_get(l, ev->graph);
 	char how[96];
 	snprintf(how, sizeof(how), "in a free node of graph 0x%llx", (unsigned long long)ev->graph);
+	gc_check_cond_body(o, ev, g);
 	if (g)
 		on_free_in_graph(l, o, ev, g, how);
 }
 
 /* A stream-ordered allocation into a capture, or an allocation node (outside any capture
  * they took the fast path). */
-static void on_alloc_in_graph(gc_ledger *l, const gc_event *ev)
+static void on_alloc_in_graph(gc_ledger *l, out *o, const gc_event *ev)
 {
-	if (ev->result != GC_CUDA_SUCCESS || !ev->ptr)
+	/* A refused one makes no record of its graph or capture: only looked up, for the rule. */
+	int ok = ev->result == GC_CUDA_SUCCESS && ev->ptr;
+	struct graph *g = NULL;
+	if (ev->kind == GC_EV_ALLOC_NODE) {
+		g = ok ? gc_graph_get(l, ev->graph) : gc_graph_find(l, ev->graph);
+	} else if (ev->capture_id) {
+		struct capture *c = ok ? gc_capture_get(l, ev)
+		                       : (struct capture *)gc_table_find(&l->captures, ev->capture_id);
+		g = c ? c->graph : NULL;
+	}
+	gc_check_cond_body(o, ev, g);
+	if (!ok)
 		return;
 	l->gm_graph_allocs++;
-	if (ev->kind == GC_EV_ALLOC_NODE) {
-		gc_graph_add_alloc(l, ev, gc_graph_get(l, ev->graph));
-		return;
-	}
-	struct capture *c = gc_capture_get(l, ev);
-	gc_graph_add_alloc(l, ev, c ? c->graph : NULL);
+	gc_graph_add_alloc(l, ev, g);
 }
 
 static void on_capture_end(gc_ledger *l, out *o, const gc_event *ev)
@@ -129,6 +136,7 @@ static void on_instantiate(gc_ledger *l, out *o, const gc_event *ev)
 	if (!g)
 		return;
 	gc_check_instantiate(o, ev, g);
+	gc_check_memory_node_restriction(l, o, ev);  /* for device launch */
 	if (ev->result == GC_CUDA_SUCCESS && ev->exec) {
 		gc_exec_instantiated(l, g, ev);
 		gc_graphmem_instantiated(l, g);
@@ -157,6 +165,18 @@ static void on_child_graph(gc_ledger *l, out *o, const gc_event *ev)
 	struct graph *parent = gc_graph_get(l, ev->graph);
 	if (parent)
 		gc_graph_child_moved(l, parent, child);
+}
+
+/* A conditional node's bodies, which may hold no memory nodes (memory-node-restriction). */
+static void on_cond_node(gc_ledger *l, const gc_event *ev)
+{
+	struct graph *body;
+	if (ev->result != GC_CUDA_SUCCESS)
+		return;
+	if (ev->child && (body = gc_graph_get(l, ev->child)))
+		body->cond_body = 1;
+	if (ev->node && (body = gc_graph_get(l, ev->node)))
+		body->cond_body = 1;
 }
 
 /* A use that hit dead memory: the record it belonged to (a graph allocation's, or a freed
@@ -243,7 +263,7 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	}
 	switch (ev->kind) {
 	case GC_EV_ALLOC:  /* into a capture */
-	case GC_EV_ALLOC_NODE: on_alloc_in_graph(l, ev); break;
+	case GC_EV_ALLOC_NODE: on_alloc_in_graph(l, &o, ev); break;
 	case GC_EV_MEM_ALLOC: break;  /* a failed one: only api-error below */
 	case GC_EV_FREE: on_free(l, &o, ev); break;
 	case GC_EV_MEM_FREE: on_free_outside(l, &o, ev, 1); break;
@@ -281,6 +301,7 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 			gc_store_pool_destroyed(l, ev->pool, ev->site);
 		}
 		break;
+	case GC_EV_COND_NODE: on_cond_node(l, ev); break;
 	case GC_EV_POOL_TRIM: break;  /* only api-error below */
 	case GC_EV_GRAPH_MEM_TRIM: gc_graphmem_trimmed(l, ev); break;
 	case GC_EV__COUNT: break;
@@ -420,6 +441,7 @@ static const char *const kind_names[GC_EV__COUNT] = {
 	"alloc_node", "free_node", "instantiate", "launch", "exec_destroy",
 	"graph_destroy", "synchronize", "exit", "use", "graph_clone", "child_graph",
 	"destroy_node", "exec_update", "pool_destroy", "failed", "pool_trim", "graph_mem_trim",
+	"cond_node",
 };
 
 /* Names traces recorded before the renames used: they still replay. */

@@ -46,6 +46,8 @@ typedef enum gc_event_kind {
 	                       * a node type the ledger does not follow, or NULL params): result */
 	GC_EV_POOL_TRIM,      /* cuMemPoolTrimTo: pool, size (the bytes to keep) */
 	GC_EV_GRAPH_MEM_TRIM, /* cuDeviceGraphMemTrim: flags (the device) */
+	GC_EV_COND_NODE,      /* cuGraphAddNode of a conditional node: graph (the parent), child
+	                       * and node (its first two body graphs, 0 for none) */
 	GC_EV__COUNT
 } gc_event_kind;
 
@@ -67,6 +69,7 @@ enum {
 	GC_CUDA_ERROR_CAPTURED_EVENT = 907,
 	GC_CUDA_ERROR_NOT_SUPPORTED = 801,
 	GC_FLAG_AUTO_FREE_ON_LAUNCH = 1,
+	GC_FLAG_DEVICE_LAUNCH = 4,    /* CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH */
 	GC_CHILD_OWNERSHIP_MOVE = 1,  /* CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE */
 	GC_EXIT_LEAKS_FULL = 1,       /* GC_EV_EXIT's flags: GRAPHCHECK_LEAK_CHECK=full */
 };

@@ -90,6 +90,7 @@ struct graph {
 	int destroyed;
 	int in_table;
 	struct graph *prev, *next;  /* every graph record, for teardown */
+	int cond_body;       /* a conditional node's body: no memory nodes may go in */
 };
 
 struct exec {
@@ -259,8 +260,11 @@ void gc_check_launch(out *o, const gc_event *ev, const struct exec *e);
 /* GC_EV_EXIT: one leak-at-exit record, brief or (GC_EXIT_LEAKS_FULL) every site. */
 void gc_check_leaks(gc_ledger *l, out *o, const gc_event *ev);
 /* A call refused (or that would be) because a graph has memory nodes: cuGraphClone,
- * cuGraphAddChildGraphNode (not moved), cuGraphDestroyNode, cuGraphExecUpdate. */
+ * cuGraphAddChildGraphNode (not moved), cuGraphDestroyNode, cuGraphExecUpdate, an
+ * instantiation for device launch. */
 void gc_check_memory_node_restriction(gc_ledger *l, out *o, const gc_event *ev);
+/* A memory node (allocation, free) put in g, a conditional node's body: refused. */
+void gc_check_cond_body(out *o, const gc_event *ev, const struct graph *g);
 /* cuMemPoolDestroy while allocations from the pool are live (every stripe held). */
 void gc_check_pool_destroy(gc_ledger *l, out *o, const gc_event *ev);
 void gc_check_api_error(out *o, const gc_event *ev);

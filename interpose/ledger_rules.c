@@ -425,7 +425,17 @@ void gc_check_memory_node_restriction(gc_ledger *l, out *o, const gc_event *ev)
 			            "allocate before the capture, or put the memory nodes in a separate "
 			            "graph launched before it in stream order.");
 		break;
-	case GC_EV_CHILD_GRAPH:
+	case GC_EV_CHILD_GRAPH: {
+		const struct graph *parent = gc_graph_find(l, ev->graph);
+		if (g && has_mem_nodes(g) && parent && parent->cond_body) {
+			snprintf(what, sizeof(what), "puts it in graph 0x%llx, a conditional node's body",
+			         (unsigned long long)ev->graph);
+			restriction(o, ev, g, what,
+			            "A conditional node's bodies may hold no memory nodes, in child graphs "
+			            "neither (the driver refuses it). Allocate before the conditional node "
+			            "in the parent graph and free after it, or outside the graph.");
+			break;
+		}
 		if (g && has_mem_nodes(g) && ev->flags != GC_CHILD_OWNERSHIP_MOVE) {
 			snprintf(what, sizeof(what), "adds graph 0x%llx as a child of graph 0x%llx",
 			         (unsigned long long)ev->child, (unsigned long long)ev->graph);
@@ -436,6 +446,16 @@ void gc_check_memory_node_restriction(gc_ledger *l, out *o, const gc_event *ev)
 			            "CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE (the parent then owns it), or launch "
 			            "the two graphs separately in stream order.");
 		}
+		break;
+	}
+	case GC_EV_INSTANTIATE:
+		if (g && has_mem_nodes(g) && (ev->flags & GC_FLAG_DEVICE_LAUNCH))
+			restriction(o, ev, g, "instantiates it for device launch",
+			            "A graph launched from the device may hold only kernel, copy, set and "
+			            "child graph nodes (the driver refuses the instantiation). Allocate "
+			            "the memory outside the graph (before it, or in a host-launched graph "
+			            "that runs first), or instantiate without "
+			            "CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH.");
 		break;
 	case GC_EV_DESTROY_NODE:
 		g = first_with_mem_nodes(l);
@@ -464,6 +484,21 @@ void gc_check_memory_node_restriction(gc_ledger *l, out *o, const gc_event *ev)
 	default:
 		break;
 	}
+}
+
+void gc_check_cond_body(out *o, const gc_event *ev, const struct graph *g)
+{
+	if (!g || !g->cond_body)
+		return;
+	char gb[96];
+	verdict(o, GC_RULE_MEMORY_NODE_RESTRICTION,
+	        "%s puts a memory %s node in %s, a body of a conditional node: a conditional "
+	        "node's bodies may hold only kernel, empty, child graph, copy, set and conditional "
+	        "nodes (the driver refuses memory nodes there). Allocate before the conditional "
+	        "node in the parent graph and free after it, or outside the graph.",
+	        ev->call, ev->kind == GC_EV_FREE_NODE || ev->kind == GC_EV_FREE ? "free"
+	                                                                        : "allocation",
+	        graph_name(g, gb, sizeof(gb)));
 }
 
 /* ---- pool-destroyed-live --------------------------------------------------- */

@@ -181,9 +181,9 @@ static size_t format_event(char *buf, size_t n, const gc_event *ev, uint64_t s)
 	              (unsigned long long)ev->graph, (unsigned long long)ev->exec,
 	              (unsigned long long)ev->flags, (unsigned long long)ev->capture_id, ev->mode,
 	              ev->site);
-	if (ev->kind == GC_EV_CHILD_GRAPH)
+	if (ev->kind == GC_EV_CHILD_GRAPH || ev->kind == GC_EV_COND_NODE)
 		gc_buf_printf(&b, ",\"child\":\"0x%llx\"", (unsigned long long)ev->child);
-	if (ev->kind == GC_EV_DESTROY_NODE)
+	if (ev->kind == GC_EV_DESTROY_NODE || ev->kind == GC_EV_COND_NODE)
 		gc_buf_printf(&b, ",\"node\":\"0x%llx\"", (unsigned long long)ev->node);
 	if (ev->kind == GC_EV_USE) {
 		gc_buf_printf(&b, ",\"use\":%d,\"arg\":%d,\"func\":", ev->use, ev->arg);

@@ -507,6 +507,82 @@ static void memory_node_update_and_destroy_node(void **state)
 	expect(f, 1, GC_RULE_API_ERROR);
 }
 
+/* Device launch: a graph with memory nodes cannot be instantiated for it; one without can. */
+static void memory_node_device_launch(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, alloc(0xA000, 64, S1, 1));
+	apply(f, end(S1, 1, 0x100, 0));
+	apply(f, inst(0x100, 0, GC_FLAG_DEVICE_LAUNCH, INVALID));
+	expect(f, 1, GC_RULE_MEMORY_NODE_RESTRICTION);
+	assert_non_null(strstr(f->v[0].message, "instantiates it for device launch, but graph "
+	                                        "0x100 (captured by capture 1) has memory nodes: "
+	                                        "1 allocation node"));
+	apply(f, inst(0x100, 0xE1, 0, 0));
+	expect_none(f);
+	apply(f, begin(S1, 2, GC_MODE_GLOBAL));
+	apply(f, end(S1, 2, 0x200, 0));
+	apply(f, inst(0x200, 0xE2, GC_FLAG_DEVICE_LAUNCH, 0));
+	expect_none(f);
+}
+
+/* A conditional node's bodies may hold no memory nodes: an allocation node, a captured
+ * allocation (cuStreamBeginCaptureToGraph into the body), a free node, a child graph with
+ * memory nodes (moved or not). Its twin: the allocation in the parent, the body's kernels
+ * using it (nothing here), and the parent's other graphs untouched. */
+static gc_event cond_node(uint64_t parent, uint64_t body0, uint64_t body1)
+{
+	return (gc_event){.kind = GC_EV_COND_NODE, .call = "cuGraphAddNode", .graph = parent,
+	                  .child = body0, .node = body1};
+}
+
+static void memory_node_in_conditional_body(void **state)
+{
+	fx *f = *state;
+	apply(f, cond_node(0x100, 0x110, 0x120));
+	expect_none(f);
+	apply(f, (gc_event){.kind = GC_EV_ALLOC_NODE, .call = "cuGraphAddMemAllocNode",
+	                    .graph = 0x120, .size = 64, .result = INVALID});
+	expect(f, 1, GC_RULE_MEMORY_NODE_RESTRICTION);
+	assert_non_null(strstr(f->v[0].message, "cuGraphAddMemAllocNode puts a memory allocation "
+	                                        "node in graph 0x120, a body of a conditional "
+	                                        "node"));
+	gc_event b = begin(S1, 5, GC_MODE_GLOBAL);
+	b.graph = 0x110;  /* cuStreamBeginCaptureToGraph into the first body */
+	apply(f, b);
+	gc_event a = alloc(0, 64, S1, 5);
+	a.result = INVALID;
+	apply(f, a);
+	expect(f, 1, GC_RULE_MEMORY_NODE_RESTRICTION);
+	apply(f, end(S1, 5, 0x110, 0));
+	apply(f, (gc_event){.kind = GC_EV_ALLOC_NODE, .call = "cuGraphAddMemAllocNode",
+	                    .graph = 0x300, .ptr = 0xB000, .size = 64});
+	apply(f, (gc_event){.kind = GC_EV_FREE_NODE, .call = "cuGraphAddMemFreeNode",
+	                    .graph = 0x110, .ptr = 0xB000, .result = INVALID});
+	expect(f, 1, GC_RULE_MEMORY_NODE_RESTRICTION);
+	assert_non_null(strstr(f->v[0].message, "memory free node"));
+	apply(f, child(0x110, 0x300, GC_CHILD_OWNERSHIP_MOVE, INVALID));
+	expect(f, 1, GC_RULE_MEMORY_NODE_RESTRICTION);
+	assert_non_null(strstr(f->v[0].message, "a conditional node's body"));
+}
+
+static void memory_node_conditional_clean(void **state)
+{
+	fx *f = *state;
+	apply(f, (gc_event){.kind = GC_EV_ALLOC_NODE, .call = "cuGraphAddMemAllocNode",
+	                    .graph = 0x100, .ptr = 0xA000, .size = 64});
+	apply(f, cond_node(0x100, 0x110, 0));
+	apply(f, (gc_event){.kind = GC_EV_FREE_NODE, .call = "cuGraphAddMemFreeNode",
+	                    .graph = 0x100, .ptr = 0xA000});
+	apply(f, (gc_event){.kind = GC_EV_ALLOC_NODE, .call = "cuGraphAddMemAllocNode",
+	                    .graph = 0x200, .ptr = 0xB000, .size = 64});  /* not a body */
+	apply(f, (gc_event){.kind = GC_EV_COND_NODE, .call = "cuGraphAddNode", .graph = 0x100,
+	                    .result = INVALID});  /* refused: no body made */
+	expect(f, 1, GC_RULE_API_ERROR);
+	assert_int_equal(total(f), 1);
+}
+
 static void memory_node_destroy_node_clean(void **state)
 {
 	fx *f = *state;
@@ -1484,6 +1560,9 @@ int main(void)
 		T(memory_node_clean),
 		T(memory_node_update_and_destroy_node),
 		T(memory_node_destroy_node_clean),
+		T(memory_node_device_launch),
+		T(memory_node_in_conditional_body),
+		T(memory_node_conditional_clean),
 		T(pool_destroyed_live),
 		T(pool_destroyed_clean),
 		T(capture_invalidated_by_malloc),

@@ -141,6 +141,8 @@ static const char *const D_CALL[GC_EV__COUNT][4] = {
 	                     "cuMemPoolTrimTo"},
 	[GC_EV_GRAPH_MEM_TRIM] = {"cuDeviceGraphMemTrim", "cudaDeviceGraphMemTrim",
 	                          "cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim"},
+	[GC_EV_COND_NODE] = {"cuGraphAddNode", "cuGraphAddNode_v2", "cudaGraphAddNode",
+	                     "cuGraphAddNode"},
 };
 #define N8(p) p "0", p "1", p "2", p "3", p "4", p "5", p "6", p "7"
 #define N64(p) \
@@ -322,7 +324,8 @@ static gc_event decode(const uint8_t *data, size_t i)
 	                   : D_ODD_CALL[(((call - 4) << 5) | (b[3] & 31)) % D_ODD_CALLS];
 	/* a refused call whose capture the hub found still active: by the graph bits' low one */
 	ev.capture_kept = ev.result && (b[2] & 1) ? ev.capture_id : 0;
-	ev.child = ev.kind == GC_EV_CHILD_GRAPH ? D_GRAPH[(b[2] >> 2) & 3] : 0;
+	ev.child = ev.kind == GC_EV_CHILD_GRAPH || ev.kind == GC_EV_COND_NODE
+	                   ? D_GRAPH[(b[2] >> 2) & 3] : 0;
 	ev.node = ev.kind == GC_EV_DESTROY_NODE ? D_PTR[b[1] & 7] : 0;
 	if (ev.kind == GC_EV_USE) {  /* kernel, copy or set, by the call bits; the mode bits: arg */
 		ev.use = GC_USE_KERNEL + (int)(call % 3);
