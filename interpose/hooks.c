@@ -48,13 +48,16 @@
 /* What the driver wrote through an out-parameter, 0 when the call failed. */
 #define RETURNED(r, out) ((r) == CUDA_SUCCESS && (out) ? U64(*(out)) : 0)
 #define CAPTURE_OF(s, ptsz) gc_hub_capture_of(U64(s), ptsz)
+/* A refused call on a stream: the capture still active on it after the call (the driver
+ * kept the capture without the call's work: capture-dropped-call). Asked on errors only. */
+#define KEPT(s, ptsz) (r != CUDA_SUCCESS ? CAPTURE_OF(s, ptsz) : 0)
 
 /* ---- allocation and free ---------------------------------------------------- */
 
 /* Asked after the call: the allocation belongs to the capture the stream is still in. */
 #define ALLOC_EVENT(pool_, s, ptsz)                                                        \
 	.kind = GC_EV_ALLOC, .ptr = RETURNED(r, dptr), .size = size, .stream = U64(s),         \
-	.pool = U64(pool_), .capture_id = CAPTURE_OF(s, ptsz)
+	.pool = U64(pool_), .capture_id = CAPTURE_OF(s, ptsz), .capture_kept = KEPT(s, ptsz)
 #define ALLOC_ASYNC(spelling, ptsz)                                                        \
 	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size, CUstream s), (dptr, size, s), 0, 1, \
 	        ALLOC_EVENT(NULL, s, ptsz))
@@ -63,7 +66,8 @@
 	        (dptr, size, pool, s), 0, 1, ALLOC_EVENT(pool, s, ptsz))
 #define FREE_ASYNC(spelling, ptsz)                                                         \
 	WRAPPER(spelling, (CUdeviceptr p, CUstream s), (p, s), CAPTURE_OF(s, ptsz), 1,        \
-	        .kind = GC_EV_FREE, .ptr = p, .stream = U64(s), .capture_id = cap)
+	        .kind = GC_EV_FREE, .ptr = p, .stream = U64(s), .capture_id = cap,              \
+	        .capture_kept = KEPT(s, ptsz))
 #define MEM_ALLOC(spelling, ptsz)                                                          \
 	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size), (dptr, size), 0, 1,               \
 	        .kind = GC_EV_MEM_ALLOC, .ptr = RETURNED(r, dptr), .size = size)
@@ -109,7 +113,8 @@
 	        (exec, g, params), 0, 1, INSTANTIATE_EVENT(params ? params->flags : 0))
 #define LAUNCH(spelling, ptsz)                                                             \
 	WRAPPER(spelling, (CUgraphExec exec, CUstream s), (exec, s), CAPTURE_OF(s, ptsz), 1,  \
-	        .kind = GC_EV_LAUNCH, .exec = U64(exec), .stream = U64(s), .capture_id = cap)
+	        .kind = GC_EV_LAUNCH, .exec = U64(exec), .stream = U64(s), .capture_id = cap,  \
+	        .capture_kept = KEPT(s, ptsz))
 #define EXEC_DESTROY(spelling, ptsz)                                                       \
 	WRAPPER(spelling, (CUgraphExec exec), (exec), 0, 1,                                   \
 	        .kind = GC_EV_EXEC_DESTROY, .exec = U64(exec))
@@ -142,7 +147,18 @@ static inline gc_event_kind node_kind(const CUgraphNodeParams *p)
 		return GC_EV_FREE_NODE;
 	if (p && p->type == CU_GRAPH_NODE_TYPE_GRAPH)
 		return GC_EV_CHILD_GRAPH;
+	if (p && p->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+		return GC_EV_COND_NODE;
 	return GC_EV_FAILED;
+}
+
+/* A conditional node's body graph i, which the driver wrote (0 when it did not). */
+static inline uint64_t cond_body(CUresult r, const CUgraphNodeParams *p, unsigned i)
+{
+	if (r != CUDA_SUCCESS || node_kind(p) != GC_EV_COND_NODE || p->conditional.size <= i ||
+	    !p->conditional.phGraph_out)
+		return 0;
+	return U64(p->conditional.phGraph_out[i]);
 }
 
 static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
@@ -157,7 +173,9 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 #define NODE_EVENT                                                                         \
 	.kind = node_kind(params), .graph = U64(g), .ptr = node_ptr(r, params),                \
 	.size = node_kind(params) == GC_EV_ALLOC_NODE ? params->alloc.bytesize : 0,            \
-	.child = node_kind(params) == GC_EV_CHILD_GRAPH ? U64(params->graph.graph) : 0,        \
+	.child = node_kind(params) == GC_EV_CHILD_GRAPH ? U64(params->graph.graph)             \
+	                                                 : cond_body(r, params, 0),            \
+	.node = cond_body(r, params, 1),                                                       \
 	.flags = node_kind(params) == GC_EV_CHILD_GRAPH ? (uint64_t)params->graph.ownership : 0
 #define NODE_WHEN (node_kind(params) != GC_EV_FAILED || r != CUDA_SUCCESS)
 #define ADD_NODE(spelling, ptsz)                                                           \
@@ -198,6 +216,13 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 #define POOL_DESTROY(spelling, ptsz)                                                       \
 	WRAPPER(spelling, (CUmemoryPool pool), (pool), 0, 1,                                  \
 	        .kind = GC_EV_POOL_DESTROY, .pool = U64(pool))
+
+#define POOL_TRIM(spelling, ptsz)                                                          \
+	WRAPPER(spelling, (CUmemoryPool pool, size_t keep), (pool, keep), 0, 1,               \
+	        .kind = GC_EV_POOL_TRIM, .pool = U64(pool), .size = keep)
+#define GRAPH_MEM_TRIM(spelling, ptsz)                                                     \
+	WRAPPER(spelling, (CUdevice dev), (dev), 0, 1,                                        \
+	        .kind = GC_EV_GRAPH_MEM_TRIM, .flags = (uint64_t)(unsigned)dev)
 
 /* ---- calls that may break a capture ------------------------------------------- */
 

@@ -11,6 +11,7 @@
 
 #include "interpose/backtrace.h"
 #include "interpose/driver.h"
+#include "interpose/graphmem.h"
 #include "interpose/kernel_args.h"
 #include "interpose/log.h"
 #include "interpose/options.h"
@@ -68,9 +69,12 @@ static void at_exit(void)
 	in_hub = 1;  /* calls made by other atexit handlers go straight through */
 	write_held(0);
 	if (opts.leak_check) {
-		gc_event ev = {.kind = GC_EV_EXIT, .call = "exit"};
+		gc_event ev = {.kind = GC_EV_EXIT, .call = "exit",
+		               .flags = opts.leak_check == GC_LEAK_FULL ? GC_EXIT_LEAKS_FULL : 0};
 		gc_hub_report(&ev);
 	}
+	if (opts.graph_memory)
+		gc_graphmem_summary(ledger);
 	gc_log_summary();
 }
 

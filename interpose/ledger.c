@@ -95,22 +95,30 @@ static void on_free_node(gc_ledger *l, out *o, const gc_event *ev)
 	struct graph *g = gc_graph_get(l, ev->graph);
 	char how[96];
 	snprintf(how, sizeof(how), "in a free node of graph 0x%llx", (unsigned long long)ev->graph);
+	gc_check_cond_body(o, ev, g);
 	if (g)
 		on_free_in_graph(l, o, ev, g, how);
 }
 
 /* A stream-ordered allocation into a capture, or an allocation node (outside any capture
  * they took the fast path). */
-static void on_alloc_in_graph(gc_ledger *l, const gc_event *ev)
+static void on_alloc_in_graph(gc_ledger *l, out *o, const gc_event *ev)
 {
-	if (ev->result != GC_CUDA_SUCCESS || !ev->ptr)
-		return;
+	/* A refused one makes no record of its graph or capture: only looked up, for the rule. */
+	int ok = ev->result == GC_CUDA_SUCCESS && ev->ptr;
+	struct graph *g = NULL;
 	if (ev->kind == GC_EV_ALLOC_NODE) {
-		gc_graph_add_alloc(l, ev, gc_graph_get(l, ev->graph));
-		return;
+		g = ok ? gc_graph_get(l, ev->graph) : gc_graph_find(l, ev->graph);
+	} else if (ev->capture_id) {
+		struct capture *c = ok ? gc_capture_get(l, ev)
+		                       : (struct capture *)gc_table_find(&l->captures, ev->capture_id);
+		g = c ? c->graph : NULL;
 	}
-	struct capture *c = gc_capture_get(l, ev);
-	gc_graph_add_alloc(l, ev, c ? c->graph : NULL);
+	gc_check_cond_body(o, ev, g);
+	if (!ok)
+		return;
+	l->gm_graph_allocs++;
+	gc_graph_add_alloc(l, ev, g);
 }
 
 static void on_capture_end(gc_ledger *l, out *o, const gc_event *ev)
@@ -128,8 +136,11 @@ static void on_instantiate(gc_ledger *l, out *o, const gc_event *ev)
 	if (!g)
 		return;
 	gc_check_instantiate(o, ev, g);
-	if (ev->result == GC_CUDA_SUCCESS && ev->exec)
+	gc_check_memory_node_restriction(l, o, ev);  /* for device launch */
+	if (ev->result == GC_CUDA_SUCCESS && ev->exec) {
 		gc_exec_instantiated(l, g, ev);
+		gc_graphmem_instantiated(l, g);
+	}
 }
 
 static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
@@ -154,6 +165,18 @@ static void on_child_graph(gc_ledger *l, out *o, const gc_event *ev)
 	struct graph *parent = gc_graph_get(l, ev->graph);
 	if (parent)
 		gc_graph_child_moved(l, parent, child);
+}
+
+/* A conditional node's bodies, which may hold no memory nodes (memory-node-restriction). */
+static void on_cond_node(gc_ledger *l, const gc_event *ev)
+{
+	struct graph *body;
+	if (ev->result != GC_CUDA_SUCCESS)
+		return;
+	if (ev->child && (body = gc_graph_get(l, ev->child)))
+		body->cond_body = 1;
+	if (ev->node && (body = gc_graph_get(l, ev->node)))
+		body->cond_body = 1;
 }
 
 /* A use that hit dead memory: the record it belonged to (a graph allocation's, or a freed
@@ -240,7 +263,7 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	}
 	switch (ev->kind) {
 	case GC_EV_ALLOC:  /* into a capture */
-	case GC_EV_ALLOC_NODE: on_alloc_in_graph(l, ev); break;
+	case GC_EV_ALLOC_NODE: on_alloc_in_graph(l, &o, ev); break;
 	case GC_EV_MEM_ALLOC: break;  /* a failed one: only api-error below */
 	case GC_EV_FREE: on_free(l, &o, ev); break;
 	case GC_EV_MEM_FREE: on_free_outside(l, &o, ev, 1); break;
@@ -253,8 +276,10 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	 * (ledger_order.c). */
 	case GC_EV_LAUNCH: on_launch(l, &o, ev); break;
 	case GC_EV_EXEC_DESTROY:
-		if (ev->result == GC_CUDA_SUCCESS)
+		if (ev->result == GC_CUDA_SUCCESS) {
+			gc_graphmem_exec_destroying(l, ev);
 			gc_exec_destroyed(l, ev->exec);
+		}
 		break;
 	case GC_EV_GRAPH_DESTROY:
 		if (ev->result == GC_CUDA_SUCCESS)
@@ -263,7 +288,7 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	/* Next: a successful wait joins the stream's vector clock with the host's
 	 * (ledger_order.c); today only failed waits arrive, for api-error. */
 	case GC_EV_SYNCHRONIZE: break;
-	case GC_EV_EXIT: gc_check_leaks(l, &o); break;
+	case GC_EV_EXIT: gc_check_leaks(l, &o, ev); break;
 	case GC_EV_FAILED: break;  /* only api-error below */
 	case GC_EV_USE: on_use(l, &o, ev, one); break;
 	case GC_EV_CHILD_GRAPH: on_child_graph(l, &o, ev); break;
@@ -276,10 +301,14 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 			gc_store_pool_destroyed(l, ev->pool, ev->site);
 		}
 		break;
+	case GC_EV_COND_NODE: on_cond_node(l, ev); break;
+	case GC_EV_POOL_TRIM: break;  /* only api-error below */
+	case GC_EV_GRAPH_MEM_TRIM: gc_graphmem_trimmed(l, ev); break;
 	case GC_EV__COUNT: break;
 	}
 	if (ev->result == GC_CUDA_ERROR_ILLEGAL_ADDRESS && l->use_reported)
 		o.explained = 1;  /* the fault of a use already reported: not another record */
+	gc_check_dropped_call(l, &o, ev);
 	gc_check_api_error(&o, ev);
 done:
 	if (one)
@@ -360,6 +389,13 @@ void gc_ledger_stats_get(gc_ledger *l, gc_ledger_stats *st)
 	unlock_all(l);
 }
 
+void gc_ledger_graph_mem(gc_ledger *l, gc_graph_mem *gm)
+{
+	lock_all(l);
+	gc_graphmem_get(l, gm);
+	unlock_all(l);
+}
+
 double gc_ledger_mean_probes(gc_ledger *l)
 {
 	lock_all(l);
@@ -404,7 +440,8 @@ static const char *const kind_names[GC_EV__COUNT] = {
 	"alloc", "free", "mem_alloc", "mem_free", "capture_begin", "capture_end",
 	"alloc_node", "free_node", "instantiate", "launch", "exec_destroy",
 	"graph_destroy", "synchronize", "exit", "use", "graph_clone", "child_graph",
-	"destroy_node", "exec_update", "pool_destroy", "failed",
+	"destroy_node", "exec_update", "pool_destroy", "failed", "pool_trim", "graph_mem_trim",
+	"cond_node",
 };
 
 /* Names traces recorded before the renames used: they still replay. */

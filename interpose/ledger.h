@@ -31,7 +31,7 @@ typedef enum gc_event_kind {
 	GC_EV_GRAPH_DESTROY,  /* graph */
 	GC_EV_SYNCHRONIZE,    /* a failed wait (cuStreamSynchronize, cuStreamQuery, cuCtxSynchronize,
 	                       * cuEventSynchronize): stream (0: context-wide), result */
-	GC_EV_EXIT,           /* process exit: leak check */
+	GC_EV_EXIT,           /* process exit: leak check; flags GC_EXIT_LEAKS_FULL: every site */
 	GC_EV_USE,            /* a kernel launch, copy or set that touches memory not live, or
 	                       * fails: ptr (the word that hit, 0 for none), size (bytes copied
 	                       * or set), stream, capture_id, use, arg, func_name */
@@ -44,6 +44,10 @@ typedef enum gc_event_kind {
 	GC_EV_POOL_DESTROY,   /* cuMemPoolDestroy: pool */
 	GC_EV_FAILED,         /* a hooked call that is no other event and failed (cuGraphAddNode of
 	                       * a node type the ledger does not follow, or NULL params): result */
+	GC_EV_POOL_TRIM,      /* cuMemPoolTrimTo: pool, size (the bytes to keep) */
+	GC_EV_GRAPH_MEM_TRIM, /* cuDeviceGraphMemTrim: flags (the device) */
+	GC_EV_COND_NODE,      /* cuGraphAddNode of a conditional node: graph (the parent), child
+	                       * and node (its first two body graphs, 0 for none) */
 	GC_EV__COUNT
 } gc_event_kind;
 
@@ -65,7 +69,9 @@ enum {
 	GC_CUDA_ERROR_CAPTURED_EVENT = 907,
 	GC_CUDA_ERROR_NOT_SUPPORTED = 801,
 	GC_FLAG_AUTO_FREE_ON_LAUNCH = 1,
+	GC_FLAG_DEVICE_LAUNCH = 4,    /* CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH */
 	GC_CHILD_OWNERSHIP_MOVE = 1,  /* CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE */
+	GC_EXIT_LEAKS_FULL = 1,       /* GC_EV_EXIT's flags: GRAPHCHECK_LEAK_CHECK=full */
 };
 
 typedef struct gc_event {
@@ -83,6 +89,10 @@ typedef struct gc_event {
 	                       * failed call with no_context, the call's own frames */
 	int no_context;       /* the call failed with INVALID_CONTEXT on a thread with no current
 	                       * context: the runtime may bind one and retry (ledger_pending.c) */
+	uint64_t capture_kept;  /* a failed call on a capturing stream: the id of that capture
+	                         * when it was still active after the call (the driver refused
+	                         * the call but kept the capture, so the graph lacks its work);
+	                         * 0 otherwise */
 } gc_event;
 
 /* What a verdict says about the allocation it concerns. */
@@ -157,6 +167,19 @@ struct gc_dead_ranges *gc_ledger_dead_ranges(gc_ledger *l);
 int gc_ledger_take_held(gc_ledger *l, gc_verdict *out);
 /* How many held errors a retry settled, i.e. were never reported. */
 uint64_t gc_ledger_retried(const gc_ledger *l);
+
+/* What the ledger knows of graph memory, for the summary at exit (graphmem.c). */
+typedef struct gc_graph_mem {
+	uint64_t graph_allocs;     /* graph allocations made (captured or allocation nodes) */
+	uint64_t execs_untrimmed;  /* execs of graphs with allocations destroyed since the last
+	                            * cuDeviceGraphMemTrim (since the start, when none) */
+	uint64_t trims;            /* cuDeviceGraphMemTrim calls that succeeded */
+	uint64_t graphs_unfreed;   /* graphs with an allocation still live (a destroyed graph's
+	                            * live allocations count as one more) */
+	uint64_t unfreed_allocs, unfreed_bytes;  /* those allocations */
+	uint64_t largest_graph_bytes;  /* the most one instantiated graph allocates a launch */
+} gc_graph_mem;
+void gc_ledger_graph_mem(gc_ledger *l, gc_graph_mem *gm);
 
 /* True while any capture the ledger knows of is active: hooks skip capture queries otherwise. */
 int gc_ledger_capturing(const gc_ledger *l);

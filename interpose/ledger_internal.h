@@ -6,6 +6,8 @@
  *                   ring, retired records, call-name interning, stats
  *   ledger_graph.c  the graph model: graphs, execs, captures, memory nodes (state changes)
  *   ledger_rules.c  the rules: each decision and its message, reading the state above
+ *   ledger_capture.c  the capture rules (capture-invalidated, capture-dropped-call)
+ *   ledger_graphmem.c  graph memory's counts for the summary at exit
  *   ledger_pending.c  errors held until the thread's next call tells whether the runtime
  *                   retried them (INVALID_CONTEXT on a thread without a context)
  *
@@ -88,6 +90,7 @@ struct graph {
 	int destroyed;
 	int in_table;
 	struct graph *prev, *next;  /* every graph record, for teardown */
+	int cond_body;       /* a conditional node's body: no memory nodes may go in */
 };
 
 struct exec {
@@ -148,6 +151,8 @@ struct gc_ledger {
 	 * some later call, and on every call after it (the context is lost), is that use. */
 	int use_reported;
 	int no_uses;  /* gc_ledger_config's: the dead index stays empty */
+	/* Graph memory's counts for the summary at exit (ledger_graphmem.c), graph lock. */
+	uint64_t gm_graph_allocs, gm_execs_untrimmed, gm_trims, gm_largest_graph;
 };
 
 static inline struct stripe *stripe_of(const gc_ledger *l, uint64_t ptr)
@@ -228,27 +233,53 @@ typedef struct out {
 	char unknown_where[128];
 } out;
 
+/* A verdict of rule, its message from fmt, about allocation a (NULL: none); past o->max it
+ * is only counted. ledger_rules.c's, for every rule file. */
+gc_verdict *gc_verdict_on(out *o, gc_rule rule, const struct alloc *a, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* ---- ledger_capture.c: capture-invalidated, capture-dropped-call -------------------------- */
+
 /* A call that broke a capture (CAPTURE_UNSUPPORTED, or 907 from a wait): 1 if it is one. */
 int gc_check_broke_capture(const gc_event *ev);
 void gc_check_broken_capture(gc_ledger *l, out *o, const gc_event *ev);
+void gc_check_capture_end(out *o, const gc_event *ev, const struct capture *c);
+/* A refused call whose capture stayed active (ev->capture_kept) and no verdict explains. */
+void gc_check_dropped_call(gc_ledger *l, out *o, const gc_event *ev);
+
+/* ---- ledger_rules.c ------------------------------------------------------------------- */
+
 /* A free node in graph h: the record it may free (h's own, or another graph's), or NULL. */
 struct alloc *gc_check_free_in_graph(gc_ledger *l, out *o, const gc_event *ev, struct graph *h,
                                      const char *how);
 /* A free outside any graph: the live record it frees, or NULL. */
 struct alloc *gc_check_free_outside(gc_ledger *l, out *o, const gc_event *ev, int mem_free);
 void gc_check_unknown_free(gc_ledger *l, out *o, const gc_event *ev);
-void gc_check_capture_end(out *o, const gc_event *ev, const struct capture *c);
 void gc_check_instantiate(out *o, const gc_event *ev, const struct graph *g);
 void gc_check_launch(out *o, const gc_event *ev, const struct exec *e);
-void gc_check_leaks(gc_ledger *l, out *o);
+/* GC_EV_EXIT: one leak-at-exit record, brief or (GC_EXIT_LEAKS_FULL) every site. */
+void gc_check_leaks(gc_ledger *l, out *o, const gc_event *ev);
 /* A call refused (or that would be) because a graph has memory nodes: cuGraphClone,
- * cuGraphAddChildGraphNode (not moved), cuGraphDestroyNode, cuGraphExecUpdate. */
+ * cuGraphAddChildGraphNode (not moved), cuGraphDestroyNode, cuGraphExecUpdate, an
+ * instantiation for device launch. */
 void gc_check_memory_node_restriction(gc_ledger *l, out *o, const gc_event *ev);
+/* A memory node (allocation, free) put in g, a conditional node's body: refused. */
+void gc_check_cond_body(out *o, const gc_event *ev, const struct graph *g);
 /* cuMemPoolDestroy while allocations from the pool are live (every stripe held). */
 void gc_check_pool_destroy(gc_ledger *l, out *o, const gc_event *ev);
 void gc_check_api_error(out *o, const gc_event *ev);
 /* A use of memory in dead range hit; a: the allocation it belonged to, if still recorded. */
 void gc_check_use(out *o, const gc_event *ev, const gc_dead_range *hit, const struct alloc *a);
+
+/* ---- ledger_graphmem.c: graph memory's counts (the graph lock held) --------------------- */
+
+/* A successful cuGraphExecDestroy, before the exec is dropped; a cuDeviceGraphMemTrim. */
+void gc_graphmem_exec_destroying(gc_ledger *l, const gc_event *ev);
+void gc_graphmem_trimmed(gc_ledger *l, const gc_event *ev);
+/* A successful instantiation of g. */
+void gc_graphmem_instantiated(gc_ledger *l, const struct graph *g);
+/* Every lock held. */
+void gc_graphmem_get(gc_ledger *l, gc_graph_mem *gm);
 
 /* ---- ledger_pending.c: errors held for the thread's next call (no lock) ------------------ */
 

@@ -11,26 +11,6 @@
 
 /* ---- verdicts ------------------------------------------------------------ */
 
-static gc_verdict *verdict(out *o, gc_rule rule, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static gc_verdict *verdict(out *o, gc_rule rule, const char *fmt, ...)
-{
-	static gc_verdict sink;  /* overflow is written here and never read */
-	if (o->n >= o->max) {
-		o->n++;  /* still counts, so a dropped verdict still rules out api-error */
-		return &sink;
-	}
-	gc_verdict *v = &o->v[o->n++];
-	memset(v, 0, offsetof(gc_verdict, leaks));
-	v->rule = rule;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(v->message, sizeof(v->message), fmt, ap);
-	va_end(ap);
-	return v;
-}
-
 static void describe(gc_alloc_info *ai, const struct alloc *a)
 {
 	ai->known = 1;
@@ -46,18 +26,46 @@ static void describe(gc_alloc_info *ai, const struct alloc *a)
 	ai->capture_id = a->kind == K_GRAPH && a->graph ? a->graph->capture_id : 0;
 }
 
-static gc_verdict *verdict_on(out *o, gc_rule rule, const struct alloc *a, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+static gc_verdict *vverdict(out *o, gc_rule rule, const struct alloc *a, const char *fmt,
+                            va_list ap) __attribute__((format(printf, 4, 0)));
 
-static gc_verdict *verdict_on(out *o, gc_rule rule, const struct alloc *a, const char *fmt, ...)
+static gc_verdict *vverdict(out *o, gc_rule rule, const struct alloc *a, const char *fmt,
+                            va_list ap)
 {
-	gc_verdict *v = verdict(o, rule, "%s", "");
-	va_list ap;
-	va_start(ap, fmt);
+	static gc_verdict sink;  /* overflow is written here and never read */
+	if (o->n >= o->max) {
+		o->n++;  /* still counts, so a dropped verdict still rules out api-error */
+		return &sink;
+	}
+	gc_verdict *v = &o->v[o->n++];
+	memset(v, 0, offsetof(gc_verdict, leaks));
+	v->rule = rule;
 	vsnprintf(v->message, sizeof(v->message), fmt, ap);
-	va_end(ap);
 	if (a)
 		describe(&v->alloc, a);
+	return v;
+}
+
+static gc_verdict *verdict(out *o, gc_rule rule, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static gc_verdict *verdict(out *o, gc_rule rule, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	gc_verdict *v = vverdict(o, rule, NULL, fmt, ap);
+	va_end(ap);
+	return v;
+}
+
+/* The other rule files' way to a verdict too (ledger_internal.h); verdict_on here. */
+#define verdict_on gc_verdict_on
+gc_verdict *gc_verdict_on(out *o, gc_rule rule, const struct alloc *a, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	gc_verdict *v = vverdict(o, rule, a, fmt, ap);
+	va_end(ap);
 	return v;
 }
 
@@ -93,16 +101,6 @@ static const char *alloc_origin(const struct alloc *a, char *buf, size_t n)
 		snprintf(buf, n, "allocation #%u (%llu bytes) made by %s", a->seq,
 		         (unsigned long long)a->size, gc_store_call_name(a));
 	return buf;
-}
-
-static const char *mode_name(int mode)
-{
-	switch (mode) {
-	case GC_MODE_GLOBAL: return "GLOBAL";
-	case GC_MODE_THREAD_LOCAL: return "THREAD_LOCAL";
-	case GC_MODE_RELAXED: return "RELAXED";
-	default: return "unknown";
-	}
 }
 
 /* ---- frees --------------------------------------------------------------- */
@@ -318,93 +316,6 @@ struct alloc *gc_check_free_outside(gc_ledger *l, out *o, const gc_event *ev, in
 	return NULL;
 }
 
-/* ---- captures ------------------------------------------------------------ */
-
-/* Which captures a refused call broke. Pass 0: the capture of the call's own stream.
- * Pass 1 (none found): by the capture modes' rules, GLOBAL captures of any thread and
- * THREAD_LOCAL ones of this thread; a context-wide sync (no stream) hits every capture. */
-static int affects(const struct capture *c, const gc_event *ev, int pass)
-{
-	if (!c->active || c->invalidated)
-		return 0;
-	if (pass == 0)
-		return (ev->stream && c->stream == ev->stream) ||
-		       (ev->capture_id && c->h.key == ev->capture_id);
-	if (ev->kind == GC_EV_SYNCHRONIZE && !ev->stream)
-		return 1;
-	return c->mode == GC_MODE_GLOBAL || c->mode < 0 ||
-	       (c->mode == GC_MODE_THREAD_LOCAL && c->tid == ev->tid);
-}
-
-struct inval_walk {
-	const gc_event *ev;
-	int pass;
-	struct capture *hit[8];
-	int n;
-};
-
-static void inval_visit(gc_hnode *n, void *arg)
-{
-	struct inval_walk *w = arg;
-	struct capture *c = (struct capture *)n;
-	if (w->n < 8 && affects(c, w->ev, w->pass))
-		w->hit[w->n++] = c;
-}
-
-/* 907: waiting on an event recorded in a capture; the H200 invalidated the capture. */
-int gc_check_broke_capture(const gc_event *ev)
-{
-	return (ev->result == GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED &&
-	        ev->kind != GC_EV_CAPTURE_BEGIN) ||  /* a refused begin broke nothing */
-	       (ev->kind == GC_EV_SYNCHRONIZE && ev->result == GC_CUDA_ERROR_CAPTURED_EVENT);
-}
-
-/* The driver answered CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED (or 907): this call broke a
- * capture. */
-void gc_check_broken_capture(gc_ledger *l, out *o, const gc_event *ev)
-{
-	struct inval_walk w = {ev, 0, {0}, 0};
-	gc_table_each(&l->captures, inval_visit, &w);
-	if (!w.n) {
-		w.pass = 1;
-		gc_table_each(&l->captures, inval_visit, &w);
-	}
-	if (!w.n) {
-		verdict(o, GC_RULE_CAPTURE_INVALIDATED,
-		        "%s returned %d (%s): the call is not permitted while a stream capture is "
-		        "active, and the driver invalidated that capture (one graphcheck did not see "
-		        "begin).", ev->call, ev->result, gc_result_name(ev->result));
-		return;
-	}
-	for (int i = 0; i < w.n; i++) {
-		struct capture *c = w.hit[i];
-		gc_capture_invalidate(c);
-		verdict(o, GC_RULE_CAPTURE_INVALIDATED,
-		        "%s during capture %llu (mode %s) of stream 0x%llx is not permitted: the "
-		        "driver returned %d and invalidated the capture, so cuStreamEndCapture will "
-		        "return 901 and no graph. Move the call before cuStreamBeginCapture or after "
-		        "cuStreamEndCapture, use the stream-ordered form on the capturing stream "
-		        "(cuMemAllocAsync, cuMemFreeAsync), or begin the capture in RELAXED mode if "
-		        "the call is safe.",
-		        ev->call, (unsigned long long)c->h.key, mode_name(c->mode),
-		        (unsigned long long)c->stream, ev->result);
-	}
-}
-
-void gc_check_capture_end(out *o, const gc_event *ev, const struct capture *c)
-{
-	if (ev->result != GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
-		return;
-	if (!c->invalidated)
-		verdict(o, GC_RULE_CAPTURE_INVALIDATED,
-		        "%s returned 901: capture %llu (mode %s) of stream 0x%llx was invalidated "
-		        "by a call graphcheck does not intercept, so no graph was made.",
-		        ev->call, (unsigned long long)c->h.key, mode_name(c->mode),
-		        (unsigned long long)c->stream);
-	/* An invalidated capture explains the 901 already reported at the offending call. */
-	o->explained = 1;
-}
-
 /* ---- graphs -------------------------------------------------------------- */
 
 static int has_mem_nodes(const struct graph *g)
@@ -514,7 +425,17 @@ void gc_check_memory_node_restriction(gc_ledger *l, out *o, const gc_event *ev)
 			            "allocate before the capture, or put the memory nodes in a separate "
 			            "graph launched before it in stream order.");
 		break;
-	case GC_EV_CHILD_GRAPH:
+	case GC_EV_CHILD_GRAPH: {
+		const struct graph *parent = gc_graph_find(l, ev->graph);
+		if (g && has_mem_nodes(g) && parent && parent->cond_body) {
+			snprintf(what, sizeof(what), "puts it in graph 0x%llx, a conditional node's body",
+			         (unsigned long long)ev->graph);
+			restriction(o, ev, g, what,
+			            "A conditional node's bodies may hold no memory nodes, in child graphs "
+			            "neither (the driver refuses it). Allocate before the conditional node "
+			            "in the parent graph and free after it, or outside the graph.");
+			break;
+		}
 		if (g && has_mem_nodes(g) && ev->flags != GC_CHILD_OWNERSHIP_MOVE) {
 			snprintf(what, sizeof(what), "adds graph 0x%llx as a child of graph 0x%llx",
 			         (unsigned long long)ev->child, (unsigned long long)ev->graph);
@@ -525,6 +446,16 @@ void gc_check_memory_node_restriction(gc_ledger *l, out *o, const gc_event *ev)
 			            "CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE (the parent then owns it), or launch "
 			            "the two graphs separately in stream order.");
 		}
+		break;
+	}
+	case GC_EV_INSTANTIATE:
+		if (g && has_mem_nodes(g) && (ev->flags & GC_FLAG_DEVICE_LAUNCH))
+			restriction(o, ev, g, "instantiates it for device launch",
+			            "A graph launched from the device may hold only kernel, copy, set and "
+			            "child graph nodes (the driver refuses the instantiation). Allocate "
+			            "the memory outside the graph (before it, or in a host-launched graph "
+			            "that runs first), or instantiate without "
+			            "CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH.");
 		break;
 	case GC_EV_DESTROY_NODE:
 		g = first_with_mem_nodes(l);
@@ -553,6 +484,21 @@ void gc_check_memory_node_restriction(gc_ledger *l, out *o, const gc_event *ev)
 	default:
 		break;
 	}
+}
+
+void gc_check_cond_body(out *o, const gc_event *ev, const struct graph *g)
+{
+	if (!g || !g->cond_body)
+		return;
+	char gb[96];
+	verdict(o, GC_RULE_MEMORY_NODE_RESTRICTION,
+	        "%s puts a memory %s node in %s, a body of a conditional node: a conditional "
+	        "node's bodies may hold only kernel, empty, child graph, copy, set and conditional "
+	        "nodes (the driver refuses memory nodes there). Allocate before the conditional "
+	        "node in the parent graph and free after it, or outside the graph.",
+	        ev->call, ev->kind == GC_EV_FREE_NODE || ev->kind == GC_EV_FREE ? "free"
+	                                                                        : "allocation",
+	        graph_name(g, gb, sizeof(gb)));
 }
 
 /* ---- pool-destroyed-live --------------------------------------------------- */
@@ -598,6 +544,7 @@ struct leak_walk {
 	gc_leak_group *groups;
 	size_t n, cap;
 	uint64_t count, bytes;
+	uint64_t graph_count, graph_bytes;  /* of them, graph allocations */
 };
 
 static void leak_visit(gc_hnode *n, void *arg)
@@ -608,6 +555,8 @@ static void leak_visit(gc_hnode *n, void *arg)
 		return;
 	w->count++;
 	w->bytes += a->size;
+	w->graph_count += a->kind == K_GRAPH;
+	w->graph_bytes += a->kind == K_GRAPH ? a->size : 0;
 	for (size_t i = 0; i < w->n; i++) {
 		gc_leak_group *g = &w->groups[i];
 		if (g->site == a->site && g->call == gc_store_call_name(a) &&
@@ -635,7 +584,27 @@ static int by_bytes_desc(const void *x, const void *y)
 	return a->bytes < b->bytes ? 1 : a->bytes > b->bytes ? -1 : 0;
 }
 
-void gc_check_leaks(gc_ledger *l, out *o)
+/* "3 graph allocations (12288 bytes), which stay reserved in the graph pool until freed,
+ * and 2 pool allocations (8192 bytes), still live when the program ended" */
+static const char *leak_split(const struct leak_walk *w, char *buf, size_t n)
+{
+	uint64_t pc = w->count - w->graph_count, pb = w->bytes - w->graph_bytes;
+	int k = 0;
+	if (w->graph_count)
+		k = snprintf(buf, n, "%llu graph allocation%s (%llu bytes), which stay reserved in the "
+		             "graph pool until freed", (unsigned long long)w->graph_count,
+		             w->graph_count == 1 ? "" : "s", (unsigned long long)w->graph_bytes);
+	if (pc && k >= 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k, "%s%llu pool allocation%s (%llu bytes, "
+		         "stream-ordered), still live when the program ended", k ? ", and " : "",
+		         (unsigned long long)pc, pc == 1 ? "" : "s", (unsigned long long)pb);
+	return buf;
+}
+
+/* One record. Brief (the default): the split and the largest site, for a program that keeps
+ * memory to its end on purpose (a framework's caching allocator, a model's parameters) gets
+ * one short warning; full (GC_EXIT_LEAKS_FULL): every site, largest first. */
+void gc_check_leaks(gc_ledger *l, out *o, const gc_event *ev)
 {
 	struct leak_walk w = {0};
 	gc_store_each(l, leak_visit, &w);
@@ -644,14 +613,21 @@ void gc_check_leaks(gc_ledger *l, out *o)
 		return;
 	}
 	qsort(w.groups, w.n, sizeof(*w.groups), by_bytes_desc);
+	int full = (ev->flags & GC_EXIT_LEAKS_FULL) != 0;
+	char sb[320];
 	gc_verdict *v = verdict(o, GC_RULE_LEAK_AT_EXIT,
 	                        "%llu stream-ordered or graph allocation%s (%llu bytes) still live "
-	                        "at exit, from %zu site%s; the largest are listed below. Free them "
-	                        "with cuMemFreeAsync before the program ends, or trim the pool.",
+	                        "at exit: %s. %s Free them with cuMemFreeAsync before the program "
+	                        "ends if they are not meant to last to its end, or trim the pool.",
 	                        (unsigned long long)w.count, w.count == 1 ? "" : "s",
-	                        (unsigned long long)w.bytes, w.n, w.n == 1 ? "" : "s");
-	v->n_leaks = (int)(w.n < GC_LEAK_GROUPS ? w.n : GC_LEAK_GROUPS);
-	memcpy(v->leaks, w.groups, (size_t)v->n_leaks * sizeof(*w.groups));
+	                        (unsigned long long)w.bytes, leak_split(&w, sb, sizeof(sb)),
+	                        full ? "Every site is listed below, largest first."
+	                        : w.n == 1 ? "Their site is below."
+	                                   : "The largest of their sites is below; "
+	                                     "GRAPHCHECK_LEAK_CHECK=full lists every one.");
+	size_t shown = full ? (w.n < GC_LEAK_GROUPS ? w.n : GC_LEAK_GROUPS) : 1;
+	v->n_leaks = (int)shown;
+	memcpy(v->leaks, w.groups, shown * sizeof(*w.groups));
 	v->leak_count = w.count;
 	v->leak_bytes = w.bytes;
 	free(w.groups);

@@ -565,6 +565,12 @@ void gc_log_text(const char *buf, size_t len)
 	output_write(&text_out, buf, len);
 }
 
+void gc_log_json_line(const char *buf, size_t len)
+{
+	if (json_out.f.fd >= 0 || json_out.pending)
+		output_write(&json_out, buf, len);
+}
+
 /* Async-signal-safe when sig is not 0, for then it runs from gc_signals' handler: the lines
  * are built from integers and fixed strings (gc_buf_u64, gc_buf_str), and written with
  * write(2) and open(2); a failed write moves to stderr without the note, whose strerror is

@@ -41,6 +41,8 @@ void gc_log_verdict_in_handler(const gc_record *r, const gc_verdict *v);
 void gc_log_suppressed(void);
 /* Lines for the text log as they are (GRAPHCHECK_GEN_SUPPRESSIONS' entries). */
 void gc_log_text(const char *buf, size_t len);
+/* One whole JSON line for the JSON log, when there is one (the graph-memory summary). */
+void gc_log_json_line(const char *buf, size_t len);
 /* The exit summary: "graphcheck: N errors, M warnings[, K suppressed]", the JSON summary
  * line (with "suppressed":K) and the summary file's line. */
 void gc_log_summary(void);

@@ -45,8 +45,9 @@ static const opt table[] = {
 	 "calling instruction alone, at no cost; N unwinds N frames (about 2.8 us a call)."},
 	{"ON_ERROR", T_ENUM, "continue", OFF(on_error), 0, 0, on_error_values,
 	 "continue: log and go on; abort: abort() after logging the first error."},
-	{"LEAK_CHECK", T_BOOL, "1", OFF(leak_check), 0, 0, NULL,
-	 "Report stream-ordered and graph allocations still live at exit."},
+	{"LEAK_CHECK", T_BOOL, "1", OFF(leak_check), 0, GC_LEAK_FULL, NULL,
+	 "Report stream-ordered and graph allocations still live at exit: 1 in one brief record "
+	 "(graph and pool allocations counted apart, the largest site), full by every site."},
 	{"HISTORY", T_INT, STR(GC_LEDGER_HISTORY_DEFAULT), OFF(history), 0, 100000000, NULL,
 	 "Freed allocations remembered to explain double frees (0: none)."},
 	{"USES", T_BOOL, "1", OFF(uses), 0, 0, NULL,
@@ -64,6 +65,10 @@ static const opt table[] = {
 	 "After each record in the text log, print a suppression entry that matches it."},
 	{"VERBOSE", T_BOOL, "0", OFF(verbose), 0, 0, NULL,
 	 "Print the effective options and start-up notes on stderr."},
+	{"GRAPH_MEMORY", T_BOOL, "1", OFF(graph_memory), 0, 0, NULL,
+	 "At exit, when the program made graph allocations, one information line on graph "
+	 "memory: the device's graph-pool high marks, graphs whose allocations were never freed, "
+	 "execs destroyed since the last cuDeviceGraphMemTrim."},
 };
 #define N_OPTS (sizeof(table) / sizeof(table[0]))
 
@@ -111,6 +116,8 @@ static int set(gc_options *o, const opt *d, const char *value)
 			*(int *)field = 1;
 		else if (!strcmp(value, "0") || !strcasecmp(value, "no") || !strcasecmp(value, "false"))
 			*(int *)field = 0;
+		else if (d->max == GC_LEAK_FULL && !strcasecmp(value, "full"))
+			*(int *)field = GC_LEAK_FULL;
 		else
 			return -1;
 		return 0;
@@ -130,7 +137,9 @@ static const char *why(const opt *d, char *buf, size_t n)
 	switch (d->type) {
 	case T_PATH: return "is too long";
 	case T_INT: snprintf(buf, n, "is not a whole number in %ld..%ld", d->min, d->max); return buf;
-	case T_BOOL: return "is not 0/1, yes/no or true/false";
+	case T_BOOL:
+		return d->max == GC_LEAK_FULL ? "is not 0/1, yes/no, true/false or full"
+		                           : "is not 0/1, yes/no or true/false";
 	case T_ENUM: snprintf(buf, n, "is not one of %s, %s", d->values[0], d->values[1]); return buf;
 	}
 	return "is not valid";
@@ -174,8 +183,11 @@ void gc_options_print(const gc_options *o, int fd)
 			             *(const int *)field);
 			break;
 		case T_BOOL:
-			n = snprintf(buf, sizeof(buf), "graphcheck: GRAPHCHECK_%s=%d\n", d->name,
-			             *(const int *)field);
+			if (*(const int *)field == GC_LEAK_FULL)
+				n = snprintf(buf, sizeof(buf), "graphcheck: GRAPHCHECK_%s=full\n", d->name);
+			else
+				n = snprintf(buf, sizeof(buf), "graphcheck: GRAPHCHECK_%s=%d\n", d->name,
+				             *(const int *)field);
 			break;
 		default:
 			n = snprintf(buf, sizeof(buf), "graphcheck: GRAPHCHECK_%s=%s\n", d->name,

@@ -7,6 +7,8 @@
 #define GC_PATH_MAX 4096
 
 enum gc_on_error { GC_ON_ERROR_CONTINUE, GC_ON_ERROR_ABORT };
+/* GRAPHCHECK_LEAK_CHECK: 0 off, 1 one brief record, full every site. */
+enum { GC_LEAK_BRIEF = 1, GC_LEAK_FULL = 2 };
 
 typedef struct gc_options {
 	char log_file[GC_PATH_MAX];      /* empty: stderr */
@@ -18,12 +20,13 @@ typedef struct gc_options {
 	int backtrace_depth;
 	int alloc_backtrace_depth;
 	int on_error;
-	int leak_check;
+	int leak_check;      /* 0, GC_LEAK_BRIEF or GC_LEAK_FULL */
 	int history;
 	int uses;
 	int signal_summary;
 	int verbose;
 	int gen_suppressions;
+	int graph_memory;
 } gc_options;
 
 typedef const char *(*gc_getenv_fn)(const char *name);

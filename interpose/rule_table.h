@@ -33,7 +33,9 @@ typedef enum gc_severity { GC_SEV_ERROR, GC_SEV_WARNING } gc_severity;
 	X(LEAK_AT_EXIT, "leak-at-exit", GC_SEV_WARNING, \
 	  "Stream-ordered or graph allocations still live at exit.") \
 	X(API_ERROR, "api-error", GC_SEV_ERROR, \
-	  "An intercepted call returned an error that no other rule explains.")
+	  "An intercepted call returned an error that no other rule explains.") \
+	X(CAPTURE_DROPPED_CALL, "capture-dropped-call", GC_SEV_ERROR, \
+	  "A call on a capturing stream was refused but the capture stayed valid: the graph lacks that call's work.")
 
 typedef enum gc_rule {
 #define GC_RULE_ENUM(e, id, sev, help) GC_RULE_##e,

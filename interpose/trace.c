@@ -181,15 +181,17 @@ static size_t format_event(char *buf, size_t n, const gc_event *ev, uint64_t s)
 	              (unsigned long long)ev->graph, (unsigned long long)ev->exec,
 	              (unsigned long long)ev->flags, (unsigned long long)ev->capture_id, ev->mode,
 	              ev->site);
-	if (ev->kind == GC_EV_CHILD_GRAPH)
+	if (ev->kind == GC_EV_CHILD_GRAPH || ev->kind == GC_EV_COND_NODE)
 		gc_buf_printf(&b, ",\"child\":\"0x%llx\"", (unsigned long long)ev->child);
-	if (ev->kind == GC_EV_DESTROY_NODE)
+	if (ev->kind == GC_EV_DESTROY_NODE || ev->kind == GC_EV_COND_NODE)
 		gc_buf_printf(&b, ",\"node\":\"0x%llx\"", (unsigned long long)ev->node);
 	if (ev->kind == GC_EV_USE) {
 		gc_buf_printf(&b, ",\"use\":%d,\"arg\":%d,\"func\":", ev->use, ev->arg);
 		gc_buf_json_str(&b, ev->func_name ? ev->func_name : "", FUNC_MAX);
 	}
-	/* Only on the error path that sets it, so other lines stay as they were. */
+	/* Only on the error paths that set them, so other lines stay as they were. */
+	if (ev->capture_kept)
+		gc_buf_printf(&b, ",\"capture_kept\":%llu", (unsigned long long)ev->capture_kept);
 	gc_buf_str(&b, ev->no_context ? ",\"no_context\":1}\n" : "}\n");
 	return b.overflow ? 0 : b.len;
 }

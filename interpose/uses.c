@@ -54,9 +54,12 @@ void gc_hub_use(const gc_use *u)
 	}
 	if (arg < 0 && u->result == CUDA_SUCCESS)
 		return;
+	/* Asked after the call: a refused use whose stream still captures was dropped from the
+	 * graph with the capture kept (capture-dropped-call). */
+	uint64_t cap = gc_hub_capture_of(u->stream, u->per_thread);
 	gc_event ev = {.kind = GC_EV_USE, .call = u->call, .result = u->result,
 	               .ptr = word, .size = u->bytes, .stream = u->stream, .use = u->what,
 	               .arg = arg, .func_name = k ? gc_kernel_name(k) : NULL,
-	               .capture_id = arg >= 0 ? gc_hub_capture_of(u->stream, u->per_thread) : 0};
+	               .capture_id = cap, .capture_kept = u->result != CUDA_SUCCESS ? cap : 0};
 	gc_hub_report(&ev);
 }

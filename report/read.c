@@ -130,6 +130,7 @@ static void take_line(file_state *fs, const char *buf, size_t len, bool newline)
 		break;
 	}
 	case RP_LINE_START:
+	case RP_LINE_INFO:
 		break;
 	case RP_LINE_SUMMARY:
 		rd->suppressed += sum.suppressed;

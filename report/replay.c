@@ -70,7 +70,8 @@ static const char *parse_event(json_t *o, gc_event *ev)
 	    get_hex(o, "child", &ev->child) || get_hex(o, "node", &ev->node) ||
 	    get_num(o, "capture_id", &ev->capture_id) || get_num(o, "mode", &mode) ||
 	    get_num(o, "tid", &ev->tid) || get_num(o, "site", &site) ||
-	    get_num(o, "no_context", &no_context))
+	    get_num(o, "no_context", &no_context) ||
+	    get_num(o, "capture_kept", &ev->capture_kept))
 		return "a field has the wrong type";
 	ev->result = (int)result;
 	ev->mode = (int)mode;

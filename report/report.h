@@ -83,6 +83,7 @@ typedef enum rp_line_kind {
 	RP_LINE_START,
 	RP_LINE_SUMMARY,    /* *sum is set */
 	RP_LINE_UNKNOWN,    /* a well-formed object of a type this reader does not know */
+	RP_LINE_INFO,       /* information for people, not a record: "graph_memory" */
 } rp_line_kind;
 
 typedef struct rp_summary {

@@ -507,6 +507,82 @@ static void memory_node_update_and_destroy_node(void **state)
 	expect(f, 1, GC_RULE_API_ERROR);
 }
 
+/* Device launch: a graph with memory nodes cannot be instantiated for it; one without can. */
+static void memory_node_device_launch(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, alloc(0xA000, 64, S1, 1));
+	apply(f, end(S1, 1, 0x100, 0));
+	apply(f, inst(0x100, 0, GC_FLAG_DEVICE_LAUNCH, INVALID));
+	expect(f, 1, GC_RULE_MEMORY_NODE_RESTRICTION);
+	assert_non_null(strstr(f->v[0].message, "instantiates it for device launch, but graph "
+	                                        "0x100 (captured by capture 1) has memory nodes: "
+	                                        "1 allocation node"));
+	apply(f, inst(0x100, 0xE1, 0, 0));
+	expect_none(f);
+	apply(f, begin(S1, 2, GC_MODE_GLOBAL));
+	apply(f, end(S1, 2, 0x200, 0));
+	apply(f, inst(0x200, 0xE2, GC_FLAG_DEVICE_LAUNCH, 0));
+	expect_none(f);
+}
+
+/* A conditional node's bodies may hold no memory nodes: an allocation node, a captured
+ * allocation (cuStreamBeginCaptureToGraph into the body), a free node, a child graph with
+ * memory nodes (moved or not). Its twin: the allocation in the parent, the body's kernels
+ * using it (nothing here), and the parent's other graphs untouched. */
+static gc_event cond_node(uint64_t parent, uint64_t body0, uint64_t body1)
+{
+	return (gc_event){.kind = GC_EV_COND_NODE, .call = "cuGraphAddNode", .graph = parent,
+	                  .child = body0, .node = body1};
+}
+
+static void memory_node_in_conditional_body(void **state)
+{
+	fx *f = *state;
+	apply(f, cond_node(0x100, 0x110, 0x120));
+	expect_none(f);
+	apply(f, (gc_event){.kind = GC_EV_ALLOC_NODE, .call = "cuGraphAddMemAllocNode",
+	                    .graph = 0x120, .size = 64, .result = INVALID});
+	expect(f, 1, GC_RULE_MEMORY_NODE_RESTRICTION);
+	assert_non_null(strstr(f->v[0].message, "cuGraphAddMemAllocNode puts a memory allocation "
+	                                        "node in graph 0x120, a body of a conditional "
+	                                        "node"));
+	gc_event b = begin(S1, 5, GC_MODE_GLOBAL);
+	b.graph = 0x110;  /* cuStreamBeginCaptureToGraph into the first body */
+	apply(f, b);
+	gc_event a = alloc(0, 64, S1, 5);
+	a.result = INVALID;
+	apply(f, a);
+	expect(f, 1, GC_RULE_MEMORY_NODE_RESTRICTION);
+	apply(f, end(S1, 5, 0x110, 0));
+	apply(f, (gc_event){.kind = GC_EV_ALLOC_NODE, .call = "cuGraphAddMemAllocNode",
+	                    .graph = 0x300, .ptr = 0xB000, .size = 64});
+	apply(f, (gc_event){.kind = GC_EV_FREE_NODE, .call = "cuGraphAddMemFreeNode",
+	                    .graph = 0x110, .ptr = 0xB000, .result = INVALID});
+	expect(f, 1, GC_RULE_MEMORY_NODE_RESTRICTION);
+	assert_non_null(strstr(f->v[0].message, "memory free node"));
+	apply(f, child(0x110, 0x300, GC_CHILD_OWNERSHIP_MOVE, INVALID));
+	expect(f, 1, GC_RULE_MEMORY_NODE_RESTRICTION);
+	assert_non_null(strstr(f->v[0].message, "a conditional node's body"));
+}
+
+static void memory_node_conditional_clean(void **state)
+{
+	fx *f = *state;
+	apply(f, (gc_event){.kind = GC_EV_ALLOC_NODE, .call = "cuGraphAddMemAllocNode",
+	                    .graph = 0x100, .ptr = 0xA000, .size = 64});
+	apply(f, cond_node(0x100, 0x110, 0));
+	apply(f, (gc_event){.kind = GC_EV_FREE_NODE, .call = "cuGraphAddMemFreeNode",
+	                    .graph = 0x100, .ptr = 0xA000});
+	apply(f, (gc_event){.kind = GC_EV_ALLOC_NODE, .call = "cuGraphAddMemAllocNode",
+	                    .graph = 0x200, .ptr = 0xB000, .size = 64});  /* not a body */
+	apply(f, (gc_event){.kind = GC_EV_COND_NODE, .call = "cuGraphAddNode", .graph = 0x100,
+	                    .result = INVALID});  /* refused: no body made */
+	expect(f, 1, GC_RULE_API_ERROR);
+	assert_int_equal(total(f), 1);
+}
+
 static void memory_node_destroy_node_clean(void **state)
 {
 	fx *f = *state;
@@ -682,19 +758,184 @@ static void invalidated_capture_drops_allocations(void **state)
 	expect_none(f);
 }
 
-/* ---- leak-at-exit -------------------------------------------------------- */
-
-static void leak_at_exit_grouped(void **state)
+/* capture-invalidated names the thread and the mode's rule: a GLOBAL capture of thread 1
+ * broken by thread 2's cuMemAlloc (the record is thread 2's call, and says so). */
+static void capture_invalidated_other_thread_global(void **state)
 {
 	fx *f = *state;
+	gc_event b = begin(0x7f0123456780, 1, GC_MODE_GLOBAL);
+	b.tid = 4000001;
+	apply(f, b);
+	apply(f, (gc_event){.kind = GC_EV_MEM_ALLOC, .call = "cuMemAlloc_v2",
+	                    .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, .tid = 4000002});
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+	assert_non_null(strstr(f->v[0].message,
+	                       "from thread 4000002, not the capturing thread 4000001,"));
+	/* the longest wording, with long numbers, is not cut */
+	size_t len = strlen(f->v[0].message);
+	assert_true(len + 1 < GC_MESSAGE_MAX);
+	assert_string_equal(f->v[0].message + len - 17, "capturing stream.");
+	assert_non_null(strstr(f->v[0].message, "GLOBAL mode's rule"));
+	assert_non_null(strstr(f->v[0].message, "every thread whose own mode is GLOBAL"));
+	assert_non_null(strstr(f->v[0].message, "cuThreadExchangeStreamCaptureMode"));
+	apply(f, end(0x7f0123456780, 1, 0, GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED));
+	expect_none(f);
+}
+
+/* A RELAXED capture is broken by another thread only through its own stream. */
+static void capture_invalidated_other_thread_on_stream(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_RELAXED));
+	apply(f, (gc_event){.kind = GC_EV_SYNCHRONIZE, .call = "cuStreamQuery", .stream = S1,
+	                    .tid = 2, .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED});
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+	assert_non_null(strstr(f->v[0].message, "cuStreamQuery from thread 2, not the capturing "
+	                                        "thread 1, during capture 1 (mode RELAXED)"));
+	assert_non_null(strstr(f->v[0].message, "RELAXED included, whichever thread"));
+}
+
+/* The capturing thread's own call on another stream: THREAD_LOCAL's rule, no thread named;
+ * a context-wide wait: every capture, said so. */
+static void capture_invalidated_rules_named(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_THREAD_LOCAL));
+	apply(f, (gc_event){.kind = GC_EV_MEM_ALLOC, .call = "cuMemAlloc_v2", .tid = 1,
+	                    .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED});
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+	assert_null(strstr(f->v[0].message, "from thread"));
+	assert_non_null(strstr(f->v[0].message, "THREAD_LOCAL mode's rule: the capturing thread's"));
+	apply(f, end(S1, 1, 0, GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED));
+	apply(f, begin(S2, 2, GC_MODE_RELAXED));
+	apply(f, (gc_event){.kind = GC_EV_SYNCHRONIZE, .call = "cuCtxSynchronize", .tid = 3,
+	                    .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED});
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+	assert_non_null(strstr(f->v[0].message, "from thread 3, not the capturing thread 1,"));
+	assert_non_null(strstr(f->v[0].message, "context-wide wait"));
+}
+
+/* ---- capture-dropped-call -------------------------------------------------- */
+
+static gc_event failed_copy(uint64_t stream, uint64_t cap, uint64_t kept, int result)
+{
+	return (gc_event){.kind = GC_EV_USE, .call = "cuMemcpyAsync", .stream = stream,
+	                  .use = GC_USE_COPY, .arg = -1, .capture_id = cap,
+	                  .capture_kept = kept, .result = result, .tid = 1};
+}
+
+/* A copy refused during a capture that stays active: the graph silently lacks it. */
+static void dropped_call_copy(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, failed_copy(S1, 1, 1, INVALID));
+	expect(f, 1, GC_RULE_CAPTURE_DROPPED_CALL);
+	assert_non_null(strstr(f->v[0].message, "cuMemcpyAsync returned 1 "
+	                                        "(CUDA_ERROR_INVALID_VALUE) during capture 1 "
+	                                        "(mode GLOBAL) of stream 0x10"));
+	assert_non_null(strstr(f->v[0].message, "will not contain"));
+	gc_event longest = failed_copy(0x7f0123456780, 1, 1, 999);
+	longest.call = "cuMemcpy2DAsync_v2_ptsz";
+	apply(f, longest);
+	size_t len = strlen(f->v[0].message);
+	assert_true(len + 1 < GC_MESSAGE_MAX);
+	assert_string_equal(f->v[0].message + len - 33, "(or make it outside the capture).");
+	/* a 900 whose capture the hub still found active broke nothing */
+	apply(f, (gc_event){.kind = GC_EV_LAUNCH, .call = "cuGraphLaunch", .stream = S1,
+	                    .exec = 0x77, .capture_id = 1, .capture_kept = 1,
+	                    .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED});
+	expect(f, 1, GC_RULE_CAPTURE_DROPPED_CALL);
+	apply(f, end(S1, 1, 0x100, 0));
+	expect_none(f);
+}
+
+/* Its twins: the same refusal with the capture gone after it is capture-invalidated, outside
+ * any capture api-error; a captured copy that succeeds, nothing; a refused free of memory
+ * from outside the graph is free-foreign-in-capture alone (that rule says it is dropped). */
+static void dropped_call_clean(void **state)
+{
+	fx *f = *state;
+	apply(f, begin(S1, 1, GC_MODE_GLOBAL));
+	apply(f, failed_copy(S1, 1, 0, GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED));
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+	apply(f, end(S1, 1, 0, GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED));
+	apply(f, failed_copy(S1, 0, 0, INVALID));
+	expect(f, 1, GC_RULE_API_ERROR);
+	apply(f, alloc(0xA000, 64, S1, 0));
+	apply(f, begin(S1, 2, GC_MODE_GLOBAL));
+	apply(f, failed_copy(S1, 2, 0, 0));
+	expect_none(f);
+	gc_event fr = mfree(0xA000, S1, 2, INVALID);
+	fr.capture_kept = 2;
+	apply(f, fr);
+	expect(f, 1, GC_RULE_FREE_FOREIGN_IN_CAPTURE);
+	apply(f, end(S1, 2, 0x200, 0));
+	expect_none(f);
+	assert_int_equal(f->counts[GC_RULE_CAPTURE_DROPPED_CALL], 0);
+}
+
+/* ---- graph memory at exit (information, no record) -------------------------- */
+
+static void graph_memory_counts(void **state)
+{
+	fx *f = *state;
+	gc_graph_mem gm;
+	gc_ledger_graph_mem(f->l, &gm);
+	assert_int_equal(gm.graph_allocs, 0);
+	capture_graph(f, 1, 0xA000, 0x100, 0xE1, 0, 0);  /* 4096 bytes, kept past the launch */
+	capture_graph(f, 2, 0xB000, 0x200, 0xE2, 1, 0);  /* freed inside its graph */
+	apply(f, launch(0xE1, S1, 0));
+	apply(f, launch(0xE2, S1, 0));
+	apply(f, ev_kind(GC_EV_EXEC_DESTROY, 0xE2));
+	gc_ledger_graph_mem(f->l, &gm);
+	assert_int_equal(gm.graph_allocs, 2);
+	assert_int_equal(gm.execs_untrimmed, 1);
+	assert_int_equal(gm.graphs_unfreed, 1);
+	assert_int_equal(gm.unfreed_allocs, 1);
+	assert_int_equal(gm.unfreed_bytes, 4096);
+	assert_int_equal(gm.largest_graph_bytes, 4096);
+	/* a refused trim gives nothing back; a trim does, and later destroys count again */
+	apply(f, (gc_event){.kind = GC_EV_GRAPH_MEM_TRIM, .result = 101});
+	expect(f, 1, GC_RULE_API_ERROR);  /* CUDA_ERROR_INVALID_DEVICE, the one record */
+	gc_ledger_graph_mem(f->l, &gm);
+	assert_int_equal(gm.execs_untrimmed, 1);
+	assert_int_equal(gm.trims, 0);
+	apply(f, (gc_event){.kind = GC_EV_GRAPH_MEM_TRIM});
+	expect_none(f);
+	apply(f, mfree(0xA000, S1, 0, 0));
+	apply(f, ev_kind(GC_EV_EXEC_DESTROY, 0xE1));
+	gc_ledger_graph_mem(f->l, &gm);
+	assert_int_equal(gm.execs_untrimmed, 1);
+	assert_int_equal(gm.trims, 1);
+	assert_int_equal(gm.graphs_unfreed, 0);
+	assert_int_equal(gm.unfreed_bytes, 0);
+	apply(f, at_exit());
+	assert_int_equal(total(f), 1);
+}
+
+/* ---- leak-at-exit -------------------------------------------------------- */
+
+/* Ten 200-byte allocations from one site, 5000 bytes from site 9, a graph's 4096 (live once
+ * launched). */
+static void leaks_of_three_sites(fx *f)
+{
 	for (int i = 0; i < 10; i++)
 		apply(f, alloc(0xA000 + (uint64_t)i * 0x1000, 200, S1, 0));
 	gc_event big = alloc(0xF0000, 5000, S1, 0);
 	big.site = 9;
 	apply(f, big);
 	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 0, 0);
+}
+
+static void leak_at_exit_grouped(void **state)
+{
+	fx *f = *state;
+	leaks_of_three_sites(f);
 	apply(f, launch(0xE000, S1, 0));   /* a live graph allocation counts too */
-	apply(f, at_exit());
+	gc_event full = at_exit();
+	full.flags = GC_EXIT_LEAKS_FULL;  /* GRAPHCHECK_LEAK_CHECK=full: every site */
+	apply(f, full);
 	expect(f, 1, GC_RULE_LEAK_AT_EXIT);
 	gc_verdict *v = &f->v[0];
 	assert_int_equal(v->leak_count, 12);
@@ -706,6 +947,41 @@ static void leak_at_exit_grouped(void **state)
 	assert_true(v->leaks[1].in_graph);
 	assert_int_equal(v->leaks[2].count, 10);
 	assert_int_equal(gc_rule_severity(v->rule), GC_SEV_WARNING);
+}
+
+/* The default: one brief record that counts graph and pool allocations apart and shows the
+ * largest site only (a framework's memory kept to the end gets one short warning). */
+static void leak_at_exit_brief(void **state)
+{
+	fx *f = *state;
+	leaks_of_three_sites(f);
+	apply(f, launch(0xE000, S1, 0));
+	apply(f, at_exit());
+	expect(f, 1, GC_RULE_LEAK_AT_EXIT);
+	gc_verdict *v = &f->v[0];
+	assert_int_equal(v->leak_count, 12);
+	assert_int_equal(v->n_leaks, 1);
+	assert_int_equal(v->leaks[0].site, 9);
+	assert_non_null(strstr(v->message, "12 stream-ordered or graph allocations (11096 bytes) "
+	                                   "still live at exit: 1 graph allocation (4096 bytes), "
+	                                   "which stay reserved in the graph pool until freed, "
+	                                   "and 11 pool allocations (7000 bytes, stream-ordered), "
+	                                   "still live when the program ended."));
+	assert_non_null(strstr(v->message, "GRAPHCHECK_LEAK_CHECK=full lists every one."));
+	assert_int_equal(gc_rule_severity(v->rule), GC_SEV_WARNING);
+}
+
+/* Pool allocations alone, from one site: no graph part, no pointer to the full listing. */
+static void leak_at_exit_brief_pool_only(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0xA000, 200, S1, 0));
+	apply(f, at_exit());
+	expect(f, 1, GC_RULE_LEAK_AT_EXIT);
+	assert_non_null(strstr(f->v[0].message, "at exit: 1 pool allocation (200 bytes, "
+	                                        "stream-ordered), still live when the program "
+	                                        "ended. Their site is below."));
+	assert_null(strstr(f->v[0].message, "graph pool"));
 }
 
 static void leak_clean(void **state)
@@ -1284,6 +1560,9 @@ int main(void)
 		T(memory_node_clean),
 		T(memory_node_update_and_destroy_node),
 		T(memory_node_destroy_node_clean),
+		T(memory_node_device_launch),
+		T(memory_node_in_conditional_body),
+		T(memory_node_conditional_clean),
 		T(pool_destroyed_live),
 		T(pool_destroyed_clean),
 		T(capture_invalidated_by_malloc),
@@ -1294,7 +1573,15 @@ int main(void)
 		T(capture_invalidated_thread_local_own_thread),
 		T(capture_clean_relaxed_malloc),
 		T(invalidated_capture_drops_allocations),
+		T(capture_invalidated_other_thread_global),
+		T(capture_invalidated_other_thread_on_stream),
+		T(capture_invalidated_rules_named),
+		T(dropped_call_copy),
+		T(dropped_call_clean),
+		T(graph_memory_counts),
 		T(leak_at_exit_grouped),
+		T(leak_at_exit_brief),
+		T(leak_at_exit_brief_pool_only),
 		T(leak_clean),
 		T(api_error_unexplained),
 		T(api_error_clean_not_ready),

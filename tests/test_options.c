@@ -69,6 +69,20 @@ static void good_values(void **state)
 	assert_int_equal(o.verbose, 1);
 }
 
+/* GRAPHCHECK_LEAK_CHECK takes full (every site) besides the booleans; no other boolean does. */
+static void leak_check_full(void **state)
+{
+	(void)state;
+	static const char *const pairs[] = {"GRAPHCHECK_LEAK_CHECK", "Full",
+	                                    "GRAPHCHECK_GRAPH_MEMORY", "full", NULL};
+	gc_options o;
+	char w[4096];
+	assert_int_equal(load(&o, pairs, w, sizeof(w)), 1);
+	assert_int_equal(o.leak_check, GC_LEAK_FULL);
+	assert_int_equal(o.graph_memory, 1);  /* its default */
+	assert_non_null(strstr(w, "GRAPHCHECK_GRAPH_MEMORY='full' is not 0/1, yes/no or true/false"));
+}
+
 static void bad_values_warned_defaults_used(void **state)
 {
 	(void)state;
@@ -133,6 +147,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults),
 		cmocka_unit_test(good_values),
+		cmocka_unit_test(leak_check_full),
 		cmocka_unit_test(bad_values_warned_defaults_used),
 		cmocka_unit_test(too_long_path),
 		cmocka_unit_test(print_lists_every_option),

@@ -169,6 +169,8 @@ struct fc_block *fc_graph_alloc(CUgraph g, size_t size);
 struct fc_block *fc_graph_free_target(CUgraph g, CUdeviceptr addr);
 void fc_block_materialize(struct fc_block *b);
 void fc_block_unmaterialize(struct fc_block *b);
+/* The device's graph memory (fakecuda_graphmem.c): bytes materialized (+) or given back (-). */
+void fc_graphmem_used(long long bytes);
 /* Whether [p, p + n) is device memory the fake handed out and is mapped now:
  * FC_NOT_DEVICE outside the fake's address regions (host memory, or not an address). */
 enum fc_map { FC_NOT_DEVICE, FC_MAPPED, FC_UNMAPPED };

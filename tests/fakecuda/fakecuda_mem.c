@@ -133,6 +133,8 @@ static void release(struct fc_block *b)
 
 void fc_block_materialize(struct fc_block *b)
 {
+    if (!b->live)
+        fc_graphmem_used((long long)b->size);
     b->live = true;
     if (b->released) {
         take_back(FC_GRAPH, b->addr);
@@ -142,6 +144,8 @@ void fc_block_materialize(struct fc_block *b)
 
 void fc_block_unmaterialize(struct fc_block *b)
 {
+    if (b->live)
+        fc_graphmem_used(-(long long)b->size);
     b->live = false;
     release(b);
 }

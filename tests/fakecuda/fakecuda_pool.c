@@ -60,3 +60,11 @@ FC_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
     free(p);
     return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
+
+/* Nothing is cached here to give back: a valid pool's trim succeeds. */
+FC_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
+{
+    FC_COUNT(cuMemPoolTrimTo);
+    (void)keep;
+    return fc_pool_valid(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}

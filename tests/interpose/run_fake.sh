@@ -13,10 +13,12 @@ P=$BUILD/fakecuda
 [ "$TSAN" = 1 ] && export EXPECT_PUTS_IN=dlsym_versions EXPECT_NEXT_PUTS_IN=libc
 # The scenarios launch NULL kernels (they load no module), which the H200 and the stand-in
 # both refuse with 400: those launches' api-errors are the scenarios' own, not the seed's, and
-# are left out.
+# are left out; so are their capture-dropped-call records (a NULL launch refused inside a
+# capture that stays active: the same launches, made during a capture).
 rules() {
 	jq -r 'select(.type == "violation")
-	       | select((.rule == "api-error" and (.call | startswith("cuLaunchKernel"))) | not)
+	       | select(((.rule == "api-error" or .rule == "capture-dropped-call") and
+	                 (.call | startswith("cuLaunchKernel"))) | not)
 	       | .rule' "$1" 2>/dev/null | sort | uniq -c | sed 's/^ *//'
 }
 
@@ -104,7 +106,69 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	esac
 	# cuMemAlloc memory is not stream-ordered: one kept to the end is no leak.
 	check "$way sync-alloc" "$none" $prog sync-alloc $extra
+	# A NULL launch refused (400) inside a capture that stays active: capture-dropped-call,
+	# which the filter above leaves out for launches, so it is counted here; its twin has a
+	# set in the launch's place.
+	check "$way dropped-call-clean" "$none" $prog dropped-call-clean $extra
+	check "$way dropped-call" "$none" $prog dropped-call $extra
+	n=$(jq -r 'select(.type == "violation" and .rule == "capture-dropped-call") | .call' \
+		"$tmp/gc.json" 2>/dev/null | grep -c '^cuLaunchKernel')
+	[ "$n" = 1 ] && ok "$way dropped-call: one capture-dropped-call for the refused launch" ||
+		bad "$way dropped-call: $n capture-dropped-call records for the launch, want 1"
+	# Another thread's cuMemAlloc breaks a GLOBAL capture: the record names that thread, the
+	# capturing one and the mode's rule. THREAD_LOCAL restricts only the capturing thread.
+	check "$way capture-other-thread" "1 capture-invalidated" $prog capture-other-thread $extra
+	msg=$(jq -r 'select(.type == "violation") | .message' "$tmp/gc.json" 2>/dev/null)
+	case $msg in
+	*"cuMemAlloc_v2 from thread "*", not the capturing thread "*"GLOBAL mode's rule"*)
+		ok "$way capture-other-thread: names the other thread and GLOBAL's rule" ;;
+	*) bad "$way capture-other-thread: message lacks the thread or the rule: $msg" ;;
+	esac
+	check "$way capture-other-thread-clean" "$none" $prog capture-other-thread-clean $extra
+	# The graph-memory line at exit (information, never a record): the pool's marks, the
+	# concurrent launches, the exec destroyed untrimmed, the graph never freed; trimmed and
+	# freed, only the marks. The JSON line carries the same counts.
+	check "$way graph-memory" "1 leak-at-exit" $prog graph-memory $extra
+	line=$(grep 'graph memory (information)' "$tmp/gc.txt")
+	case $line in
+	*"2 graph allocations made; device 0's graph pool: used at most 12288 bytes, reserved at most 12288, reserved at exit 12288, more than the 8192 bytes the largest graph"*"; 1 exec of graphs with allocations destroyed since the last cuDeviceGraphMemTrim (none was called)"*"; 1 graph left 1 allocation (4096 bytes) never freed"*)
+		ok "$way graph-memory: the line names the marks, the overlap, the untrimmed exec, the unfreed graph" ;;
+	*) bad "$way graph-memory: line is '$line'" ;;
+	esac
+	got=$(jq -c 'select(.type == "graph_memory") | [.graph_allocs, .execs_untrimmed, .graphs_unfreed, .unfreed_bytes, .used_high, .reserved_now]' "$tmp/gc.json" 2>/dev/null)
+	[ "$got" = "[2,1,1,4096,12288,12288]" ] && ok "$way graph-memory: JSON line $got" ||
+		bad "$way graph-memory: JSON line '$got'"
+	check "$way graph-memory-trimmed" "$none" $prog graph-memory-trimmed $extra
+	line=$(grep 'graph memory (information)' "$tmp/gc.txt")
+	case $line in
+	*"reserved at exit 0, more than"*"a launch: allocations of several launches were live at once (graphs launched concurrently, or allocations kept past a launch). GRAPHCHECK_GRAPH_MEMORY=0"*)
+		ok "$way graph-memory-trimmed: only the marks" ;;
+	*) bad "$way graph-memory-trimmed: line is '$line'" ;;
+	esac
 done
+# The leak check says which leaks are graph allocations; brief by default, every site on
+# GRAPHCHECK_LEAK_CHECK=full (graph-memory leaves one graph allocation live).
+for lc in 1 full; do
+	LD_PRELOAD=$PRE GRAPHCHECK_LEAK_CHECK=$lc GRAPHCHECK_JSON_FILE=$tmp/lc$lc.json \
+		$P/prog_linked graph-memory > /dev/null 2>&1
+done
+b=$(jq -r 'select(.rule == "leak-at-exit") | .message' "$tmp/lc1.json" 2>/dev/null)
+f=$(jq -r 'select(.rule == "leak-at-exit") | .message' "$tmp/lcfull.json" 2>/dev/null)
+case "$b|$f" in
+*"at exit: 1 graph allocation (4096 bytes), which stay reserved in the graph pool until freed. Their site is below."*"|"*"Every site is listed below, largest first."*)
+	ok "leak-at-exit: graph allocations named as such; brief by default, every site with full" ;;
+*) bad "leak-at-exit wording: brief '$b', full '$f'" ;;
+esac
+# Off with its option; and no line from a program that made no graph allocation.
+LD_PRELOAD=$PRE GRAPHCHECK_GRAPH_MEMORY=0 GRAPHCHECK_LOG_FILE=$tmp/off.txt GRAPHCHECK_JSON_FILE=$tmp/off.json \
+	$P/prog_linked graph-memory > /dev/null 2>&1
+LD_PRELOAD=$PRE GRAPHCHECK_LOG_FILE=$tmp/plain.txt $P/prog_linked sync-alloc > /dev/null 2>&1
+if grep -q 'leak-at-exit' "$tmp/off.txt" && ! grep -q 'graph memory' "$tmp/off.txt" "$tmp/plain.txt" &&
+	! grep -q graph_memory "$tmp/off.json"; then
+	ok "GRAPHCHECK_GRAPH_MEMORY=0: no graph-memory line (the leak still reported); none without graph allocations"
+else
+	bad "graph-memory line written with GRAPHCHECK_GRAPH_MEMORY=0 or without graph allocations"
+fi
 
 # Nothing at all from a program that never touches CUDA: no log, no file.
 rm -f "$tmp/none.json"
@@ -155,7 +219,7 @@ not_reached="cuCtxSynchronize_v2 cuGraphAddMemFreeNode cuGraphAddNode cuGraphIns
 cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphInstantiate_v2
 cuStreamBeginCapture cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz
 cuStreamBeginCapture_ptsz cuGraphAddChildGraphNode cuGraphDestroyNode cuGraphExecUpdate
-cuGraphExecUpdate_v2 cuMemPoolDestroy cuModuleUnload cuLibraryUnload"
+cuGraphExecUpdate_v2 cuMemPoolDestroy cuModuleUnload cuLibraryUnload cuMemPoolTrimTo"
 sed -n 's/^HOOK(\([A-Za-z0-9_]*\),.*/\1/p' interpose/hooks.def | grep -v '^cuGetProcAddress' | sort > "$tmp/hooked"
 cat "$tmp"/traces/*.trace | jq -r 'select(.type == "event") | .call' 2>/dev/null | sort -u > "$tmp/reached"
 printf '%s\n' $not_reached | sort > "$tmp/not_reached"

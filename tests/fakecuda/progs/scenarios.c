@@ -529,6 +529,131 @@ static int sync_alloc(void)
     return 0;
 }
 
+/* ---- captures that lose a call or are broken from another thread (issue 17) ---------- */
+/* `dropped-call`: a launch refused (400: its kernel is NULL) during a capture that stays
+ * active, as on the H200 (tests/gpu/logs/real_null-kernel-node.out: 400, then status 1);
+ * the capture ends with 0 and its graph lacks the kernel. `dropped-call-clean`: a set in its
+ * place, which the capture takes. */
+static int dropped_call(bool clean)
+{
+    init_driver();
+    CUstream s = NULL;
+    CUdeviceptr g = 0;
+    CUgraph graph = NULL;
+    CUgraphExec exec = NULL;
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuMemAllocAsync, (&g, 4096, s));
+    if (clean)
+        CK(cuMemsetD32Async, (g, 0, 1024, s));
+    else
+        KERNEL(shortKernel_0, s, NULL);
+    CK(cuStreamIsCapturing, (s, &st));
+    printf("capture status after it: %d\n", (int)st);
+    CK(cuMemFreeAsync, (g, s));
+    CK(cuStreamEndCapture, (s, &graph));
+    CK(cuGraphInstantiateWithFlags, (&exec, graph, 0));
+    CK(cuGraphLaunch, (exec, s));
+    CK(cuStreamSynchronize, (s));
+    CK(cuGraphExecDestroy, (exec));
+    CK(cuGraphDestroy, (graph));
+    CK(cuStreamDestroy, (s));
+    printf("done\n");
+    return 0;
+}
+
+struct other_thread {
+    CUcontext ctx;
+    CUdeviceptr p;
+    CUresult r;
+};
+
+/* cuda.h's renaming (cuMemAlloc -> cuMemAlloc_v2) applies before DRV pastes the name. */
+#define DRV_RENAMED(fn) DRV(fn)
+
+static void *alloc_on_other_thread(void *arg)
+{
+    struct other_thread *t = arg;
+    DRV_RENAMED(cuCtxSetCurrent)(t->ctx);
+    t->r = DRV_RENAMED(cuMemAlloc)(&t->p, 4096);
+    return NULL;
+}
+
+/* `capture-other-thread`: thread 1 captures in GLOBAL mode, thread 2 calls cuMemAlloc
+ * meanwhile: refused (900) and the capture is broken (GLOBAL forbids unsafe calls on every
+ * thread); its end returns 901. `capture-other-thread-clean`: the capture in THREAD_LOCAL
+ * mode, which restricts only its own thread: the allocation succeeds, the capture ends. */
+static int capture_other_thread(bool clean)
+{
+    CUcontext ctx = init_driver();
+    CUstream s = NULL;
+    CUgraph graph = NULL;
+    pthread_t th;
+    struct other_thread t = { ctx, 0, CUDA_SUCCESS };
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamBeginCapture, (s, clean ? CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+                                       : CU_STREAM_CAPTURE_MODE_GLOBAL));
+    if (pthread_create(&th, NULL, alloc_on_other_thread, &t) == 0)
+        pthread_join(th, NULL);
+    report("cuMemAlloc(&p, 4096) on another thread", t.r);
+    CK(cuStreamEndCapture, (s, &graph));
+    printf("graph returned: %s\n", graph ? "yes" : "no");
+    if (graph)
+        CK(cuGraphDestroy, (graph));
+    if (t.p)
+        CK(cuMemFree, (t.p));
+    CK(cuStreamDestroy, (s));
+    printf("done\n");
+    return 0;
+}
+
+/* ---- graph memory at exit (the summary line) -------------------------------------------
+ * `graph-memory`: two captured graphs allocate 8192 and 4096 bytes and are launched on two
+ * streams, so both allocations are live at once (the pool's used mark passes the largest
+ * graph's); the first is freed, the second never (leak-at-exit), and the first exec is
+ * destroyed with no cuDeviceGraphMemTrim after. `graph-memory-trimmed`: both freed, both
+ * execs destroyed, then cuDeviceGraphMemTrim: no record, the line says only what was used. */
+static void graph_of_one_alloc(CUstream s, size_t bytes, CUdeviceptr *p, CUgraph *g,
+                               CUgraphExec *e)
+{
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuMemAllocAsync, (p, bytes, s));
+    CK(cuStreamEndCapture, (s, g));
+    CK(cuGraphInstantiateWithFlags, (e, *g, 0));
+}
+
+static int graph_memory(bool trimmed)
+{
+    init_driver();
+    CUstream s = NULL, s2 = NULL;
+    CUdeviceptr a = 0, b = 0;
+    CUgraph g1 = NULL, g2 = NULL;
+    CUgraphExec e1 = NULL, e2 = NULL;
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&s2, CU_STREAM_NON_BLOCKING));
+    graph_of_one_alloc(s, 8192, &a, &g1, &e1);
+    graph_of_one_alloc(s2, 4096, &b, &g2, &e2);
+    CK(cuGraphLaunch, (e1, s));
+    CK(cuGraphLaunch, (e2, s2));
+    CK(cuMemFreeAsync, (a, s));
+    if (trimmed)
+        CK(cuMemFreeAsync, (b, s2));
+    CK(cuStreamSynchronize, (s));
+    CK(cuStreamSynchronize, (s2));
+    CK(cuGraphExecDestroy, (e1));
+    CK(cuGraphDestroy, (g1));
+    if (trimmed) {
+        CK(cuGraphExecDestroy, (e2));
+        CK(cuGraphDestroy, (g2));
+        CK(cuDeviceGraphMemTrim, (0));
+    }
+    CK(cuStreamDestroy, (s));
+    CK(cuStreamDestroy, (s2));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- threads ----------------------------------------------------------------------- */
 /* Results from many threads cannot be printed in a stable order, so they are counted per
  * (call, code) and printed sorted at the end. */
@@ -630,7 +755,11 @@ bool fc_scenario_uses_driver(const char *name)
 {
     static const char *const uses[] = { "seed",    "seed-fixed", "probe",      "probe-driver",
                                         "rules",   "null-kernel-node",         "uses",
-                                        "uses-clean", "threads", "stream0",    "sync-alloc" };
+                                        "uses-clean", "threads", "stream0",    "sync-alloc",
+                                        "dropped-call", "dropped-call-clean",
+                                        "capture-other-thread",
+                                        "capture-other-thread-clean", "graph-memory",
+                                        "graph-memory-trimmed" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
             return true;
@@ -661,6 +790,13 @@ int fc_run_scenario(int argc, char **argv)
         rc = stream0();
     else if (strcmp(name, "sync-alloc") == 0)
         rc = sync_alloc();
+    else if (strcmp(name, "dropped-call") == 0 || strcmp(name, "dropped-call-clean") == 0)
+        rc = dropped_call(strcmp(name, "dropped-call-clean") == 0);
+    else if (strcmp(name, "capture-other-thread") == 0 ||
+             strcmp(name, "capture-other-thread-clean") == 0)
+        rc = capture_other_thread(strcmp(name, "capture-other-thread-clean") == 0);
+    else if (strcmp(name, "graph-memory") == 0 || strcmp(name, "graph-memory-trimmed") == 0)
+        rc = graph_memory(strcmp(name, "graph-memory-trimmed") == 0);
     else if (strcmp(name, "threads") == 0)
         rc = run_threads(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atoi(argv[3]) : 100);
     else if (strcmp(name, "nocuda") == 0) {
@@ -668,7 +804,9 @@ int fc_run_scenario(int argc, char **argv)
         rc = 0;
     } else
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|stream0|"
-                "sync-alloc|threads [THREADS [OPS]]|nocuda\n",
+                "sync-alloc|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed]|"
+                "threads [THREADS [OPS]]|"
+                "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);
     return rc;

@@ -66,7 +66,8 @@
     X(cuLibraryLoadData, "cuLibraryLoadData", 12000)                           \
     X(cuLibraryGetKernel, "cuLibraryGetKernel", 12000)                         \
     X(cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync", 3020)                         \
-    X(cuMemsetD32Async, "cuMemsetD32Async", 3020)
+    X(cuMemsetD32Async, "cuMemsetD32Async", 3020)                             \
+    X(cuDeviceGraphMemTrim, "cuDeviceGraphMemTrim", 11040)
 
 #define FC_DRV_FIELD(spelling, name, version) __typeof__(spelling) *p_##spelling;
 struct fc_drv {
@@ -91,7 +92,8 @@ extern const size_t fc_drv_nentries;
 bool fc_scenario_uses_driver(const char *name);
 
 /* argv[1] is the scenario: seed, seed-fixed, probe, probe-driver, rules, null-kernel-node, uses,
- * uses-clean, stream0, sync-alloc, threads [THREADS [OPS]], nocuda.
+ * uses-clean, stream0, sync-alloc, dropped-call[-clean], capture-other-thread[-clean],
+ * graph-memory[-trimmed], threads [THREADS [OPS]], nocuda.
  * Prints every driver result as `call -> code`; returns the exit status (0 when the
  * scenario ran, whatever codes the driver gave; 2 for an unknown scenario). */
 int fc_run_scenario(int argc, char **argv);
