@@ -68,7 +68,7 @@ LEDGER_SRCS := interpose/ledger.c interpose/ledger_store.c interpose/ledger_grap
 # The plain modules (all but the hooks, the driver lookup, the process hub and its side of
 # uses) are also linked into the tests and the report tool.
 CORE_SRCS := $(filter-out interpose/hooks.c interpose/driver.c interpose/hub.c interpose/uses.c \
-                          interpose/kernel_args.c,$(LIB_SRCS))
+                          interpose/kernel_args.c interpose/graph_nodes.c,$(LIB_SRCS))
 CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 
 # Under TSan, dlsym is called by the runtime's own start-up, before it can record a function
