@@ -249,8 +249,13 @@ static int keeps_site(const gc_event *ev)
 		return 1;
 	if (k == GC_EV_NODE_UNORDERED)  /* recorded once per site */
 		return 1;
+	/* A launch's site names its launch-stale-pointer records (once per site): the calling
+	 * instruction, cached, never unwound (launches are hot); with deeper allocation sites
+	 * asked for, launches keep none and such records are once per allocation site. */
+	if (k == GC_EV_LAUNCH)
+		return ev->result == GC_CUDA_SUCCESS && opts.alloc_backtrace_depth == 0;
 	return ev->result == GC_CUDA_SUCCESS &&
-	       (k == GC_EV_LAUNCH || k == GC_EV_ALLOC || k == GC_EV_MEM_ALLOC || k == GC_EV_ALLOC_NODE ||
+	       (k == GC_EV_ALLOC || k == GC_EV_MEM_ALLOC || k == GC_EV_ALLOC_NODE ||
 	        k == GC_EV_FREE || k == GC_EV_MEM_FREE || k == GC_EV_FREE_NODE);
 }
 

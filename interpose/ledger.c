@@ -297,6 +297,7 @@ static void on_node_unordered(gc_ledger *l, out *o, const gc_event *ev)
 			continue;
 		if (!seen(l, GC_RULE_USE_OUTSIDE_GRAPH_LIFETIME, ev->site, a->site))
 			gc_check_unordered(o, ev, a);
+		l->use_reported = 1;  /* a fault at a later launch's synchronize is this use's */
 		return;
 	}
 }

@@ -53,8 +53,9 @@ check() {
 
 h200=tests/gpu/logs
 # The scenarios' kernels are NULL handles with no parameter layout: the uses the H200 run
-# recorded (use-*) cannot arise here and are left out of what is expected.
-seed=$(rules $h200/seed_pipeline.json | grep -v ' use-')
+# recorded (use-*, and the graph launches' launch-*) cannot arise here and are left out of
+# what is expected.
+seed=$(rules $h200/seed_pipeline.json | grep -v ' use-\| launch-')
 probe=$(rules $h200/misuse_probe.json)
 probe_driver=$(rules $h200/probe_driver.json)
 probe_driver_ptds=$(printf "3 capture-invalidated\n1 free-owned-by-graph\n1 free-unmaterialized\n1 leak-at-exit")
