@@ -122,10 +122,12 @@ CUresult fc_stream_work(CUstream s, struct fc_capture **cap)
 void fc_stream_did_work(CUstream s, CUgraphNode node)
 {
     s->seq++;
-    if (s->last && s->last->graph == node->graph)
+    /* an edge from each node this one follows that is still a node of its graph (an event
+     * may name a node of an older capture's graph, gone since: never dereferenced) */
+    if (fc_graph_has_node(node->graph, s->last))
         fc_node_add_dep(node, s->last);
     for (size_t i = 0; i < s->njoined; i++)
-        if (s->joined[i]->graph == node->graph)
+        if (fc_graph_has_node(node->graph, s->joined[i]))
             fc_node_add_dep(node, s->joined[i]);
     s->njoined = 0;
     s->last = node;

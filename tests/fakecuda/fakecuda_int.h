@@ -157,6 +157,8 @@ CUgraphNode fc_graph_add_node(CUgraph g, CUgraphNodeType type, struct fc_block *
 
 /* ---- nodes' parameters and edges (fakecuda_nodes.c) ---------------------------------- */
 void fc_node_add_dep(CUgraphNode n, CUgraphNode dep);
+/* Whether n is a node of g, found by search (n is never dereferenced). */
+bool fc_graph_has_node(CUgraph g, CUgraphNode n);
 /* The graph a node handle belongs to (NULL: none now); an exec's graph (NULL: no such exec
  * or its graph is gone). fakecuda_graph.c; the lock held. */
 CUgraph fc_graph_of_node(CUgraphNode h);

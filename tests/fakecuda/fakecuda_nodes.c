@@ -10,6 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool fc_graph_has_node(CUgraph g, CUgraphNode n)
+{
+    for (size_t i = g->nnodes; n && i-- > 0;)  /* newest first: usually the last one */
+        if (g->nodes[i] == n)
+            return true;
+    return false;
+}
+
 void fc_node_add_dep(CUgraphNode n, CUgraphNode dep)
 {
     for (size_t i = 0; i < n->ndeps; i++)
