@@ -266,9 +266,15 @@ static int read_edges(CUgraph graph, CUgraphNode **from, CUgraphNode **to, size_
 	size_t got = *ne;
 	*from = malloc((got + 1) * sizeof(CUgraphNode));
 	*to = malloc((got + 1) * sizeof(CUgraphNode));
-	if (!*from || !*to)
+	/* Edge data asked for too: without it a graph with non-default edges (programmatic
+	 * dependent launch) answers CUDA_ERROR_LOSSY_QUERY (cuda.h). Any edge orders, here. */
+	CUgraphEdgeData *data = edges_v2 ? malloc((got + 1) * sizeof(CUgraphEdgeData)) : NULL;
+	if (!*from || !*to || (edges_v2 && !data)) {
+		free(data);
 		return -1;
-	r = edges_v2 ? edges_v2(graph, *from, *to, NULL, &got) : edges_v1(graph, *from, *to, &got);
+	}
+	r = edges_v2 ? edges_v2(graph, *from, *to, data, &got) : edges_v1(graph, *from, *to, &got);
+	free(data);
 	if (r != CUDA_SUCCESS || got > *ne)
 		return -1;
 	*ne = got;
