@@ -137,6 +137,17 @@ else
 	bad "launch-stale-pointer's messages"
 	cat "$tmp/gc.txt"
 fi
+# The node events replay: the run's trace through the ledger gives the live run's records.
+for sc in stale unordered; do
+	check "$sc (replayed)" "$(eval echo \"\$$sc\")" $P/prog_linked $sc
+	replayed=$("$BUILD/graphcheck-report" --replay --format=json "$tmp/traces/$ntrace.trace" 2>&1 |
+		jq -r 'select(.type == "violation") | .rule' 2>/dev/null | sort | uniq -c | sed 's/^ *//')
+	if [ -n "$replayed" ] && [ "$replayed" = "$(rules "$tmp/gc.json")" ]; then
+		ok "$sc: the trace replayed gives the live records: $(echo $replayed)"
+	else
+		bad "$sc: replayed {$(echo $replayed)}, live {$(rules "$tmp/gc.json" | tr '\n' ' ')}"
+	fi
+done
 
 # Nothing at all from a program that never touches CUDA: no log, no file.
 rm -f "$tmp/none.json"
