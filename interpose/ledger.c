@@ -189,6 +189,41 @@ static int seen(gc_ledger *l, gc_rule rule, uint32_t site, uint64_t what)
 	return 0;
 }
 
+/* The stripes of e's watched allocations, as a bit set (every stripe past 64 of them): a
+ * launch checks them with only those locked (the fixed seed pipeline's loop does so every
+ * iteration). */
+static uint64_t watched_stripes(gc_ledger *l, const struct exec *e)
+{
+	if (l->nstripes > 64)
+		return ~0ull;
+	uint64_t mask = 0;
+	for (size_t i = 0; i < e->n_watch; i++)
+		mask |= 1ull << (stripe_of(l, e->watch[i].base) - l->stripes);
+	return mask;
+}
+
+static void lock_stripe_set(gc_ledger *l, uint64_t mask)
+{
+	if (mask == ~0ull && l->nstripes > 64) {
+		lock_stripes(l);
+		return;
+	}
+	for (unsigned i = 0; i < l->nstripes; i++)  /* in index order, as every path takes them */
+		if (mask >> i & 1)
+			pthread_mutex_lock(&l->stripes[i].lock);
+}
+
+static void unlock_stripe_set(gc_ledger *l, uint64_t mask)
+{
+	if (mask == ~0ull && l->nstripes > 64) {
+		unlock_stripes(l);
+		return;
+	}
+	for (unsigned i = l->nstripes; i-- > 0;)
+		if (mask >> i & 1)
+			pthread_mutex_unlock(&l->stripes[i].lock);
+}
+
 /* Each watched word of e at a launch: still under the allocation seen at instantiate, live
  * (fine); under a newer live one (reused); or dead. Every stripe held. Returns whether all
  * were fine. */
@@ -230,10 +265,11 @@ static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 	/* The fast reject: nothing watched ended since every word was last found fine. */
 	uint64_t gen = __atomic_load_n(&l->watch_gen, __ATOMIC_RELAXED);
 	if (ev->result == GC_CUDA_SUCCESS && e->n_watch && (!e->watch_ok || e->watch_gen != gen)) {
-		lock_stripes(l);
+		uint64_t mask = watched_stripes(l, e);
+		lock_stripe_set(l, mask);
 		e->watch_ok = check_watched(l, o, ev, e);
 		e->watch_gen = gen;
-		unlock_stripes(l);
+		unlock_stripe_set(l, mask);
 	}
 	gc_check_launch(o, ev, e);
 	if (ev->result == GC_CUDA_SUCCESS)
