@@ -64,15 +64,14 @@ LAUNCHER := $(BUILD)/graphcheck
 # The ledger and what it is built on: also the fuzzer's list (tests/fuzz/fuzz_ledger.mk).
 LEDGER_SRCS := interpose/ledger.c interpose/ledger_store.c interpose/ledger_graph.c interpose/ledger_rules.c \
                interpose/dead_ranges.c interpose/ledger_pending.c interpose/rule_table.c \
-               interpose/hash_table.c interpose/slab.c
-LEDGER_SRCS += interpose/ledger_capture.c
-LEDGER_SRCS += interpose/ledger_graphmem.c
-# The plain modules (all but the hooks, the driver lookup, the process hub and its side of
-# uses) are also linked into the tests and the report tool.
+               interpose/hash_table.c interpose/slab.c interpose/ledger_capture.c \
+               interpose/ledger_graphmem.c
+# The plain modules (all but the hooks, the driver lookup, the process hub and its sides of
+# uses, graph nodes and graph memory, which ask the driver) are also linked into the tests
+# and the report tool.
 CORE_SRCS := $(filter-out interpose/hooks.c interpose/driver.c interpose/hub.c interpose/uses.c \
-                          interpose/kernel_args.c,$(LIB_SRCS))
-# The graph-memory summary asks the driver at exit: the hub's side too.
-CORE_SRCS := $(filter-out interpose/graphmem.c,$(CORE_SRCS))
+                          interpose/kernel_args.c interpose/graph_nodes.c interpose/graphmem.c, \
+                          $(LIB_SRCS))
 CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 
 # Under TSan, dlsym is called by the runtime's own start-up, before it can record a function

@@ -1,6 +1,9 @@
-// The seed program as the answer corrected it: copied unchanged from
-// shared/seed/seed_pipeline_fixed.cu. in_d_0 is freed outside the graph, and the graph is
-// launched on every iteration, so out_d_1 exists before it is read and freed.
+// The seed program as the answer corrected it: copied from shared/seed/seed_pipeline_fixed.cu,
+// unchanged but for one line: with SEED_PRINT_ADDRESSES set it prints the addresses it got
+// each iteration. in_d_0 is freed outside the graph, and the graph is launched on every
+// iteration, so out_d_1 exists before it is read and freed. Its captured shortKernel_1 node
+// keeps iteration 0's out_d_0, freed and allocated again every iteration: each launch reads
+// the right buffer only if the pool hands back the same address (launch-reused-pointer).
 #include <stdio.h>
 #include <chrono>
 #include <cuda.h>
@@ -61,6 +64,7 @@ void test(){
     for (int i =0; i < iter; i++){
         cuMemAllocFromPoolAsync(reinterpret_cast<CUdeviceptr*>(&in_d_0), size_bytes, pool_, stream);
         cuMemAllocFromPoolAsync(reinterpret_cast<CUdeviceptr*>(&out_d_0), size_bytes, pool_, stream);
+        if (getenv("SEED_PRINT_ADDRESSES")) printf("iteration %d: in_d_0 %p out_d_0 %p\n", i, in_d_0, out_d_0);
         shortKernel_0<<<blocks, threads,0, stream>>>(reinterpret_cast<float *>(out_d_0), reinterpret_cast<float *>(in_d_0));
         // moved the next line outside of the graph region
         cuMemFreeAsync(reinterpret_cast<const CUdeviceptr&>(in_d_0), stream);

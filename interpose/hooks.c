@@ -6,6 +6,7 @@
 #include <cuda.h>
 #include <stdint.h>
 
+#include "interpose/copy_side.h"
 #include "interpose/driver.h"
 #include "interpose/hub.h"
 
@@ -100,16 +101,18 @@
 
 #define INSTANTIATE_EVENT(flags_)                                                          \
 	.kind = GC_EV_INSTANTIATE, .graph = U64(g), .exec = RETURNED(r, exec), .flags = (flags_)
+/* An instantiate's graph nodes are read once it succeeded (graph_nodes.c). */
+#define INSTANTIATE_WRAPPER(...) WRAPPER_OF(gc_event, gc_hub_instantiated, __VA_ARGS__)
 /* The legacy form (cuGraphInstantiate before 12.0, and _v2): no flags. */
 #define INSTANTIATE_LEGACY(spelling, ptsz)                                                 \
-	WRAPPER(spelling,                                                                      \
+	INSTANTIATE_WRAPPER(spelling,                                                                      \
 	        (CUgraphExec *exec, CUgraph g, CUgraphNode *err_node, char *log, size_t log_size), \
 	        (exec, g, err_node, log, log_size), 0, 1, INSTANTIATE_EVENT(0))
 #define INSTANTIATE_FLAGS(spelling, ptsz)                                                  \
-	WRAPPER(spelling, (CUgraphExec *exec, CUgraph g, unsigned long long flags),           \
+	INSTANTIATE_WRAPPER(spelling, (CUgraphExec *exec, CUgraph g, unsigned long long flags),           \
 	        (exec, g, flags), 0, 1, INSTANTIATE_EVENT(flags))
 #define INSTANTIATE_PARAMS(spelling, ptsz)                                                 \
-	WRAPPER(spelling, (CUgraphExec *exec, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *params), \
+	INSTANTIATE_WRAPPER(spelling, (CUgraphExec *exec, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *params), \
 	        (exec, g, params), 0, 1, INSTANTIATE_EVENT(params ? params->flags : 0))
 #define LAUNCH(spelling, ptsz)                                                             \
 	WRAPPER(spelling, (CUgraphExec exec, CUstream s), (exec, s), CAPTURE_OF(s, ptsz), 1,  \
@@ -204,14 +207,16 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	WRAPPER(spelling, (CUgraphNode node), (node), 0, 1,                                   \
 	        .kind = GC_EV_DESTROY_NODE, .node = U64(node))
 #define EXEC_UPDATE_EVENT .kind = GC_EV_EXEC_UPDATE, .exec = U64(exec), .graph = U64(g)
+/* An updated exec's nodes are read again (graph_nodes.c). */
+#define EXEC_UPDATE_WRAPPER(...) WRAPPER_OF(gc_event, gc_hub_exec_updated, __VA_ARGS__)
 /* The legacy form (before 12.0). */
 #define EXEC_UPDATE_LEGACY(spelling, ptsz)                                                 \
-	WRAPPER(spelling,                                                                      \
+	EXEC_UPDATE_WRAPPER(spelling,                                                                      \
 	        (CUgraphExec exec, CUgraph g, CUgraphNode *err_node,                           \
 	         CUgraphExecUpdateResult *result),                                             \
 	        (exec, g, err_node, result), 0, 1, EXEC_UPDATE_EVENT)
 #define EXEC_UPDATE(spelling, ptsz)                                                        \
-	WRAPPER(spelling, (CUgraphExec exec, CUgraph g, CUgraphExecUpdateResultInfo *info),   \
+	EXEC_UPDATE_WRAPPER(spelling, (CUgraphExec exec, CUgraph g, CUgraphExecUpdateResultInfo *info),   \
 	        (exec, g, info), 0, 1, EXEC_UPDATE_EVENT)
 #define POOL_DESTROY(spelling, ptsz)                                                       \
 	WRAPPER(spelling, (CUmemoryPool pool), (pool), 0, 1,                                  \
@@ -293,15 +298,6 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	                       CUcontext sctx, size_t n),                                      \
 	            (dst, dctx, src, sctx, n), COPY_USE(dst, src, n, NULL, ptsz))
 
-/* The first byte a 2D or 3D copy touches on a side whose memory is device (or unified)
- * memory; 0 for host memory and arrays. */
-static inline uint64_t device_side(CUmemorytype type, CUdeviceptr base, size_t x, size_t y,
-                                   size_t z, size_t pitch, size_t height)
-{
-	if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED)
-		return 0;
-	return base + x + (y + z * height) * pitch;
-}
 #define COPY_2D_USE(p, st, ptsz)                                                           \
 	COPY_USE(p ? device_side(p->dstMemoryType, p->dstDevice, p->dstXInBytes, p->dstY, 0,  \
 	                         p->dstPitch, 0) : 0,                                          \
@@ -352,6 +348,36 @@ static inline uint64_t device_side(CUmemorytype type, CUdeviceptr base, size_t x
 #define SET_2D_8(spelling, ptsz) SET_2D(spelling, ptsz, unsigned char)
 #define SET_2D_16(spelling, ptsz) SET_2D(spelling, ptsz, unsigned short)
 #define SET_2D_32(spelling, ptsz) SET_2D(spelling, ptsz, unsigned int)
+
+/* ---- an exec's node given new parameters --------------------------------------------- */
+
+#define NODE_SET_WRAPPER(spelling, params, args, ...)                                      \
+	WRAPPER_OF(gc_node_set, gc_hub_node_set, spelling, params, args, 0, 1,                 \
+	           .exec = U64(exec), .node = U64(node), __VA_ARGS__)
+/* The v1 struct (before 12.0) has no kern; both begin with func ... extra. */
+#define EXEC_KERNEL_SET_V1(spelling, ptsz)                                                 \
+	NODE_SET_WRAPPER(spelling,                                                             \
+	                 (CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS_v1 *p), \
+	                 (exec, node, p), .kernel = p != NULL, .func = p ? U64(p->func) : 0,   \
+	                 .kernel_params = p ? p->kernelParams : NULL, .extra = p ? p->extra : NULL)
+#define EXEC_KERNEL_SET(spelling, ptsz)                                                    \
+	NODE_SET_WRAPPER(spelling,                                                             \
+	                 (CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS *p), \
+	                 (exec, node, p), .kernel = p != NULL,                                 \
+	                 .func = p ? (p->func ? U64(p->func) : U64(p->kern)) : 0,              \
+	                 .kernel_params = p ? p->kernelParams : NULL, .extra = p ? p->extra : NULL)
+#define EXEC_MEMCPY_SET(spelling, ptsz)                                                    \
+	NODE_SET_WRAPPER(spelling,                                                             \
+	                 (CUgraphExec exec, CUgraphNode node, const CUDA_MEMCPY3D *p, CUcontext ctx), \
+	                 (exec, node, p, ctx), .copy = p)
+#define EXEC_MEMSET_SET(spelling, ptsz)                                                    \
+	NODE_SET_WRAPPER(spelling,                                                             \
+	                 (CUgraphExec exec, CUgraphNode node, const CUDA_MEMSET_NODE_PARAMS *p,  \
+	                  CUcontext ctx),                                                      \
+	                 (exec, node, p, ctx), .set = p)
+#define EXEC_NODE_SET(spelling, ptsz)                                                      \
+	NODE_SET_WRAPPER(spelling, (CUgraphExec exec, CUgraphNode node, CUgraphNodeParams *p), \
+	                 (exec, node, p), .generic = p)
 
 /* ---- unloads: kernel handles may be given out again ----------------------------- */
 

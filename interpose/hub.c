@@ -163,6 +163,7 @@ static void init(void)
 	capinfo_v2 = (capinfo_v2_fn)gc_driver_lookup("cuStreamGetCaptureInfo_v2");
 	capinfo_v1 = (capinfo_v1_fn)gc_driver_lookup("cuStreamGetCaptureInfo");
 	gc_kernel_args_init(gc_driver_lookup);
+	gc_graph_nodes_init(gc_driver_lookup, opts.uses);
 	__atomic_store_n(&gc_hub_dead, gc_ledger_dead_ranges(ledger), __ATOMIC_RELAXED);
 	if (opts.trace_file[0]) {
 		CUresult (*version)(int *) = (CUresult(*)(int *))gc_driver_lookup("cuDriverGetVersion");
@@ -250,6 +251,13 @@ static int keeps_site(const gc_event *ev)
 	gc_event_kind k = ev->kind;
 	if (k == GC_EV_USE)
 		return 1;
+	if (k == GC_EV_NODE_UNORDERED)  /* recorded once per site */
+		return 1;
+	/* A launch's site names its launch-stale-pointer records (once per site): the calling
+	 * instruction, cached, never unwound (launches are hot); with deeper allocation sites
+	 * asked for, launches keep none and such records are once per allocation site. */
+	if (k == GC_EV_LAUNCH)
+		return ev->result == GC_CUDA_SUCCESS && opts.alloc_backtrace_depth == 0;
 	return ev->result == GC_CUDA_SUCCESS &&
 	       (k == GC_EV_ALLOC || k == GC_EV_MEM_ALLOC || k == GC_EV_ALLOC_NODE ||
 	        k == GC_EV_FREE || k == GC_EV_MEM_FREE || k == GC_EV_FREE_NODE);

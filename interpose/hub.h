@@ -68,4 +68,28 @@ static inline int gc_hub_uses_checked(void)
  * one hits or the call failed. Called inside the guard. */
 void gc_hub_use(const gc_use *u);
 
+/* ---- graphs' nodes (graph_nodes.c) --------------------------------------------------- */
+
+/* Finds the driver's node queries; on: uses are checked (GRAPHCHECK_USES). */
+void gc_graph_nodes_init(void *(*lookup)(const char *spelling), int on);
+/* Report an instantiate (or a cuGraphExecUpdate) event, then, when it succeeded, read the
+ * graph's kernel, memcpy and memset nodes once (GC_EV_NODE_USE each word; at instantiate
+ * also GC_EV_NODE_UNORDERED for its own allocations' uses outside their lives). */
+void gc_hub_instantiated(gc_event *ev);
+void gc_hub_exec_updated(gc_event *ev);
+
+/* A node's parameters set in an exec (cuGraphExec*NodeSetParams): one of kernel (func,
+ * kernel_params, extra), copy (const CUDA_MEMCPY3D *), set (const CUDA_MEMSET_NODE_PARAMS *)
+ * or generic (CUgraphNodeParams *). */
+typedef struct gc_node_set {
+	const char *call;
+	int result;
+	uint64_t exec, node;
+	int kernel;
+	uint64_t func;
+	void **kernel_params, **extra;
+	const void *copy, *set, *generic;
+} gc_node_set;
+void gc_hub_node_set(const gc_node_set *s);
+
 #endif

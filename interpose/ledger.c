@@ -143,11 +143,145 @@ static void on_instantiate(gc_ledger *l, out *o, const gc_event *ev)
 	}
 }
 
+/* The base of the allocation a word points into: a dead range's owner, else the word. */
+static uint64_t base_of(gc_ledger *l, uint64_t ptr, gc_dead_range *hit)
+{
+	return gc_dead_ranges_lookup(&l->dead, ptr, hit) ? hit->owner : ptr;
+}
+
+/* The newest record at base that covers ptr, live ones first; K_SYNC (cuMemAlloc) memory is
+ * not followed once freed (see free_plain), so not watched. */
+static struct alloc *covering(gc_ledger *l, uint64_t base, uint64_t ptr, int live_only)
+{
+	struct alloc *any = NULL;
+	at_iter it;
+	for (struct alloc *r = gc_store_first_at(l, base, &it); r; r = gc_store_next_at(&it)) {
+		if (r->kind == K_SYNC || ptr - r->h.key >= r->size)
+			continue;
+		if (r->state == S_LIVE)
+			return r;
+		if (!any && !live_only)
+			any = r;
+	}
+	return any;
+}
+
+/* A word of one of an exec's nodes: watched when it points into an allocation the ledger
+ * knows from outside the exec's graph (its own allocations are use-outside-graph-lifetime's). */
+static void on_node_use(gc_ledger *l, const gc_event *ev, struct stripe *locked)
+{
+	struct exec *e = gc_exec_find(l, ev->exec);
+	if (!e || !ev->ptr)
+		return;
+	struct graph *g = e->graph;
+	for (size_t i = 0; i < g->n_allocs; i++)
+		if (ev->ptr - g->allocs[i]->h.key < g->allocs[i]->size)
+			return;
+	gc_dead_range hit;
+	uint64_t base = base_of(l, ev->ptr, &hit);
+	if (stripe_of(l, base) != locked)
+		return;  /* the memory changed hands since the stripe was chosen */
+	struct alloc *a = covering(l, base, ev->ptr, 0);
+	if (!a)
+		return;  /* not memory the ledger knows (a scalar, host memory, cuMemAlloc'd) */
+	a->flags |= F_WATCHED;
+	gc_exec_watch_add(e, ev, base, a->seq);
+}
+
+/* Whether this record (kind, site) was reported already for this call site; notes it. */
+static int seen(gc_ledger *l, gc_rule rule, uint32_t site, uint64_t what)
+{
+	uint64_t key = ((uint64_t)rule << 56 | (uint64_t)site << 24) ^ what;
+	for (size_t i = 0; i < l->n_use_seen; i++)
+		if (l->use_seen[i] == key)
+			return 1;
+	if (l->n_use_seen < USE_SEEN_MAX)
+		l->use_seen[l->n_use_seen++] = key;
+	return 0;
+}
+
+/* The stripes of e's watched allocations, as a bit set (every stripe past 64 of them): a
+ * launch checks them with only those locked (the fixed seed pipeline's loop does so every
+ * iteration). */
+static uint64_t watched_stripes(gc_ledger *l, const struct exec *e)
+{
+	if (l->nstripes > 64)
+		return ~0ull;
+	uint64_t mask = 0;
+	for (size_t i = 0; i < e->n_watch; i++)
+		mask |= 1ull << (stripe_of(l, e->watch[i].base) - l->stripes);
+	return mask;
+}
+
+static void lock_stripe_set(gc_ledger *l, uint64_t mask)
+{
+	if (mask == ~0ull && l->nstripes > 64) {
+		lock_stripes(l);
+		return;
+	}
+	for (unsigned i = 0; i < l->nstripes; i++)  /* in index order, as every path takes them */
+		if (mask >> i & 1)
+			pthread_mutex_lock(&l->stripes[i].lock);
+}
+
+static void unlock_stripe_set(gc_ledger *l, uint64_t mask)
+{
+	if (mask == ~0ull && l->nstripes > 64) {
+		unlock_stripes(l);
+		return;
+	}
+	for (unsigned i = l->nstripes; i-- > 0;)
+		if (mask >> i & 1)
+			pthread_mutex_unlock(&l->stripes[i].lock);
+}
+
+/* Each watched word of e at a launch: still under the allocation seen at instantiate, live
+ * (fine); under a newer live one (reused); or dead. Every stripe held. Returns whether all
+ * were fine. */
+static int check_watched(gc_ledger *l, out *o, const gc_event *ev, const struct exec *e)
+{
+	int fine = 1;
+	for (size_t i = 0; i < e->n_watch; i++) {
+		const struct watch *w = &e->watch[i];
+		struct alloc *now = covering(l, w->base, w->ptr, 1), *then = NULL;
+		if (now && now->seq == w->seq)
+			continue;
+		fine = 0;
+		at_iter it;
+		for (struct alloc *r = gc_store_first_at(l, w->base, &it); r; r = gc_store_next_at(&it))
+			if (r->seq == w->seq)
+				then = r;
+		gc_dead_range hit;
+		int dead = !now && gc_dead_ranges_lookup(&l->dead, w->ptr, &hit);
+		if (!now && !dead)
+			continue;  /* covered by memory the ledger cannot name: not reported */
+		gc_rule rule = now ? GC_RULE_LAUNCH_REUSED_POINTER : GC_RULE_LAUNCH_STALE_POINTER;
+		const struct alloc *named = now ? now : then;
+		if (seen(l, rule, ev->site, named ? named->site : w->base)) {
+			o->explained = 1;
+			continue;
+		}
+		gc_check_watch(o, ev, e, w, now, then, dead ? &hit : NULL);
+		if (!now)
+			l->use_reported = 1;
+	}
+	return fine;
+}
+
 static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 {
 	struct exec *e = gc_exec_find(l, ev->exec);
 	if (!e || ev->capture_id)
 		return;  /* launched into a capture: a child graph node, nothing runs now */
+	/* The fast reject: nothing watched ended since every word was last found fine. */
+	uint64_t gen = __atomic_load_n(&l->watch_gen, __ATOMIC_RELAXED);
+	if (ev->result == GC_CUDA_SUCCESS && e->n_watch && (!e->watch_ok || e->watch_gen != gen)) {
+		uint64_t mask = watched_stripes(l, e);
+		lock_stripe_set(l, mask);
+		e->watch_ok = check_watched(l, o, ev, e);
+		e->watch_gen = gen;
+		unlock_stripe_set(l, mask);
+	}
 	gc_check_launch(o, ev, e);
 	if (ev->result == GC_CUDA_SUCCESS)
 		gc_exec_launched(l, e);
@@ -209,6 +343,24 @@ static void on_use(gc_ledger *l, out *o, const gc_event *ev, struct stripe *lock
 	l->use_reported = 1;
 }
 
+/* A node of a graph uses one of that graph's allocations outside its lifetime; the hub
+ * decided the order (from the graph's edges), the ledger names the allocation. */
+static void on_node_unordered(gc_ledger *l, out *o, const gc_event *ev)
+{
+	struct graph *g = gc_graph_find(l, ev->graph);
+	if (!g || ev->size > ev->ptr)
+		return;
+	for (gc_hnode *n = gc_table_find(&l->gallocs, ev->ptr - ev->size); n; n = gc_table_next(n)) {
+		struct alloc *a = (struct alloc *)n;
+		if (a->graph != g)
+			continue;
+		if (!seen(l, GC_RULE_USE_OUTSIDE_GRAPH_LIFETIME, ev->site, a->site))
+			gc_check_unordered(o, ev, a);
+		l->use_reported = 1;  /* a fault at a later launch's synchronize is this use's */
+		return;
+	}
+}
+
 /* ---- the dispatcher ------------------------------------------------------ */
 
 /* An allocation outside any graph (1), or a free that may be of a plain record (0): the fast
@@ -231,6 +383,8 @@ static struct stripe *stripe_needed(gc_ledger *l, const gc_event *ev)
 	if (ev->kind == GC_EV_USE)  /* the records of the allocation the use hit */
 		return ev->ptr && gc_dead_ranges_lookup(&l->dead, ev->ptr, &hit)
 		               ? stripe_of(l, hit.owner) : NULL;
+	if (ev->kind == GC_EV_NODE_USE)  /* the records of the allocation the word points into */
+		return ev->ptr ? stripe_of(l, base_of(l, ev->ptr, &hit)) : NULL;
 	int frees = ev->kind == GC_EV_FREE || ev->kind == GC_EV_MEM_FREE ||
 	            ev->kind == GC_EV_FREE_NODE;
 	return frees ? stripe_of(l, ev->ptr) : NULL;
@@ -291,6 +445,14 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	case GC_EV_EXIT: gc_check_leaks(l, &o, ev); break;
 	case GC_EV_FAILED: break;  /* only api-error below */
 	case GC_EV_USE: on_use(l, &o, ev, one); break;
+	case GC_EV_NODE_USE: on_node_use(l, ev, one); break;
+	case GC_EV_NODE_RESET: {
+		struct exec *e = gc_exec_find(l, ev->exec);
+		if (e)
+			gc_exec_watch_reset(e, ev->node);
+		break;
+	}
+	case GC_EV_NODE_UNORDERED: on_node_unordered(l, &o, ev); break;
 	case GC_EV_CHILD_GRAPH: on_child_graph(l, &o, ev); break;
 	case GC_EV_GRAPH_CLONE:
 	case GC_EV_DESTROY_NODE:
@@ -441,7 +603,7 @@ static const char *const kind_names[GC_EV__COUNT] = {
 	"alloc_node", "free_node", "instantiate", "launch", "exec_destroy",
 	"graph_destroy", "synchronize", "exit", "use", "graph_clone", "child_graph",
 	"destroy_node", "exec_update", "pool_destroy", "failed", "pool_trim", "graph_mem_trim",
-	"cond_node",
+	"cond_node", "node_use", "node_reset", "node_unordered",
 };
 
 /* Names traces recorded before the renames used: they still replay. */

@@ -48,12 +48,22 @@ typedef enum gc_event_kind {
 	GC_EV_GRAPH_MEM_TRIM, /* cuDeviceGraphMemTrim: flags (the device) */
 	GC_EV_COND_NODE,      /* cuGraphAddNode of a conditional node: graph (the parent), child
 	                       * and node (its first two body graphs, 0 for none) */
+	/* A graph's nodes, read by the hub after an instantiate (or cuGraphExecUpdate, or a
+	 * node's cuGraphExec*SetParams), one event per pointer-sized word a node holds: */
+	GC_EV_NODE_USE,       /* exec, node, ptr (the word), use, arg, func_name: watched at
+	                       * each launch of exec (launch-stale-pointer) */
+	GC_EV_NODE_RESET,     /* exec, node (0: every node): its words are read again */
+	GC_EV_NODE_UNORDERED, /* graph, node, ptr, size (byte offset into the allocation),
+	                       * use, arg, func_name, flags (1: not ordered after the allocation
+	                       * node, 2: not before the free node): use-outside-graph-lifetime */
 	GC_EV__COUNT
 } gc_event_kind;
 
 /* What a GC_EV_USE is, and for .arg: a kernel's argument index, or a copy's side. */
 enum gc_use_kind { GC_USE_KERNEL = 1, GC_USE_COPY = 2, GC_USE_SET = 3 };
 enum { GC_USE_DST = 0, GC_USE_SRC = 1 };
+/* GC_EV_NODE_UNORDERED's flags. */
+enum { GC_ORDER_NOT_AFTER_ALLOC = 1, GC_ORDER_NOT_BEFORE_FREE = 2 };
 
 enum gc_capture_mode { GC_MODE_GLOBAL = 0, GC_MODE_THREAD_LOCAL = 1, GC_MODE_RELAXED = 2 };
 

@@ -299,6 +299,7 @@ static void exec_drop(gc_ledger *l, struct exec *e)
 {
 	e->graph->n_execs--;
 	gc_table_remove(&l->execs, &e->h);
+	free(e->watch);
 	free(e);
 	l->n_execs--;
 }
@@ -324,6 +325,32 @@ void gc_exec_instantiated(gc_ledger *l, struct graph *g, const gc_event *ev)
 	g->exec = ev->exec;
 	gc_table_insert(&l->execs, &e->h);
 	l->n_execs++;
+}
+
+void gc_exec_watch_add(struct exec *e, const gc_event *ev, uint64_t base, uint32_t seq)
+{
+	if (e->n_watch == e->cap_watch) {
+		size_t cap = e->cap_watch ? 2 * e->cap_watch : 16;
+		struct watch *w = realloc(e->watch, cap * sizeof(*w));
+		if (!w)
+			return;  /* out of memory: this word goes unwatched */
+		e->watch = w;
+		e->cap_watch = cap;
+	}
+	e->watch[e->n_watch++] = (struct watch){.ptr = ev->ptr, .base = base, .node = ev->node,
+	                                        .func_name = ev->func_name, .seq = seq,
+	                                        .arg = ev->arg, .use = (uint8_t)ev->use};
+	e->watch_ok = 0;
+}
+
+void gc_exec_watch_reset(struct exec *e, uint64_t node)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < e->n_watch; i++)
+		if (node && e->watch[i].node != node)
+			e->watch[k++] = e->watch[i];
+	e->n_watch = k;
+	e->watch_ok = 0;
 }
 
 /* A launch materializes the graph's allocations and ends those its free nodes free. */
@@ -377,6 +404,8 @@ void gc_graph_destroy_all(gc_ledger *l)
 		for (size_t i = 0; i < owned[t]->nbuckets; i++)
 			for (gc_hnode *n = owned[t]->buckets[i], *nx; n; n = nx) {
 				nx = n->next;
+				if (t == 0)
+					free(((struct exec *)n)->watch);
 				free(n);
 			}
 	while (l->all_graphs)

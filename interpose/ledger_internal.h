@@ -58,6 +58,7 @@ enum alloc_flag {
 	F_INHERITED = 16,   /* allocated before fork, in the parent: not this process's leak */
 	F_POOL_GONE = 32,   /* its pool was destroyed while it was live (pool-destroyed-live):
 	                     * kept as freed, the destroy its free site, until a free settles it */
+	F_WATCHED = 64,     /* a node of some exec points into it: its end bumps watch_gen */
 };
 
 struct graph;
@@ -93,11 +94,25 @@ struct graph {
 	int cond_body;       /* a conditional node's body: no memory nodes may go in */
 };
 
+/* A word of one of an exec's nodes that points into memory from outside its graph, and
+ * which allocation was there when the node was read (launch-stale-pointer). */
+struct watch {
+	uint64_t ptr, base, node;
+	const char *func_name;   /* the driver's (or the trace's) storage, kept for good */
+	uint32_t seq;            /* the allocation at base then, live or not */
+	int arg;
+	uint8_t use;
+};
+
 struct exec {
 	gc_hnode h;          /* key: CUgraphExec handle */
 	struct graph *graph;
 	uint64_t flags;
 	size_t n_allocs, n_xfrees;  /* the graph's memory nodes when it was instantiated */
+	struct watch *watch;
+	size_t n_watch, cap_watch;
+	uint64_t watch_gen;  /* l->watch_gen when every watched word was last found fine */
+	int watch_ok;        /* ... and whether it was (0: check at the next launch) */
 };
 
 struct capture {
@@ -153,6 +168,9 @@ struct gc_ledger {
 	int no_uses;  /* gc_ledger_config's: the dead index stays empty */
 	/* Graph memory's counts for the summary at exit (ledger_graphmem.c), graph lock. */
 	uint64_t gm_graph_allocs, gm_execs_untrimmed, gm_trims, gm_largest_graph;
+	/* Bumped when an F_WATCHED allocation ends (any lock; atomic): a launch whose exec saw
+	 * every watched word fine at this value skips its check. */
+	uint64_t watch_gen __attribute__((aligned(CACHE_LINE)));
 };
 
 static inline struct stripe *stripe_of(const gc_ledger *l, uint64_t ptr)
@@ -173,6 +191,12 @@ int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, in
 struct alloc *gc_store_new_graph_alloc(gc_ledger *l, const gc_event *ev, struct graph *g);
 void gc_store_drop(gc_ledger *l, struct alloc *a);
 void gc_store_set_live(gc_ledger *l, struct alloc *a, int live);
+/* A record leaves the live set: when an exec watches it, its launches check again. */
+static inline void gc_store_watched_end(gc_ledger *l, const struct alloc *a)
+{
+	if (a->flags & F_WATCHED)
+		__atomic_add_fetch(&l->watch_gen, 1, __ATOMIC_RELAXED);
+}
 /* A free outside any graph settles: the retired record at ptr waiting for it (1), or none (0). */
 int gc_store_claim_retired(gc_ledger *l, uint64_t ptr, uint32_t site);
 void gc_store_free_plain(gc_ledger *l, struct alloc *a, uint32_t site);
@@ -217,6 +241,10 @@ struct exec *gc_exec_find(gc_ledger *l, uint64_t handle);
 void gc_exec_instantiated(gc_ledger *l, struct graph *g, const gc_event *ev);
 void gc_exec_launched(gc_ledger *l, struct exec *e);
 void gc_exec_destroyed(gc_ledger *l, uint64_t handle);
+/* Watched words of an exec's nodes (launch-stale-pointer): add one, drop a node's (node 0:
+ * all). */
+void gc_exec_watch_add(struct exec *e, const gc_event *ev, uint64_t base, uint32_t seq);
+void gc_exec_watch_reset(struct exec *e, uint64_t node);
 /* A child graph moved into parent (CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE): its memory nodes
  * become the parent's, and its handle is the parent's to destroy. */
 void gc_graph_child_moved(gc_ledger *l, struct graph *parent, struct graph *child);
@@ -268,6 +296,13 @@ void gc_check_cond_body(out *o, const gc_event *ev, const struct graph *g);
 /* cuMemPoolDestroy while allocations from the pool are live (every stripe held). */
 void gc_check_pool_destroy(gc_ledger *l, out *o, const gc_event *ev);
 void gc_check_api_error(out *o, const gc_event *ev);
+/* launch-stale-pointer, launch-reused-pointer: watched word w of exec e at a launch. now: the
+ * live allocation covering it now (NULL: none), then: the one watched at instantiate (NULL:
+ * no longer recorded), hit: the dead range over it (NULL: none). */
+void gc_check_watch(out *o, const gc_event *ev, const struct exec *e, const struct watch *w,
+                    const struct alloc *now, const struct alloc *then, const gc_dead_range *hit);
+/* use-outside-graph-lifetime: a node of a's own graph not ordered inside its lifetime. */
+void gc_check_unordered(out *o, const gc_event *ev, const struct alloc *a);
 /* A use of memory in dead range hit; a: the allocation it belonged to, if still recorded. */
 void gc_check_use(out *o, const gc_event *ev, const gc_dead_range *hit, const struct alloc *a);
 

@@ -137,6 +137,7 @@ void gc_store_set_live(gc_ledger *l, struct alloc *a, int live)
 		++*count;
 		*bytes += a->size;
 	} else {
+		gc_store_watched_end(l, a);
 		--*count;
 		*bytes -= a->size;
 	}
@@ -194,6 +195,7 @@ static int live_at(struct stripe *st, uint64_t ptr)
 static void free_plain(gc_ledger *l, struct stripe *st, struct alloc *a, uint32_t site)
 {
 	plain_unlive(st, a);
+	gc_store_watched_end(l, a);
 	a->state = S_FREED;
 	if (a->kind == K_ASYNC && !l->no_uses && !live_at(st, a->h.key))
 		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key, GC_DEAD_FREED);
@@ -277,6 +279,7 @@ static void alloc_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, int
 		if (a->state == S_LIVE) {
 			/* Not into the history ring yet: it must not be evicted before it is claimed. */
 			plain_unlive(st, a);
+			gc_store_watched_end(l, a);
 			a->state = S_FREED;
 			a->flags |= F_REUSED;
 		}

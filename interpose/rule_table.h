@@ -35,7 +35,13 @@ typedef enum gc_severity { GC_SEV_ERROR, GC_SEV_WARNING } gc_severity;
 	X(API_ERROR, "api-error", GC_SEV_ERROR, \
 	  "An intercepted call returned an error that no other rule explains.") \
 	X(CAPTURE_DROPPED_CALL, "capture-dropped-call", GC_SEV_ERROR, \
-	  "A call on a capturing stream was refused but the capture stayed valid: the graph lacks that call's work.")
+	  "A call on a capturing stream was refused but the capture stayed valid: the graph lacks that call's work.") \
+	X(LAUNCH_STALE_POINTER, "launch-stale-pointer", GC_SEV_ERROR, \
+	  "A graph launch whose kernel, copy or set node points into memory from outside the graph that is not live at this launch.") \
+	X(LAUNCH_REUSED_POINTER, "launch-reused-pointer", GC_SEV_WARNING, \
+	  "A graph launch whose node points at an address freed since instantiate and handed to a newer allocation: it works only while the allocator returns the same address.") \
+	X(USE_OUTSIDE_GRAPH_LIFETIME, "use-outside-graph-lifetime", GC_SEV_ERROR, \
+	  "A node uses a graph allocation of its own graph without being ordered after its allocation node and before its free node.")
 
 typedef enum gc_rule {
 #define GC_RULE_ENUM(e, id, sev, help) GC_RULE_##e,

@@ -183,9 +183,11 @@ static size_t format_event(char *buf, size_t n, const gc_event *ev, uint64_t s)
 	              ev->site);
 	if (ev->kind == GC_EV_CHILD_GRAPH || ev->kind == GC_EV_COND_NODE)
 		gc_buf_printf(&b, ",\"child\":\"0x%llx\"", (unsigned long long)ev->child);
-	if (ev->kind == GC_EV_DESTROY_NODE || ev->kind == GC_EV_COND_NODE)
+	int node_ev = ev->kind == GC_EV_NODE_USE || ev->kind == GC_EV_NODE_RESET ||
+	              ev->kind == GC_EV_NODE_UNORDERED;
+	if (ev->kind == GC_EV_DESTROY_NODE || ev->kind == GC_EV_COND_NODE || node_ev)
 		gc_buf_printf(&b, ",\"node\":\"0x%llx\"", (unsigned long long)ev->node);
-	if (ev->kind == GC_EV_USE) {
+	if (ev->kind == GC_EV_USE || node_ev) {
 		gc_buf_printf(&b, ",\"use\":%d,\"arg\":%d,\"func\":", ev->use, ev->arg);
 		gc_buf_json_str(&b, ev->func_name ? ev->func_name : "", FUNC_MAX);
 	}

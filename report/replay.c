@@ -76,7 +76,8 @@ static const char *parse_event(json_t *o, gc_event *ev)
 	ev->result = (int)result;
 	ev->mode = (int)mode;
 	ev->site = (uint32_t)site;
-	if (ev->kind == GC_EV_USE) {
+	if (ev->kind == GC_EV_USE || ev->kind == GC_EV_NODE_USE || ev->kind == GC_EV_NODE_RESET ||
+	    ev->kind == GC_EV_NODE_UNORDERED) {
 		uint64_t use, arg;
 		json_t *func = json_object_get(o, "func");
 		if (get_num(o, "use", &use) || !json_is_integer(json_object_get(o, "arg")))

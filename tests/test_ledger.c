@@ -1530,6 +1530,150 @@ static void use_after_free_history_lost(void **state)
 	gc_ledger_free(l);
 }
 
+/* ---- graph launches: launch-stale-pointer, launch-reused-pointer, use-outside-graph-lifetime */
+
+static gc_event node_use(uint64_t exec, uint64_t node, int what, uint64_t p, int arg)
+{
+	return (gc_event){.kind = GC_EV_NODE_USE, .call = "cuGraphInstantiateWithFlags",
+	                  .exec = exec, .node = node, .use = what, .ptr = p, .arg = arg,
+	                  .func_name = "shortKernel_1"};
+}
+static gc_event launch_at(uint64_t exec, uint32_t site)
+{
+	gc_event e = launch(exec, S1, 0);
+	e.site = site;
+	return e;
+}
+/* A graph with no memory nodes and its exec. */
+static void plain_graph(fx *f, uint64_t id, uint64_t graph, uint64_t exec)
+{
+	apply(f, begin(S1, id, GC_MODE_GLOBAL));
+	apply(f, end(S1, id, graph, 0));
+	apply(f, inst(graph, exec, 0, 0));
+	expect_none(f);
+}
+
+static void launch_stale_pointer(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0x50000, 256, S1, 0));
+	apply(f, alloc(0x51000, 256, S1, 0));
+	plain_graph(f, 1, 0x6000, 0xe000);
+	apply(f, node_use(0xe000, 0x900, GC_USE_KERNEL, 0x50000, 2));
+	apply(f, node_use(0xe000, 0x901, GC_USE_COPY, 0x50000, GC_USE_SRC));
+	apply(f, node_use(0xe000, 0x901, GC_USE_COPY, 0x51000, GC_USE_DST));
+	expect_none(f);
+	apply(f, launch_at(0xe000, 60));
+	expect_none(f);
+	apply(f, mfree(0x50000, S1, 0, 0));
+	apply(f, launch_at(0xe000, 60));
+	expect(f, 1, GC_RULE_LAUNCH_STALE_POINTER);  /* two nodes, one allocation: one record */
+	assert_non_null(strstr(f->v[0].message, "kernel node 0x900 (argument 2 of kernel "
+	                                        "shortKernel_1), which holds 0x50000: byte 0"));
+	assert_non_null(strstr(f->v[0].message, "freed after this graph was instantiated"));
+	assert_int_equal(f->v[0].alloc.ptr, 0x50000);
+	assert_int_equal(f->v[0].alloc.free_site, 8);
+	assert_int_equal(gc_rule_severity(f->v[0].rule), GC_SEV_ERROR);
+	apply(f, launch_at(0xe000, 60));  /* the same loop again: once */
+	expect_none(f);
+	apply(f, launch_at(0xe000, 61));  /* another call site */
+	expect(f, 1, GC_RULE_LAUNCH_STALE_POINTER);
+	/* the nodes pointed elsewhere (cuGraphExec*NodeSetParams): clean again */
+	apply(f, (gc_event){.kind = GC_EV_NODE_RESET, .call = "cuGraphExecKernelNodeSetParams_v2",
+	                    .exec = 0xe000, .node = 0x900});
+	apply(f, node_use(0xe000, 0x900, GC_USE_KERNEL, 0x51000, 2));
+	apply(f, launch_at(0xe000, 62));
+	expect(f, 1, GC_RULE_LAUNCH_STALE_POINTER);  /* the copy node still reads it */
+	assert_non_null(strstr(f->v[0].message, "memcpy node 0x901 (its source)"));
+	apply(f, (gc_event){.kind = GC_EV_NODE_RESET, .call = "cuGraphExecUpdate_v2",
+	                    .exec = 0xe000});
+	apply(f, launch_at(0xe000, 63));
+	expect_none(f);
+}
+
+/* Freed and allocated again at the same address: a warning, naming both allocations. */
+static void launch_reused_pointer(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0x50000, 256, S1, 0));
+	plain_graph(f, 1, 0x6000, 0xe000);
+	apply(f, node_use(0xe000, 0x900, GC_USE_KERNEL, 0x50000, 1));
+	apply(f, launch_at(0xe000, 60));
+	expect_none(f);
+	for (int i = 0; i < 3; i++) {  /* the seed's fixed pipeline: every iteration */
+		apply(f, mfree(0x50000, S1, 0, 0));
+		apply(f, alloc(0x50000, 256, S1, 0));
+		apply(f, launch_at(0xe000, 60));
+		if (i == 0) {
+			expect(f, 1, GC_RULE_LAUNCH_REUSED_POINTER);
+			assert_int_equal(gc_rule_severity(f->v[0].rule), GC_SEV_WARNING);
+			assert_non_null(strstr(f->v[0].message, "byte 0 into allocation #2"));
+			assert_non_null(strstr(f->v[0].message, "at instantiate it was allocation #1"));
+		} else {
+			expect_none(f);  /* once per (rule, call site, allocation site) */
+		}
+	}
+	assert_int_equal(total(f), 1);
+}
+
+/* Clean: live memory, memory freed that no node points at, and the graph's own allocations
+ * (use-outside-graph-lifetime's, not this rule's). */
+static void launch_pointers_clean(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0x50000, 256, S1, 0));
+	apply(f, alloc(0x52000, 256, S1, 0));
+	capture_graph(f, 1, 0xa000, 0x6000, 0xe000, 1, 0);
+	apply(f, node_use(0xe000, 0x900, GC_USE_KERNEL, 0x50000, 0));
+	apply(f, node_use(0xe000, 0x900, GC_USE_KERNEL, 0xa000, 1));
+	apply(f, node_use(0xe000, 0x900, GC_USE_KERNEL, 42, 2));  /* a scalar */
+	for (int i = 0; i < 3; i++)
+		apply(f, launch_at(0xe000, 60));
+	apply(f, mfree(0x52000, S1, 0, 0));  /* no node points at it */
+	apply(f, launch_at(0xe000, 60));
+	apply(f, mfree(0x50000, S1, 0, 0));  /* after the exec's last launch */
+	apply(f, ev_kind(GC_EV_EXEC_DESTROY, 0xe000));
+	assert_int_equal(total(f), 0);
+}
+
+/* Another graph's allocation, before that graph ran and after. */
+static void launch_stale_unmaterialized(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xa000, 0x6000, 0xe000, 0, 0);
+	plain_graph(f, 2, 0x6100, 0xe100);
+	apply(f, node_use(0xe100, 0x900, GC_USE_SET, 0xa000, GC_USE_DST));
+	apply(f, launch_at(0xe100, 60));
+	expect(f, 1, GC_RULE_LAUNCH_STALE_POINTER);
+	assert_non_null(strstr(f->v[0].message, "memset node 0x900"));
+	assert_non_null(strstr(f->v[0].message, "its graph has not been launched yet"));
+	apply(f, launch_at(0xe000, 61));
+	apply(f, launch_at(0xe100, 62));
+	expect_none(f);
+}
+
+static void use_outside_graph_lifetime(void **state)
+{
+	fx *f = *state;
+	apply(f, (gc_event){.kind = GC_EV_ALLOC_NODE, .call = "cuGraphAddMemAllocNode",
+	                    .graph = 0x6000, .ptr = 0xa000, .size = 4096, .site = 5});
+	gc_event u = {.kind = GC_EV_NODE_UNORDERED, .call = "cuGraphInstantiateWithFlags",
+	              .graph = 0x6000, .node = 0x900, .ptr = 0xa100, .size = 0x100,
+	              .use = GC_USE_KERNEL, .arg = 0, .func_name = "k",
+	              .flags = GC_ORDER_NOT_AFTER_ALLOC, .site = 70};
+	apply(f, u);
+	expect(f, 1, GC_RULE_USE_OUTSIDE_GRAPH_LIFETIME);
+	assert_non_null(strstr(f->v[0].message, "byte 256 into allocation #1"));
+	assert_non_null(strstr(f->v[0].message, "not ordered after its allocation node"));
+	assert_int_equal(f->v[0].alloc.site, 5);
+	apply(f, u);  /* the same call again: once */
+	expect_none(f);
+	u.graph = 0x6100;  /* not this graph's allocation: nothing to say */
+	u.site = 71;
+	apply(f, u);
+	expect_none(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1608,6 +1752,11 @@ int main(void)
 		cmocka_unit_test(use_after_free_history_lost),
 		cmocka_unit_test(uses_off),
 		T(use_granule_of_live_allocation),
+		T(launch_stale_pointer),
+		T(launch_reused_pointer),
+		T(launch_pointers_clean),
+		T(launch_stale_unmaterialized),
+		T(use_outside_graph_lifetime),
 	};
 	return cmocka_run_group_tests_name("ledger", tests, NULL, NULL);
 }

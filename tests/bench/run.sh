@@ -8,7 +8,8 @@
 #   make bench       (or: make build/libgraphcheck.so build/graphcheck && sh tests/bench/run.sh)
 # Environment: GRAPHCHECK_BENCH_ROUNDS (default 5); any other GRAPHCHECK_* variable reaches
 # the graphcheck runs (gc-bt8 overrides ALLOC_BACKTRACE_DEPTH); NVCC (default nvcc).
-# Takes about 3-5 minutes on an H200.
+# GRAPHCHECK_BENCH_ONLY="W1 W2 ...": only those workloads (the others' rows print n/a).
+# Takes about 8-10 minutes on an H200 (the uses' workloads alone, 3 rounds: about 4).
 set -u
 B=${1:-build}
 D=$(dirname "$0")
@@ -25,7 +26,7 @@ trap 'rm -rf "$T"' EXIT INT TERM
 START=$(now_ns)
 # The work: the targets' sizes; compute-sanitizer runs less where it would take minutes.
 SEED_N=20000 PAIRS=1000000 PAIRS_SAN=200000 LAUNCHES=10000 LAUNCHES_SAN=2000
-THREADS=16 OPS=50000 OPS_SAN=5000
+THREADS=16 OPS=50000 OPS_SAN=5000 KLAUNCHES=1000000 KLAUNCHES_SAN=50000 GK_SAN=200 TORCH_STEPS=300
 put() { echo "$1 $2" >> "$T/results"; }
 get() { awk -v k="$1" '$1 == k { v = $2 } END { print v }' "$T/results" 2>/dev/null; }
 
@@ -49,7 +50,7 @@ else
 	echo "not pinned (GPU-local CPUs: ${cpus:-unknown})"
 fi
 echo "== build ($NVCC -O2)"
-for p in seed_fixed_loop alloc_free_pairs graph_launches threads_pairs; do
+for p in seed_fixed_loop alloc_free_pairs graph_launches threads_pairs kernel_launches graph_kernels; do
 	"$NVCC" -O2 -o "$T/$p" "$D/$p.cu" -lcuda || exit 1
 done
 
@@ -82,17 +83,26 @@ one() {
 	[ $v = san ] && grep 'ERROR SUMMARY' "$out" > "$T/$w.san.summary"
 }
 
-# bench WORKLOAD "ARGS" "SANITIZER ARGS" SCALE: the rounds, then the figures. SCALE is the
-# work of ARGS over that of SANITIZER ARGS: the sanitizer's timed section is multiplied by it.
+# The command of a workload's program: tests/bench/NAME.py under python3, else the built NAME.
+prog_of() {
+	if [ -f "$D/$1.py" ]; then echo "python3 $D/$1.py"; else echo "$T/$1"; fi
+}
+
+# bench WORKLOAD "ARGS" "SANITIZER ARGS" SCALE [PROGRAM]: the rounds, then the figures. SCALE
+# is the work of ARGS over that of SANITIZER ARGS: the sanitizer's timed section is multiplied
+# by it; SANITIZER ARGS "-": no compute-sanitizer runs. PROGRAM defaults to WORKLOAD.
 bench() {
 	w=$1 args=$2 sargs=$3 scale=$4
+	case " ${GRAPHCHECK_BENCH_ONLY:-$w} " in *" $w "*) ;; *) return 0 ;; esac
+	# shellcheck disable=SC2046 # the command splits into its words
+	set -- $(prog_of "${5:-$w}")
 	echo "== $w $args (compute-sanitizer: $sargs$([ "$scale" = 1 ] || echo ", timed section scaled x$scale"))"
 	r=0
 	while [ $r -lt "$ROUNDS" ]; do
 		for v in native gc gc-bt8 san; do
 			case $v in
-			san) [ -n "$SAN" ] && one $w $v "$T/$w" $sargs ;;
-			*) one $w $v "$T/$w" $args ;;
+			san) [ -n "$SAN" ] && [ "$sargs" != - ] && one $w $v "$@" $sargs ;;
+			*) one $w $v "$@" $args ;;
 			esac
 		done
 		r=$((r + 1))
@@ -146,6 +156,26 @@ for v in gc gc-bt8 san; do put threads.$v.tput "$(calc '1 / a' "$(get threads_pa
 echo "  throughput / native: graphcheck $(get threads.gc.tput), gc-bt8 $(get threads.gc-bt8.tput)," \
 	"compute-sanitizer $(get threads.san.tput)"
 
+# Uses (issue 19): kernel launches with 4 pointer arguments, the dead index empty and not.
+bench kernel_launches $KLAUNCHES $KLAUNCHES_SAN $((KLAUNCHES / KLAUNCHES_SAN))
+bench kernel_launches_dead "$KLAUNCHES 1" "$KLAUNCHES_SAN 1" $((KLAUNCHES / KLAUNCHES_SAN)) kernel_launches
+for w in kernel_launches kernel_launches_dead; do
+	for v in gc gc-bt8; do
+		put $w.$v.ns "$(FORMAT=%.1f calc "a / $KLAUNCHES * 1e9" \
+			"$(paired - "$T/$w.$v.el" "$T/$w.native.el")" 1)"
+	done
+	put $w.san.ns "$(FORMAT=%.1f calc "(a * c - b) / $KLAUNCHES * 1e9" \
+		"$(get $w.san.el)" "$(get $w.native.el)" $((KLAUNCHES / KLAUNCHES_SAN)))"
+	echo "  $w: added per launch: graphcheck $(get $w.gc.ns) ns, gc-bt8 $(get $w.gc-bt8.ns) ns," \
+		"compute-sanitizer $(get $w.san.ns) ns (median of per-round differences)"
+done
+bench graph_kernels $LAUNCHES $GK_SAN $((LAUNCHES / GK_SAN))
+if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+	bench torch_eager $TORCH_STEPS - 1
+else
+	echo "== torch_eager: skipped (python3 with torch and CUDA not found)"
+fi
+
 echo "== ledger alone (CPU)"
 LEDGER=$B/bench/bench_ledger
 [ -x "$LEDGER" ] || make -s "$LEDGER" > /dev/null
@@ -182,8 +212,19 @@ row "1,000,000 live allocations: ledger bytes per allocation" "<= 64" "<=" 64 \
 	"$(get ledger.bytes)" "$(get ledger.bytes)" "-"
 row "ledger ns per event, 1M live over 1k live (worst of alloc, free random, free recent)" \
 	"flat: <= 2.00" "<=" 2 "$(get ledger.growth)" "$(get ledger.growth)" "-"
+row "$KLAUNCHES launches of a kernel with 4 pointer arguments into live allocations: added ns per launch" \
+	"<= 20 ns" "<=" 20 "$(get kernel_launches.gc.ns)" "$(get kernel_launches.gc-bt8.ns)" \
+	"$(get kernel_launches.san.ns)"
+echo "| the same with one freed allocation elsewhere (the dead index not empty: words read and checked): added ns per launch | none | $(get kernel_launches_dead.gc.ns) | $(get kernel_launches_dead.gc-bt8.ns) | $(get kernel_launches_dead.san.ns) | - |"
+row "$LAUNCHES launches of a captured graph with 100 kernel nodes (4 pointer arguments each): tool / native" \
+	"<= 1.03" "<=" 1.03 "$(get graph_kernels.gc.ratio)" "$(get graph_kernels.gc-bt8.ratio)" \
+	"$(get graph_kernels.san.ratio)"
+row "PyTorch eager training, $TORCH_STEPS steps, backend:cudaMallocAsync: timed section, tool / native" \
+	"<= 1.03" "<=" 1.03 "$(get torch_eager.gc.ratio)" "$(get torch_eager.gc-bt8.ratio)" "-"
 echo "| ledger mean probes per lookup, 1k live -> 1M live (O(1): flat) | flat | $(get ledger.probes) | | - | - |"
-echo "compute-sanitizer ran fewer pairs ($PAIRS_SAN), launches ($LAUNCHES_SAN) and ops per thread ($OPS_SAN);"
+echo "compute-sanitizer ran fewer pairs ($PAIRS_SAN), launches ($LAUNCHES_SAN), kernel launches ($KLAUNCHES_SAN),"
+echo "launches of the 100-node graph ($GK_SAN)"
+echo "and ops per thread ($OPS_SAN), and not the PyTorch steps;"
 echo "its timed sections are scaled up by the work ratio. gc-bt8 = GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=8."
 echo "The ledger rows are the same code with or without backtraces (run on this machine's CPU)."
 echo "total $(calc '(a - b) / 1e9' "$(now_ns)" "$START") s"

@@ -122,6 +122,14 @@ CUresult fc_stream_work(CUstream s, struct fc_capture **cap)
 void fc_stream_did_work(CUstream s, CUgraphNode node)
 {
     s->seq++;
+    /* an edge from each node this one follows that is still a node of its graph (an event
+     * may name a node of an older capture's graph, gone since: never dereferenced) */
+    if (fc_graph_has_node(node->graph, s->last))
+        fc_node_add_dep(node, s->last);
+    for (size_t i = 0; i < s->njoined; i++)
+        if (fc_graph_has_node(node->graph, s->joined[i]))
+            fc_node_add_dep(node, s->joined[i]);
+    s->njoined = 0;
     s->last = node;
     if (s->cap && s != s->cap->origin)
         s->unjoined = true;
@@ -543,6 +551,9 @@ static CUresult wait_event_locked(CUstream s, CUevent e)
         if (s != ec->origin)
             s->unjoined = true;
     }
+    /* the stream's own work stays ordered before what follows too (an edge each) */
+    if (s->last && s->last != e->node && s->njoined < 4)
+        s->joined[s->njoined++] = s->last;
     s->last = e->node;
     return CUDA_SUCCESS;
 }

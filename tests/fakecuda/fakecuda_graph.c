@@ -63,9 +63,19 @@ void fc_graph_destroy(CUgraph g)
             e->graph = NULL;
     fc_mem_graph_gone(g);
     for (size_t i = 0; i < g->nnodes; i++)
-        free(g->nodes[i]);
+        fc_node_free(g->nodes[i]);
     free(g->nodes);
     free(g);
+}
+
+/* The graph a node handle belongs to, found by search (a stale handle is never read). */
+CUgraph fc_graph_of_node(CUgraphNode h)
+{
+    for (CUgraph g = graphs; g; g = g->next)
+        for (size_t i = 0; i < g->nnodes; i++)
+            if (g->nodes[i] == h)
+                return g;
+    return NULL;
 }
 
 static CUgraphNode node_find(CUgraphNode h)
@@ -136,7 +146,11 @@ FC_EXPORT CUresult cuGraphDestroyNode(CUgraphNode hNode)
         while (g->nodes[i] != n)
             i++;
         g->nodes[i] = g->nodes[--g->nnodes];
-        free(n);
+        for (size_t j = 0; j < g->nnodes; j++)  /* its edges go with it */
+            for (size_t k = 0; k < g->nodes[j]->ndeps; k++)
+                if (g->nodes[j]->deps[k] == n)
+                    g->nodes[j]->deps[k--] = g->nodes[j]->deps[--g->nodes[j]->ndeps];
+        fc_node_free(n);
     }
     fc_unlock();
     return r;
@@ -172,27 +186,46 @@ static CUresult graph_for_add(CUgraph h, struct deps d, CUgraph *g)
     return *g && deps_ok(*g, d) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-static CUresult add_plain(CUgraphNode *out, CUgraph h, struct deps d, CUgraphNodeType type)
+/* The explicit forms' dependencies become the node's edges. */
+static CUgraphNode with_deps(CUgraphNode n, struct deps d)
+{
+    for (size_t i = 0; i < d.n; i++)
+        fc_node_add_dep(n, d.nodes[i]);
+    return n;
+}
+
+/* A node with no memory; a kernel node with its function and arguments (func non-NULL). */
+static CUresult add_plain_kernel(CUgraphNode *out, CUgraph h, struct deps d,
+                                 CUgraphNodeType type, void *func, void **params, void **extra)
 {
     if (!out)
         return CUDA_ERROR_INVALID_VALUE;
     fc_lock();
     CUgraph g;
     CUresult r = graph_for_add(h, d, &g);
-    if (r == CUDA_SUCCESS)
-        *out = fc_graph_add_node(g, type, NULL);
+    if (r == CUDA_SUCCESS) {
+        *out = with_deps(fc_graph_add_node(g, type, NULL), d);
+        if (func)
+            fc_node_set_kernel(*out, func, params, extra);
+    }
     fc_unlock();
     return r;
+}
+
+static CUresult add_plain(CUgraphNode *out, CUgraph h, struct deps d, CUgraphNodeType type)
+{
+    return add_plain_kernel(out, h, d, type, NULL, NULL, NULL);
 }
 
 /* A kernel node needs a kernel: with neither a CUfunction nor a CUkernel it is
  * CUDA_ERROR_INVALID_HANDLE, as cuLaunchKernel of a NULL function is (H200:
  * tests/gpu/logs/real_null-kernel-node.out, cuGraphAddKernelNode_v2). */
-static CUresult add_kernel(CUgraphNode *out, CUgraph h, struct deps d, bool has_kernel)
+static CUresult add_kernel(CUgraphNode *out, CUgraph h, struct deps d, void *func,
+                           void **params, void **extra)
 {
-    if (!has_kernel)
+    if (!func)
         return CUDA_ERROR_INVALID_HANDLE;
-    return add_plain(out, h, d, CU_GRAPH_NODE_TYPE_KERNEL);
+    return add_plain_kernel(out, h, d, CU_GRAPH_NODE_TYPE_KERNEL, func, params, extra);
 }
 
 static CUresult add_mem_alloc(CUgraphNode *out, CUgraph h, struct deps d, size_t bytesize,
@@ -209,7 +242,7 @@ static CUresult add_mem_alloc(CUgraphNode *out, CUgraph h, struct deps d, size_t
     if (r == CUDA_SUCCESS && !b)
         r = CUDA_ERROR_OUT_OF_MEMORY;
     if (r == CUDA_SUCCESS) {
-        *out = fc_graph_add_node(g, CU_GRAPH_NODE_TYPE_MEM_ALLOC, b);
+        *out = with_deps(fc_graph_add_node(g, CU_GRAPH_NODE_TYPE_MEM_ALLOC, b), d);
         *dptr = b->addr;
     }
     fc_unlock();
@@ -230,7 +263,7 @@ static CUresult add_mem_free(CUgraphNode *out, CUgraph h, struct deps d, CUdevic
     if (r == CUDA_SUCCESS && !b)
         r = CUDA_ERROR_INVALID_VALUE;
     if (r == CUDA_SUCCESS)
-        *out = fc_graph_add_node(g, CU_GRAPH_NODE_TYPE_MEM_FREE, b);
+        *out = with_deps(fc_graph_add_node(g, CU_GRAPH_NODE_TYPE_MEM_FREE, b), d);
     fc_unlock();
     return r;
 }
@@ -250,7 +283,7 @@ static CUresult add_child(CUgraphNode *out, CUgraph h, struct deps d, CUgraph ch
           ? CUDA_ERROR_NOT_SUPPORTED
           : CUDA_SUCCESS;
     if (r == CUDA_SUCCESS)
-        *out = fc_graph_add_node(g, CU_GRAPH_NODE_TYPE_GRAPH, NULL);
+        *out = with_deps(fc_graph_add_node(g, CU_GRAPH_NODE_TYPE_GRAPH, NULL), d);
     fc_unlock();
     return r;
 }
@@ -286,7 +319,9 @@ static CUresult add_node(CUgraphNode *out, CUgraph h, struct deps d, CUgraphNode
     case CU_GRAPH_NODE_TYPE_GRAPH:
         return add_child(out, h, d, p->graph.graph, p->graph.ownership);
     case CU_GRAPH_NODE_TYPE_KERNEL:
-        return add_kernel(out, h, d, p->kernel.func || p->kernel.kern);
+        return add_kernel(out, h, d,
+                          p->kernel.func ? (void *)p->kernel.func : (void *)p->kernel.kern,
+                          p->kernel.kernelParams, p->kernel.extra);
     default:
         return add_plain(out, h, d, p->type);
     }
@@ -322,7 +357,7 @@ FC_EXPORT CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph
     if (!nodeParams)
         return CUDA_ERROR_INVALID_VALUE;
     return add_kernel(phGraphNode, hGraph, (struct deps){ dependencies, numDependencies },
-                      nodeParams->func != NULL);
+                      (void *)nodeParams->func, nodeParams->kernelParams, nodeParams->extra);
 }
 
 FC_EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
@@ -334,7 +369,8 @@ FC_EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGr
     if (!nodeParams)
         return CUDA_ERROR_INVALID_VALUE;
     return add_kernel(phGraphNode, hGraph, (struct deps){ dependencies, numDependencies },
-                      nodeParams->func || nodeParams->kern);
+                      nodeParams->func ? (void *)nodeParams->func : (void *)nodeParams->kern,
+                      nodeParams->kernelParams, nodeParams->extra);
 }
 
 FC_EXPORT CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph,
@@ -457,6 +493,12 @@ static CUgraphExec exec_find(CUgraphExec h)
 
 /* Only the one fact is modelled: updating from a graph with memory nodes that another exec
  * was instantiated from is 801. Any other update succeeds and changes nothing. */
+CUgraph fc_exec_graph(CUgraphExec h)
+{
+    CUgraphExec e = exec_find(h);
+    return e ? e->graph : NULL;
+}
+
 static CUresult exec_update(CUgraphExec hExec, CUgraph hGraph, CUgraphExecUpdateResult *result)
 {
     fc_lock();

@@ -71,6 +71,9 @@ struct CUstream_st {
     unsigned long seq;           /* captured operations so far: an event recorded at seq covers them */
     CUgraphNode last;            /* the node the next captured one would depend on */
     CUgraphEdgeData edge;        /* zeroed edge data handed out beside `last` */
+    CUgraphNode joined[4];       /* nodes joined by cuStreamWaitEvent since `last`: the next
+                                  * captured node depends on them too */
+    size_t njoined;
 };
 
 struct CUevent_st {
@@ -85,6 +88,12 @@ struct CUgraphNode_st {
     CUgraph graph;
     CUgraphNodeType type;
     struct fc_block *block;      /* the allocation of a MEM_ALLOC / MEM_FREE node, else NULL */
+    CUgraphNode *deps;           /* the nodes it depends on (its incoming edges) */
+    size_t ndeps;
+    /* what its parameters queries answer (fakecuda_nodes.c) */
+    void *func;                  /* kernel: the CUfunction or CUkernel */
+    void **argv;                 /* kernel: its argument values, copied (NULL: none) */
+    CUdeviceptr dst, src;        /* memcpy (0: a host side), memset (dst) */
 };
 
 struct CUgraph_st {
@@ -145,6 +154,22 @@ CUgraph fc_graph_find(CUgraph h);
 CUgraph fc_graph_new(void);
 void fc_graph_destroy(CUgraph g);
 CUgraphNode fc_graph_add_node(CUgraph g, CUgraphNodeType type, struct fc_block *b);
+
+/* ---- nodes' parameters and edges (fakecuda_nodes.c) ---------------------------------- */
+void fc_node_add_dep(CUgraphNode n, CUgraphNode dep);
+/* Whether n is a node of g, found by search (n is never dereferenced). */
+bool fc_graph_has_node(CUgraph g, CUgraphNode n);
+/* The graph a node handle belongs to (NULL: none now); an exec's graph (NULL: no such exec
+ * or its graph is gone). fakecuda_graph.c; the lock held. */
+CUgraph fc_graph_of_node(CUgraphNode h);
+CUgraph fc_exec_graph(CUgraphExec h);
+/* A kernel node's function and a copy of its arguments, laid out as the kernel's parameters
+ * (fakecuda_uses.c knows the layouts). */
+void fc_node_set_kernel(CUgraphNode n, void *func, void **params, void **extra);
+void fc_node_free(CUgraphNode n);
+/* fakecuda_uses.c: the copies of a launch's arguments, one malloc'd block per argument and
+ * the array; NULL when the function is unknown. */
+void **fc_kernel_args_copy(void *func, void **params, void **extra);
 
 /* ---- device memory (fakecuda_mem.c) ------------------------------------------------ */
 enum fc_kind { FC_ASYNC, FC_SYNC, FC_GRAPH, FC_NKINDS };

@@ -144,6 +144,20 @@ static const struct entry table[] = {
     { "cuMemsetD2D8", { D(3020, cuMemsetD2D8_v2, 7000) } },
     { "cuMemsetD2D16", { D(3020, cuMemsetD2D16_v2, 7000) } },
     { "cuMemsetD2D32", { D(3020, cuMemsetD2D32_v2, 7000) } },
+
+    { "cuGraphGetNodes", { V(10000, cuGraphGetNodes) } },
+    { "cuGraphNodeGetType", { V(10000, cuGraphNodeGetType) } },
+    { "cuGraphKernelNodeGetParams", { V(12000, cuGraphKernelNodeGetParams_v2) } },
+    { "cuGraphMemcpyNodeGetParams", { V(10000, cuGraphMemcpyNodeGetParams) } },
+    { "cuGraphMemsetNodeGetParams", { V(10000, cuGraphMemsetNodeGetParams) } },
+    { "cuGraphMemAllocNodeGetParams", { V(11040, cuGraphMemAllocNodeGetParams) } },
+    { "cuGraphMemFreeNodeGetParams", { V(11040, cuGraphMemFreeNodeGetParams) } },
+    { "cuGraphGetEdges", { V(10000, cuGraphGetEdges), V(12030, cuGraphGetEdges_v2) } },
+    { "cuGraphExecKernelNodeSetParams",
+      { V(10010, cuGraphExecKernelNodeSetParams), V(12000, cuGraphExecKernelNodeSetParams_v2) } },
+    { "cuGraphExecMemcpyNodeSetParams", { V(10020, cuGraphExecMemcpyNodeSetParams) } },
+    { "cuGraphExecMemsetNodeSetParams", { V(10020, cuGraphExecMemsetNodeSetParams) } },
+    { "cuGraphExecNodeSetParams", { V(12020, cuGraphExecNodeSetParams) } },
 };
 
 static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t flags,

@@ -295,6 +295,26 @@ static bool reads_unmapped(const struct fc_kernel *k, void **params, void **extr
     return false;
 }
 
+void **fc_kernel_args_copy(void *func, void **params, void **extra)
+{
+    const struct fc_kernel *k = find(modules, func);
+    if (!k)
+        k = find(libraries, func);
+    size_t buf_size;
+    const char *buf = params ? NULL : extra_buffer(extra, &buf_size);
+    if (!k || (!params && !buf))
+        return NULL;
+    void **argv = fc_xcalloc(k->nparams + 1, sizeof *argv);
+    for (unsigned int i = 0; i < k->nparams; i++) {
+        const void *v = params ? params[i] : k->offset[i] + k->size[i] <= buf_size
+                                                 ? buf + k->offset[i] : NULL;
+        argv[i] = fc_xcalloc(1, k->size[i] ? k->size[i] : 1);
+        if (v)
+            memcpy(argv[i], v, k->size[i]);
+    }
+    return argv;
+}
+
 /* NULL or a handle of no loaded image: CUDA_ERROR_INVALID_HANDLE, before the stream is
  * looked at (H200: a NULL function gave 400 and a capture it was aimed at stayed active,
  * tests/gpu/logs/real_null-kernel-node.out). In a capture the launch becomes a kernel node and nothing
@@ -314,9 +334,11 @@ static CUresult launch(CUfunction f, CUstream h, bool ptsz, void **params, void 
         r = fc_stream_work(s, &c);
     if (r == CUDA_SUCCESS && fc_fault())
         r = CUDA_ERROR_INVALID_HANDLE;
-    if (r == CUDA_SUCCESS && c)
-        fc_stream_did_work(s, fc_graph_add_node(c->graph, CU_GRAPH_NODE_TYPE_KERNEL, NULL));
-    else if (r == CUDA_SUCCESS && reads_unmapped(k, params, extra))
+    if (r == CUDA_SUCCESS && c) {
+        CUgraphNode n = fc_graph_add_node(c->graph, CU_GRAPH_NODE_TYPE_KERNEL, NULL);
+        fc_node_set_kernel(n, f, params, extra);
+        fc_stream_did_work(s, n);
+    } else if (r == CUDA_SUCCESS && reads_unmapped(k, params, extra))
         atomic_store(&fault_pending, true);
     fc_unlock();
     return r;
@@ -378,8 +400,12 @@ static CUresult touch(CUdeviceptr dst, CUdeviceptr src, size_t n, bool on_stream
         r = fc_stream_work(s, &c);
     if (r == CUDA_SUCCESS && c && !on_stream)
         r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    else if (r == CUDA_SUCCESS && c)
-        fc_stream_did_work(s, fc_graph_add_node(c->graph, node, NULL));
+    else if (r == CUDA_SUCCESS && c) {
+        CUgraphNode nd = fc_graph_add_node(c->graph, node, NULL);
+        nd->dst = dst;
+        nd->src = src;
+        fc_stream_did_work(s, nd);
+    }
     else if (r == CUDA_SUCCESS &&
              ((dst && fc_mem_map(dst, n) == FC_UNMAPPED) || (src && fc_mem_map(src, n) == FC_UNMAPPED)))
         r = CUDA_ERROR_INVALID_VALUE;

@@ -143,6 +143,12 @@ static const char *const D_CALL[GC_EV__COUNT][4] = {
 	                          "cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim"},
 	[GC_EV_COND_NODE] = {"cuGraphAddNode", "cuGraphAddNode_v2", "cudaGraphAddNode",
 	                     "cuGraphAddNode"},
+	[GC_EV_NODE_USE] = {"cuGraphInstantiateWithFlags", "cuGraphExecUpdate_v2",
+	                    "cuGraphExecKernelNodeSetParams_v2", "cuGraphExecMemcpyNodeSetParams"},
+	[GC_EV_NODE_RESET] = {"cuGraphExecUpdate_v2", "cuGraphExecKernelNodeSetParams_v2",
+	                      "cuGraphExecNodeSetParams", "cuGraphExecMemsetNodeSetParams"},
+	[GC_EV_NODE_UNORDERED] = {"cuGraphInstantiateWithFlags", "cuGraphInstantiate_v2",
+	                          "cuGraphInstantiateWithParams", "cudaGraphInstantiate"},
 };
 #define N8(p) p "0", p "1", p "2", p "3", p "4", p "5", p "6", p "7"
 #define N64(p) \
@@ -288,11 +294,12 @@ static const char *kind_name(gc_event_kind k)
 #define FL_EXT_KINDS (GC_EV__COUNT - FL_NIB_KINDS)
 
 /* Event i: b0 kind (low 4 bits: 0-14 the first 15 kinds; 15 a fork when b3's site bit is
- * set, else one of the later kinds by b3's call bits and b2's lowest mode bit (0-8), or
- * GC_EV__COUNT, which the ledger must ignore (9-15)) and result (high 4);
+ * set, else one of the later kinds by b3's call bits and b2's two mode bits (0-31 past the
+ * first 15 kinds), or GC_EV__COUNT, which the ledger must ignore (past the last kind)) and
+ * result (high 4);
  * b1 ptr (3) size (3) stream (2); b2 graph (2) exec (2) capture id (2) mode (2);
  * b3 flags (2) pool (1) tid (1) site (1) call (3: 0-3 by kind, 4-7 an odd one, picked by
- * the call bits with the rest of b3). A later kind takes its call (0-3) from the mode bits,
+ * the call bits with the rest of b3). A later kind takes its call (0-3) from the pool and tid bits,
  * its child graph (GC_EV_CHILD_GRAPH) from the exec bits, and its node (GC_EV_DESTROY_NODE)
  * from the ptr bits. Inputs older than the later kinds decode as before but for nibble 15
  * without the site bit, then GC_EV__COUNT. */
@@ -301,8 +308,8 @@ static gc_event decode(const uint8_t *data, size_t i)
 	const uint8_t *b = data + 1 + i * FL_EVENT_BYTES;
 	gc_event ev;
 	memset(&ev, 0, sizeof(ev));
-	/* more than 8 later kinds: the mode bits' low one is the index's fourth bit */
-	unsigned nib = b[0] & 15, ext = (b[3] >> 5) | (unsigned)((b[2] >> 6) & 1) << 3;
+	/* more than 8 later kinds: the mode bits are the index's fourth and fifth bits */
+	unsigned nib = b[0] & 15, ext = (b[3] >> 5) | (unsigned)(b[2] >> 6) << 3;
 	int later = nib == FL_NIB_KINDS && !(b[3] & 16) && ext < FL_EXT_KINDS;
 	ev.kind = nib < FL_NIB_KINDS ? (gc_event_kind)nib
 	        : later ? (gc_event_kind)(FL_NIB_KINDS + ext)
@@ -320,14 +327,22 @@ static gc_event decode(const uint8_t *data, size_t i)
 	ev.tid = D_TID[(b[3] >> 3) & 1];
 	ev.site = (b[3] >> 4) & 1;
 	unsigned call = b[3] >> 5;
-	ev.call = later ? D_CALL[ev.kind][b[2] >> 6]
+	ev.call = later ? D_CALL[ev.kind][(b[3] >> 2) & 3]
 	        : call < 4 ? (nib < FL_NIB_KINDS ? D_CALL[ev.kind][call] : "fuzz_no_kind")
 	                   : D_ODD_CALL[(((call - 4) << 5) | (b[3] & 31)) % D_ODD_CALLS];
 	/* a refused call whose capture the hub found still active: by the graph bits' low one */
 	ev.capture_kept = ev.result && (b[2] & 1) ? ev.capture_id : 0;
 	ev.child = ev.kind == GC_EV_CHILD_GRAPH || ev.kind == GC_EV_COND_NODE
 	                   ? D_GRAPH[(b[2] >> 2) & 3] : 0;
-	ev.node = ev.kind == GC_EV_DESTROY_NODE ? D_PTR[b[1] & 7] : 0;
+	int node_ev = ev.kind == GC_EV_NODE_USE || ev.kind == GC_EV_NODE_RESET ||
+	              ev.kind == GC_EV_NODE_UNORDERED;
+	ev.node = ev.kind == GC_EV_DESTROY_NODE || node_ev ? D_PTR[b[1] & 7] : 0;
+	if (node_ev) {  /* the use by the flags bits; GC_EV_NODE_UNORDERED's order by them too */
+		ev.use = GC_USE_KERNEL + (int)(ev.flags % 3);
+		ev.arg = (int)(b[3] & 3);
+		ev.func_name = ev.use == GC_USE_KERNEL ? "fuzz_kernel" : NULL;
+		ev.flags = ev.kind == GC_EV_NODE_UNORDERED ? 1 + ev.flags % 3 : 0;
+	}
 	if (ev.kind == GC_EV_USE) {  /* kernel, copy or set, by the call bits; the mode bits: arg */
 		ev.use = GC_USE_KERNEL + (int)(call % 3);
 		ev.arg = ev.mode;
@@ -372,6 +387,9 @@ static const unsigned FIELDS[GC_EV__COUNT] = {
 	[GC_EV_DESTROY_NODE] = P_NODE,
 	[GC_EV_EXEC_UPDATE] = P_EXEC | P_GRAPH,
 	[GC_EV_POOL_DESTROY] = P_POOL | P_SITE,
+	[GC_EV_NODE_USE] = P_EXEC | P_NODE | P_PTR,
+	[GC_EV_NODE_RESET] = P_EXEC | P_NODE,
+	[GC_EV_NODE_UNORDERED] = P_GRAPH | P_NODE | P_PTR | P_SIZE | P_FLAGS | P_SITE,
 };
 
 static void print_event(FILE *f, size_t i, const gc_event *ev)

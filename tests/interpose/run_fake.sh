@@ -55,8 +55,9 @@ check() {
 
 h200=tests/gpu/logs
 # The scenarios' kernels are NULL handles with no parameter layout: the uses the H200 run
-# recorded (use-*) cannot arise here and are left out of what is expected.
-seed=$(rules $h200/seed_pipeline.json | grep -v ' use-')
+# recorded (use-*, and the graph launches' launch-*) cannot arise here and are left out of
+# what is expected.
+seed=$(rules $h200/seed_pipeline.json | grep -v ' use-\| launch-')
 probe=$(rules $h200/misuse_probe.json)
 probe_driver=$(rules $h200/probe_driver.json)
 probe_driver_ptds=$(printf "3 capture-invalidated\n1 free-owned-by-graph\n1 free-unmaterialized\n1 leak-at-exit")
@@ -81,6 +82,14 @@ rules=$(printf "5 api-error\n3 capture-invalidated\n2 free-owned-by-graph\n1 ins
 # never ran (0, then 700 at the synchronize and the context is lost: that use's, no other
 # record). `uses-clean`: the same uses in order.
 uses=$(printf "1 use-after-free\n2 use-unmaterialized")
+# `stale`: a graph's kernel, memset and memcpy nodes reading memory freed after instantiate
+# (one record: one allocation, one call), a node's buffer freed and allocated again at the
+# same address (the warning), a graph reading another graph's allocation before that graph
+# ran; then every cuGraphExec*NodeSetParams spelling and cuGraphExecUpdate point the first
+# exec at live memory. `unordered`: a kernel node reading its graph's allocation with no
+# edge from the allocation node nor to the free node. Their -clean twins: nothing.
+stale=$(printf "1 launch-reused-pointer\n2 launch-stale-pointer")
+unordered="1 use-outside-graph-lifetime"
 stream0_ptds="1 free-foreign-in-capture"
 stream0_legacy=$(printf "2 api-error\n1 double-free")
 for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procaddr ptds"; do
@@ -100,6 +109,10 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way rules" "$rules" $prog rules $extra
 	check "$way uses" "$uses" $prog uses $extra
 	check "$way uses-clean" "$none" $prog uses-clean $extra
+	check "$way stale" "$stale" $prog stale $extra
+	check "$way stale-clean" "$none" $prog stale-clean $extra
+	check "$way unordered" "$unordered" $prog unordered $extra
+	check "$way unordered-clean" "$none" $prog unordered-clean $extra
 	case $way in
 	*ptds) check "$way stream0" "$stream0_ptds" $prog stream0 $extra ;;
 	*) check "$way stream0" "$stream0_legacy" $prog stream0 $extra ;;
@@ -170,6 +183,36 @@ else
 	bad "graph-memory line written with GRAPHCHECK_GRAPH_MEMORY=0 or without graph allocations"
 fi
 
+# The messages of the graph rules: which node, which argument, what is missing.
+check "unordered (message)" "$unordered" $P/prog_linked unordered
+if grep -q "kernel node 0x[0-9a-f]* (argument 0 of kernel fill) uses 0x[0-9a-f]*, byte 256 into allocation #1 (4096 bytes) made by cuGraphAddMemAllocNode" "$tmp/gc.txt" &&
+   grep -q "neither after its allocation node nor before its free node" "$tmp/gc.txt"; then
+	ok "use-outside-graph-lifetime names the node, the argument, the offset and both missing edges"
+else
+	bad "use-outside-graph-lifetime's message"
+	cat "$tmp/gc.txt"
+fi
+check "stale (message)" "$stale" $P/prog_linked stale
+if grep -q "byte 0 into allocation #1 (256 bytes) made by cuMemAllocAsync .*freed after this graph was instantiated" "$tmp/gc.txt" &&
+   grep -q "at instantiate it was allocation #4 (256 bytes)" "$tmp/gc.txt" &&
+   grep -q "into graph 0x[0-9a-f]* (captured by capture 3), not live at this launch: its graph has not been launched yet" "$tmp/gc.txt"; then
+	ok "launch-stale-pointer and launch-reused-pointer name the allocations and why"
+else
+	bad "launch-stale-pointer's messages"
+	cat "$tmp/gc.txt"
+fi
+# The node events replay: the run's trace through the ledger gives the live run's records.
+for sc in stale unordered; do
+	check "$sc (replayed)" "$(eval echo \"\$$sc\")" $P/prog_linked $sc
+	replayed=$("$BUILD/graphcheck-report" --replay --format=json "$tmp/traces/$ntrace.trace" 2>&1 |
+		jq -r 'select(.type == "violation") | .rule' 2>/dev/null | sort | uniq -c | sed 's/^ *//')
+	if [ -n "$replayed" ] && [ "$replayed" = "$(rules "$tmp/gc.json")" ]; then
+		ok "$sc: the trace replayed gives the live records: $(echo $replayed)"
+	else
+		bad "$sc: replayed {$(echo $replayed)}, live {$(rules "$tmp/gc.json" | tr '\n' ' ')}"
+	fi
+done
+
 # Nothing at all from a program that never touches CUDA: no log, no file.
 rm -f "$tmp/none.json"
 out=$(LD_PRELOAD=$PRE GRAPHCHECK_JSON_FILE=$tmp/none.json $P/prog_linked nocuda 2>&1)
@@ -199,7 +242,7 @@ check "threads 16x20000" "$none" $P/prog_linked threads 16 20000
 # for the legacy spellings, the per-thread stream's for _ptsz) the same uses are the
 # graph's and give nothing. A wrapper wired to the wrong shape, side or stream adds or
 # loses a record.
-uses_spellings=$(sed -n 's/^HOOK(\([A-Za-z0-9_]*\),.*\(LAUNCH_KERNEL\|LAUNCH_COOPERATIVE\|COPY\|SET\).*/\1/p' interpose/hooks.def | sort)
+uses_spellings=$(sed -n 's/^HOOK(\([A-Za-z0-9_]*\),.*, \(LAUNCH_KERNEL\|LAUNCH_COOPERATIVE\|COPY\|SET\).*/\1/p' interpose/hooks.def | sort)
 check "spellings" "$(echo "$uses_spellings" | wc -l) use-after-free" $P/prog_spellings
 got=$(jq -r 'select(.type == "violation" and .rule == "use-after-free") | .call' "$tmp/gc.json" 2>/dev/null | sort)
 if [ -n "$got" ] && [ "$got" = "$uses_spellings" ]; then
@@ -215,11 +258,11 @@ fi
 # program calling each by its own name is still to be written), so a wrapper wired wrong
 # there goes unseen: listed here so that the list can only shrink. cuGetProcAddress and _v2
 # make no event; the prog_procaddr runs above go through them.
-not_reached="cuCtxSynchronize_v2 cuGraphAddMemFreeNode cuGraphAddNode cuGraphInstantiate
+not_reached="cuCtxSynchronize_v2 cuGraphAddNode cuGraphInstantiate
 cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphInstantiate_v2
 cuStreamBeginCapture cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz
 cuStreamBeginCapture_ptsz cuGraphAddChildGraphNode cuGraphDestroyNode cuGraphExecUpdate
-cuGraphExecUpdate_v2 cuMemPoolDestroy cuModuleUnload cuLibraryUnload cuMemPoolTrimTo"
+cuMemPoolDestroy cuModuleUnload cuLibraryUnload cuMemPoolTrimTo cuGraphExecKernelNodeSetParams"
 sed -n 's/^HOOK(\([A-Za-z0-9_]*\),.*/\1/p' interpose/hooks.def | grep -v '^cuGetProcAddress' | sort > "$tmp/hooked"
 cat "$tmp"/traces/*.trace | jq -r 'select(.type == "event") | .call' 2>/dev/null | sort -u > "$tmp/reached"
 printf '%s\n' $not_reached | sort > "$tmp/not_reached"

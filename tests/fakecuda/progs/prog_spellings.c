@@ -107,6 +107,11 @@ static CUDA_MEMCPY3D c3;
 #define GRAPH_MEM_TRIM NOT_A_USE
 #define MODULE_UNLOAD NOT_A_USE
 #define LIBRARY_UNLOAD NOT_A_USE
+#define EXEC_KERNEL_SET_V1 NOT_A_USE
+#define EXEC_KERNEL_SET NOT_A_USE
+#define EXEC_MEMCPY_SET NOT_A_USE
+#define EXEC_MEMSET_SET NOT_A_USE
+#define EXEC_NODE_SET NOT_A_USE
 
 /* Whether a spelling is a per-thread one, by its name (not by hooks.def's flag, which is
  * what is tested). */

@@ -426,16 +426,23 @@ static void uses_capture(CUstream s, CUfunction fill, void **args, CUdeviceptr *
     CK(cuGraphInstantiate, (exec, *graph, 0));
 }
 
-static int uses(bool clean)
+/* The driver started, an image loaded as a module and its kernel `fill` found. */
+static CUfunction load_fill(const char *image)
 {
     init_driver();
     CUmodule mod = NULL;
-    CUlibrary lib = NULL;
     CUfunction fill = NULL;
+    CK(cuModuleLoadData, (&mod, image));
+    CK(cuModuleGetFunction, (&fill, mod, "fill"));
+    return fill;
+}
+
+static int uses(bool clean)
+{
+    CUlibrary lib = NULL;
+    CUfunction fill = load_fill(uses_image);
     CUkernel sum = NULL;
     CUstream s = NULL;
-    CK(cuModuleLoadData, (&mod, uses_image));
-    CK(cuModuleGetFunction, (&fill, mod, "fill"));
     CK(cuLibraryLoadData, (&lib, uses_image, NULL, NULL, 0, NULL, NULL, 0));
     CK(cuLibraryGetKernel, (&sum, lib, "sum"));
     CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
@@ -750,6 +757,192 @@ static int run_threads(int nthreads, int ops)
     return 0;
 }
 
+/* ---- graph launches whose nodes point at memory that is not live ---------------------
+ * `stale`: demo/rules/launch-stale-pointer.cu and launch-reused-pointer in driver calls. A
+ * captured kernel, memset and memcpy read `in`, freed after instantiate: the next launch is
+ * launch-stale-pointer (one record: the three nodes name one allocation at one call). A
+ * kernel node's buffer freed and allocated again (the fake's pool, like the real one, hands
+ * the same address back): launch-reused-pointer, a warning. A graph reading another graph's
+ * allocation before that graph ran: launch-stale-pointer. Then every spelling that sets an
+ * exec's node points the first exec at live memory, and cuGraphExecUpdate reads it again:
+ * its launches are clean. `stale-clean` makes the same calls in a correct order. */
+static const char stale_image[] = "fakecuda-image\nfill 8 4 4\n";
+
+/* The graph's kernel, memset and memcpy nodes. */
+static void find_nodes(CUgraph graph, CUgraphNode *kernel, CUgraphNode *set, CUgraphNode *copy)
+{
+    CUgraphNode nodes[16];
+    size_t n = 16;
+    CK(cuGraphGetNodes, (graph, nodes, &n));
+    for (size_t i = 0; i < n && i < 16; i++) {
+        CUgraphNodeType t = CU_GRAPH_NODE_TYPE_EMPTY;
+        CK(cuGraphNodeGetType, (nodes[i], &t));
+        if (t == CU_GRAPH_NODE_TYPE_KERNEL)
+            *kernel = nodes[i];
+        else if (t == CU_GRAPH_NODE_TYPE_MEMSET)
+            *set = nodes[i];
+        else if (t == CU_GRAPH_NODE_TYPE_MEMCPY)
+            *copy = nodes[i];
+    }
+}
+
+/* Points exec's three nodes at dst (and the copy's source at src), each spelling once. */
+static void set_nodes(CUgraphExec exec, CUgraph graph, CUfunction fill, CUdeviceptr *dst,
+                      CUdeviceptr src)
+{
+    CUgraphNode kernel = NULL, set = NULL, copy = NULL;
+    find_nodes(graph, &kernel, &set, &copy);
+    float v = 2;
+    int n = 64;
+    void *args[] = { dst, &v, &n };
+    CUDA_KERNEL_NODE_PARAMS kp = { .func = fill, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+                                   .blockDimX = 64, .blockDimY = 1, .blockDimZ = 1,
+                                   .kernelParams = args };
+    CK(cuGraphExecKernelNodeSetParams, (exec, kernel, &kp));
+    CUDA_MEMSET_NODE_PARAMS mp = { .dst = *dst, .elementSize = 4, .width = 4, .height = 1 };
+    CK(cuGraphExecMemsetNodeSetParams, (exec, set, &mp, NULL));
+    CUDA_MEMCPY3D cp = { .srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = src,
+                         .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = *dst,
+                         .WidthInBytes = 16, .Height = 1, .Depth = 1 };
+    CK(cuGraphExecMemcpyNodeSetParams, (exec, copy, &cp, NULL));
+    CUgraphNodeParams gp = { .type = CU_GRAPH_NODE_TYPE_KERNEL };
+    gp.kernel.func = fill;
+    gp.kernel.gridDimX = gp.kernel.gridDimY = gp.kernel.gridDimZ = 1;
+    gp.kernel.blockDimX = 64;
+    gp.kernel.blockDimY = gp.kernel.blockDimZ = 1;
+    gp.kernel.kernelParams = args;
+    CK(cuGraphExecNodeSetParams, (exec, kernel, &gp));
+}
+
+static void capture_fill(CUstream s, CUfunction fill, void **args, CUgraph *graph,
+                         CUgraphExec *exec)
+{
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, s, args, NULL));
+    CK(cuStreamEndCapture, (s, graph));
+    CK(cuGraphInstantiate, (exec, *graph, 0));
+}
+
+static int stale(bool clean)
+{
+    CUfunction fill = load_fill(stale_image);
+    CUstream s = NULL;
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    float v = 1;
+    int n = 64;
+    CUdeviceptr in = 0, out = 0, live = 0, a = 0, b = 0, ga = 0;
+    CUgraph graph = NULL, g2 = NULL, ga_graph = NULL, gb_graph = NULL;
+    CUgraphExec exec = NULL, e2 = NULL, ea = NULL, eb = NULL;
+
+    printf("== a kernel, a memset and a memcpy node reading memory freed after instantiate\n");
+    void *in_args[] = { &in, &v, &n };
+    CK(cuMemAllocAsync, (&in, 256, s));
+    CK(cuMemAllocAsync, (&out, 512, s));
+    CK(cuMemAllocAsync, (&live, 1024, s));
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, s, in_args, NULL));
+    CK(cuMemsetD32Async, (in, 0, 4, s));
+    CK(cuMemcpyDtoDAsync, (out, in, 16, s));
+    CK(cuStreamEndCapture, (s, &graph));
+    CK(cuGraphInstantiate, (&exec, graph, 0));
+    CK(cuGraphLaunch, (exec, s));
+    if (clean)  /* the nodes moved to live memory before the free */
+        set_nodes(exec, graph, fill, &live, out);
+    CK(cuMemFreeAsync, (in, s));
+    CK(cuGraphLaunch, (exec, s));
+    CK(cuStreamSynchronize, (s));
+    if (!clean)
+        set_nodes(exec, graph, fill, &live, out);
+    CK(cuGraphLaunch, (exec, s));
+    CUgraphExecUpdateResultInfo info;
+    CK(cuGraphExecUpdate, (exec, graph, &info));
+    CK(cuGraphLaunch, (exec, s));
+    CK(cuStreamSynchronize, (s));
+
+    printf("== a kernel node's buffer freed and allocated again at the same address\n");
+    void *a_args[] = { &a, &v, &n };
+    CK(cuMemAllocAsync, (&a, 256, s));
+    capture_fill(s, fill, a_args, &g2, &e2);
+    CK(cuGraphLaunch, (e2, s));
+    if (clean)  /* one buffer for the exec's life: freed after its last launch */
+        CK(cuGraphLaunch, (e2, s));
+    CK(cuMemFreeAsync, (a, s));
+    CK(cuMemAllocAsync, (&b, 256, s));
+    printf("the same address again: %s\n", a == b ? "yes" : "no");
+    if (!clean)
+        CK(cuGraphLaunch, (e2, s));
+    CK(cuMemFreeAsync, (b, s));
+    CK(cuStreamSynchronize, (s));
+
+    printf("== a graph reading another graph's allocation before that graph ran\n");
+    CK(cuStreamBeginCapture, (s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuMemAllocAsync, (&ga, 256, s));
+    CK(cuStreamEndCapture, (s, &ga_graph));
+    CK(cuGraphInstantiate, (&ea, ga_graph, 0));
+    void *ga_args[] = { &ga, &v, &n };
+    capture_fill(s, fill, ga_args, &gb_graph, &eb);
+    if (clean)
+        CK(cuGraphLaunch, (ea, s));
+    CK(cuGraphLaunch, (eb, s));
+    if (!clean)
+        CK(cuGraphLaunch, (ea, s));
+    CK(cuMemFreeAsync, (ga, s));
+    CK(cuStreamSynchronize, (s));
+
+    CK(cuMemFreeAsync, (out, s));
+    CK(cuMemFreeAsync, (live, s));
+    CK(cuStreamSynchronize, (s));
+    CK(cuGraphExecDestroy, (exec));
+    CK(cuGraphExecDestroy, (e2));
+    CK(cuGraphExecDestroy, (ea));
+    CK(cuGraphExecDestroy, (eb));
+    CK(cuGraphDestroy, (graph));
+    CK(cuGraphDestroy, (g2));
+    CK(cuGraphDestroy, (ga_graph));
+    CK(cuGraphDestroy, (gb_graph));
+    CK(cuStreamDestroy, (s));
+    printf("done\n");
+    return 0;
+}
+
+/* ---- a node using its own graph's allocation outside its life ------------------------
+ * `unordered`: demo/rules/use-outside-graph-lifetime.cu in driver calls: a graph built
+ * node by node whose kernel node reads the graph's allocation with no edge from the
+ * allocation node, and whose free node does not wait for the kernel: reported at
+ * instantiate. `unordered-clean`: alloc -> kernel -> free. */
+static int unordered(bool clean)
+{
+    CUfunction fill = load_fill(stale_image);
+    CUstream s = NULL;
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    CUgraph graph = NULL;
+    CUgraphExec exec = NULL;
+    CUgraphNode alloc = NULL, kernel = NULL, freed = NULL;
+    CK(cuGraphCreate, (&graph, 0));
+    CUDA_MEM_ALLOC_NODE_PARAMS ap = { .poolProps = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                                     .location = { CU_MEM_LOCATION_TYPE_DEVICE,
+                                                                   0 } },
+                                      .bytesize = 4096 };
+    CK(cuGraphAddMemAllocNode, (&alloc, graph, NULL, 0, &ap));
+    float v = 1;
+    int n = 64;
+    CUdeviceptr p = ap.dptr + 256;  /* an interior pointer */
+    void *args[] = { &p, &v, &n };
+    CUDA_KERNEL_NODE_PARAMS kp = { .func = fill, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+                                   .blockDimX = 64, .blockDimY = 1, .blockDimZ = 1,
+                                   .kernelParams = args };
+    CK(cuGraphAddKernelNode, (&kernel, graph, clean ? &alloc : NULL, clean ? 1 : 0, &kp));
+    CK(cuGraphAddMemFreeNode, (&freed, graph, clean ? &kernel : &alloc, 1, ap.dptr));
+    CK(cuGraphInstantiateWithFlags, (&exec, graph, 0));
+    CK(cuGraphLaunch, (exec, s));
+    CK(cuStreamSynchronize, (s));
+    CK(cuGraphExecDestroy, (exec));
+    CK(cuGraphDestroy, (graph));
+    CK(cuStreamDestroy, (s));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- dispatch ---------------------------------------------------------------------- */
 bool fc_scenario_uses_driver(const char *name)
 {
@@ -759,7 +952,8 @@ bool fc_scenario_uses_driver(const char *name)
                                         "dropped-call", "dropped-call-clean",
                                         "capture-other-thread",
                                         "capture-other-thread-clean", "graph-memory",
-                                        "graph-memory-trimmed" };
+                                        "graph-memory-trimmed", "stale", "stale-clean",
+                                        "unordered", "unordered-clean" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
             return true;
@@ -786,6 +980,14 @@ int fc_run_scenario(int argc, char **argv)
         rc = uses(false);
     else if (strcmp(name, "uses-clean") == 0)
         rc = uses(true);
+    else if (strcmp(name, "stale") == 0)
+        rc = stale(false);
+    else if (strcmp(name, "stale-clean") == 0)
+        rc = stale(true);
+    else if (strcmp(name, "unordered") == 0)
+        rc = unordered(false);
+    else if (strcmp(name, "unordered-clean") == 0)
+        rc = unordered(true);
     else if (strcmp(name, "stream0") == 0)
         rc = stream0();
     else if (strcmp(name, "sync-alloc") == 0)
@@ -803,7 +1005,8 @@ int fc_run_scenario(int argc, char **argv)
         printf("nocuda: no driver calls\n");
         rc = 0;
     } else
-        fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|stream0|"
+        fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
+                "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed]|"
                 "threads [THREADS [OPS]]|"
                 "nocuda\n",

@@ -67,7 +67,16 @@
     X(cuLibraryGetKernel, "cuLibraryGetKernel", 12000)                         \
     X(cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync", 3020)                         \
     X(cuMemsetD32Async, "cuMemsetD32Async", 3020)                             \
-    X(cuDeviceGraphMemTrim, "cuDeviceGraphMemTrim", 11040)
+    X(cuDeviceGraphMemTrim, "cuDeviceGraphMemTrim", 11040)                     \
+    X(cuMemcpyDtoDAsync_v2, "cuMemcpyDtoDAsync", 3020)                         \
+    X(cuGraphAddMemFreeNode, "cuGraphAddMemFreeNode", 11040)                   \
+    X(cuGraphGetNodes, "cuGraphGetNodes", 10000)                               \
+    X(cuGraphNodeGetType, "cuGraphNodeGetType", 10000)                         \
+    X(cuGraphExecKernelNodeSetParams_v2, "cuGraphExecKernelNodeSetParams", 12000) \
+    X(cuGraphExecMemcpyNodeSetParams, "cuGraphExecMemcpyNodeSetParams", 10020) \
+    X(cuGraphExecMemsetNodeSetParams, "cuGraphExecMemsetNodeSetParams", 10020) \
+    X(cuGraphExecNodeSetParams, "cuGraphExecNodeSetParams", 12020)             \
+    X(cuGraphExecUpdate_v2, "cuGraphExecUpdate", 12000)
 
 #define FC_DRV_FIELD(spelling, name, version) __typeof__(spelling) *p_##spelling;
 struct fc_drv {
@@ -92,8 +101,9 @@ extern const size_t fc_drv_nentries;
 bool fc_scenario_uses_driver(const char *name);
 
 /* argv[1] is the scenario: seed, seed-fixed, probe, probe-driver, rules, null-kernel-node, uses,
- * uses-clean, stream0, sync-alloc, dropped-call[-clean], capture-other-thread[-clean],
- * graph-memory[-trimmed], threads [THREADS [OPS]], nocuda.
+ * uses-clean, stale, stale-clean, unordered, unordered-clean, stream0, sync-alloc,
+ * dropped-call[-clean], capture-other-thread[-clean], graph-memory[-trimmed],
+ * threads [THREADS [OPS]], nocuda.
  * Prints every driver result as `call -> code`; returns the exit status (0 when the
  * scenario ran, whatever codes the driver gave; 2 for an unknown scenario). */
 int fc_run_scenario(int argc, char **argv);

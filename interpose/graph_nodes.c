@@ -1,0 +1,448 @@
+/* The hub's side of graphs' nodes: after an instantiate (or cuGraphExecUpdate, or a node's
+ * cuGraphExec*SetParams) the graph's kernel, memcpy and memset nodes are read once through
+ * the driver, and each pointer-sized word they hold becomes a GC_EV_NODE_USE event: the
+ * ledger keeps those that point outside the graph and checks them at each launch. At
+ * instantiate the graph's edges are read too, to find nodes that use one of the graph's own
+ * allocations outside its life (GC_EV_NODE_UNORDERED). The driver is read here, never in
+ * the ledger, so a trace replays the same verdicts. */
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interpose/copy_side.h"
+#include "interpose/hub.h"
+#include "interpose/kernel_args.h"
+#include "interpose/log.h"
+
+#define U64(x) ((uint64_t)(uintptr_t)(x))
+#define WORDS_BATCH 32
+/* The order check's bounds: graphs of more nodes or edges, and allocation or free nodes past
+ * these, are not checked for order (said once); each checked one costs a walk of the
+ * graph's edges. */
+#define ORDER_MAX_NODES 16384
+#define ORDER_MAX_EDGES 65536
+#define ORDER_MAX_MEMNODES 64
+
+static int enabled;
+static CUresult (*get_nodes)(CUgraph, CUgraphNode *, size_t *);
+static CUresult (*node_type)(CUgraphNode, CUgraphNodeType *);
+static CUresult (*kernel_params)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS *);
+static CUresult (*memcpy_params)(CUgraphNode, CUDA_MEMCPY3D *);
+static CUresult (*memset_params)(CUgraphNode, CUDA_MEMSET_NODE_PARAMS *);
+static CUresult (*alloc_params)(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS *);
+static CUresult (*free_params)(CUgraphNode, CUdeviceptr *);
+static CUresult (*edges_v2)(CUgraph, CUgraphNode *, CUgraphNode *, CUgraphEdgeData *, size_t *);
+static CUresult (*edges_v1)(CUgraph, CUgraphNode *, CUgraphNode *, size_t *);
+
+void gc_graph_nodes_init(void *(*lookup)(const char *spelling), int on)
+{
+	enabled = on;
+	*(void **)&get_nodes = lookup("cuGraphGetNodes");
+	*(void **)&node_type = lookup("cuGraphNodeGetType");
+	*(void **)&kernel_params = lookup("cuGraphKernelNodeGetParams_v2");
+	*(void **)&memcpy_params = lookup("cuGraphMemcpyNodeGetParams");
+	*(void **)&memset_params = lookup("cuGraphMemsetNodeGetParams");
+	*(void **)&alloc_params = lookup("cuGraphMemAllocNodeGetParams");
+	*(void **)&free_params = lookup("cuGraphMemFreeNodeGetParams");
+	*(void **)&edges_v2 = lookup("cuGraphGetEdges_v2");
+	*(void **)&edges_v1 = lookup("cuGraphGetEdges");
+}
+
+/* One node's words, as the ledger's events take them. */
+typedef struct node_words {
+	size_t n;
+	int use;
+	const char *func_name;
+	uint64_t w[WORDS_BATCH];
+	uint16_t arg[WORDS_BATCH];
+} node_words;
+
+/* A kernel's words (the first WORDS_BATCH pointer-sized arguments: enough for a kernel's
+ * pointers; a kernel of more is checked on those). */
+static void kernel_words(node_words *nw, uint64_t func, void **params, void **extra)
+{
+	const gc_kernel *k = gc_kernel_of(func);
+	nw->use = GC_USE_KERNEL;
+	nw->func_name = k ? gc_kernel_name(k) : NULL;
+	nw->n = gc_kernel_words(k, params, extra, 0, nw->w, nw->arg, WORDS_BATCH);
+}
+
+static void copy_words(node_words *nw, const CUDA_MEMCPY3D *p)
+{
+	nw->use = GC_USE_COPY;
+	nw->w[0] = device_side(p->dstMemoryType, p->dstDevice, p->dstXInBytes, p->dstY, p->dstZ,
+	                       p->dstPitch, p->dstHeight);
+	nw->arg[0] = GC_USE_DST;
+	nw->w[1] = device_side(p->srcMemoryType, p->srcDevice, p->srcXInBytes, p->srcY, p->srcZ,
+	                       p->srcPitch, p->srcHeight);
+	nw->arg[1] = GC_USE_SRC;
+	nw->n = 2;
+}
+
+static void set_words(node_words *nw, CUdeviceptr dst)
+{
+	nw->use = GC_USE_SET;
+	nw->w[0] = dst;
+	nw->arg[0] = GC_USE_DST;
+	nw->n = 1;
+}
+
+/* Reads node n's words through the driver; 0 when it is no kernel, memcpy or memset node. */
+static int read_node(CUgraphNode n, CUgraphNodeType t, node_words *nw)
+{
+	memset(nw, 0, sizeof(*nw));
+	if (t == CU_GRAPH_NODE_TYPE_KERNEL && kernel_params) {
+		CUDA_KERNEL_NODE_PARAMS p;
+		memset(&p, 0, sizeof(p));
+		if (kernel_params(n, &p) != CUDA_SUCCESS)
+			return 0;
+		kernel_words(nw, p.func ? U64(p.func) : U64(p.kern), p.kernelParams, p.extra);
+		return 1;
+	}
+	if (t == CU_GRAPH_NODE_TYPE_MEMCPY && memcpy_params) {
+		CUDA_MEMCPY3D p;
+		memset(&p, 0, sizeof(p));
+		if (memcpy_params(n, &p) != CUDA_SUCCESS)
+			return 0;
+		copy_words(nw, &p);
+		return 1;
+	}
+	if (t == CU_GRAPH_NODE_TYPE_MEMSET && memset_params) {
+		CUDA_MEMSET_NODE_PARAMS p;
+		memset(&p, 0, sizeof(p));
+		if (memset_params(n, &p) != CUDA_SUCCESS)
+			return 0;
+		set_words(nw, p.dst);
+		return 1;
+	}
+	return 0;
+}
+
+/* Every non-zero word of a node, as GC_EV_NODE_USE events of `call`. */
+static void report_words(const char *call, uint64_t exec, uint64_t node, const node_words *nw)
+{
+	for (size_t i = 0; i < nw->n; i++) {
+		if (!nw->w[i])
+			continue;
+		gc_event ev = {.kind = GC_EV_NODE_USE, .call = call, .exec = exec, .node = node,
+		               .ptr = nw->w[i], .use = nw->use, .arg = nw->arg[i],
+		               .func_name = nw->func_name};
+		gc_hub_report(&ev);
+	}
+}
+
+static void report_reset(const char *call, uint64_t exec, uint64_t node)
+{
+	gc_event ev = {.kind = GC_EV_NODE_RESET, .call = call, .exec = exec, .node = node};
+	gc_hub_report(&ev);
+}
+
+/* ---- the order of a graph's uses of its own allocations -------------------------------- */
+
+typedef struct graph_view {
+	CUgraphNode *nodes;            /* sorted by handle */
+	CUgraphNodeType *types;
+	size_t n, ne;
+	size_t *out_start, *out_to;    /* edges, forward and backward, by node index */
+	size_t *in_start, *in_from;
+} graph_view;
+
+static int cmp_node(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(const CUgraphNode *)a, y = (uintptr_t)*(const CUgraphNode *)b;
+	return x < y ? -1 : x > y;
+}
+
+static long index_of(const graph_view *g, CUgraphNode h)
+{
+	CUgraphNode *p = bsearch(&h, g->nodes, g->n, sizeof(h), cmp_node);
+	return p ? p - g->nodes : -1;
+}
+
+/* Compressed adjacency (both ways) from edge lists; -1 when an edge names no node. */
+static int build_adjacency(graph_view *g, const CUgraphNode *from, const CUgraphNode *to)
+{
+	g->out_start = calloc(g->n + 1, sizeof(size_t));
+	g->in_start = calloc(g->n + 1, sizeof(size_t));
+	g->out_to = malloc((g->ne + 1) * sizeof(size_t));
+	g->in_from = malloc((g->ne + 1) * sizeof(size_t));
+	size_t *fi = malloc((g->ne + 1) * sizeof(size_t)), *ti = malloc((g->ne + 1) * sizeof(size_t));
+	int ok = g->out_start && g->in_start && g->out_to && g->in_from && fi && ti;
+	for (size_t e = 0; ok && e < g->ne; e++) {
+		long a = index_of(g, from[e]), b = index_of(g, to[e]);
+		if (a < 0 || b < 0) {
+			ok = 0;
+			break;
+		}
+		fi[e] = (size_t)a;
+		ti[e] = (size_t)b;
+		g->out_start[a + 1]++;
+		g->in_start[b + 1]++;
+	}
+	for (size_t i = 0; ok && i < g->n; i++) {
+		g->out_start[i + 1] += g->out_start[i];
+		g->in_start[i + 1] += g->in_start[i];
+	}
+	for (size_t e = 0; ok && e < g->ne; e++) {
+		/* placed from the end of each node's run, counting down */
+		g->out_to[--g->out_start[fi[e] + 1]] = ti[e];
+		g->in_from[--g->in_start[ti[e] + 1]] = fi[e];
+	}
+	/* the runs' starts moved down to where each run begins; shift them back */
+	for (size_t i = 0; ok && i < g->n; i++) {
+		g->out_start[i] = g->out_start[i + 1];
+		g->in_start[i] = g->in_start[i + 1];
+	}
+	free(fi);
+	free(ti);
+	return ok ? 0 : -1;
+}
+
+/* The nodes reachable from node s (forward, or backward), s itself excluded; stack and
+ * mark are the caller's, n entries each. */
+static void reach(const graph_view *g, size_t s, int forward, unsigned char *mark, size_t *stack)
+{
+	const size_t *start = forward ? g->out_start : g->in_start;
+	const size_t *adj = forward ? g->out_to : g->in_from;
+	memset(mark, 0, g->n);
+	size_t top = 0;
+	stack[top++] = s;
+	while (top) {
+		size_t v = stack[--top];
+		size_t end = v + 1 < g->n ? start[v + 1] : g->ne;
+		for (size_t k = start[v]; k < end; k++)
+			if (!mark[adj[k]]) {
+				mark[adj[k]] = 1;
+				stack[top++] = adj[k];
+			}
+	}
+}
+
+typedef struct memnode {
+	size_t idx;
+	uint64_t ptr, size;           /* size 0: a free node */
+	unsigned char *mark;          /* reach, computed on first need */
+} memnode;
+
+static void free_view(graph_view *g, memnode *m, size_t nm)
+{
+	for (size_t i = 0; i < nm; i++)
+		free(m[i].mark);
+	free(g->nodes);
+	free(g->types);
+	free(g->out_start);
+	free(g->out_to);
+	free(g->in_start);
+	free(g->in_from);
+}
+
+static void said_once(const char *what)
+{
+	static int said;
+	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		gc_log_note("%s: the order of its nodes' uses of its own allocations is not checked "
+		            "(use-outside-graph-lifetime); graphs of up to %d nodes, %d edges and %d "
+		            "memory nodes are", what, ORDER_MAX_NODES, ORDER_MAX_EDGES,
+		            ORDER_MAX_MEMNODES);
+}
+
+static const unsigned char *reach_of(const graph_view *g, memnode *m, size_t *stack)
+{
+	if (!m->mark && (m->mark = malloc(g->n)))
+		reach(g, m->idx, m->size != 0, m->mark, stack);
+	return m->mark;
+}
+
+/* The graph's edges, both lists malloc'd; -1 when they cannot be read or are too many. */
+static int read_edges(CUgraph graph, CUgraphNode **from, CUgraphNode **to, size_t *ne)
+{
+	*from = *to = NULL;
+	*ne = 0;
+	CUresult r = edges_v2 ? edges_v2(graph, NULL, NULL, NULL, ne)
+	           : edges_v1 ? edges_v1(graph, NULL, NULL, ne) : CUDA_ERROR_NOT_FOUND;
+	if (r != CUDA_SUCCESS || *ne > ORDER_MAX_EDGES)
+		return -1;
+	size_t got = *ne;
+	*from = malloc((got + 1) * sizeof(CUgraphNode));
+	*to = malloc((got + 1) * sizeof(CUgraphNode));
+	/* Edge data asked for too: without it a graph with non-default edges (programmatic
+	 * dependent launch) answers CUDA_ERROR_LOSSY_QUERY (cuda.h). Any edge orders, here. */
+	CUgraphEdgeData *data = edges_v2 ? malloc((got + 1) * sizeof(CUgraphEdgeData)) : NULL;
+	if (!*from || !*to || (edges_v2 && !data)) {
+		free(data);
+		return -1;
+	}
+	r = edges_v2 ? edges_v2(graph, *from, *to, data, &got) : edges_v1(graph, *from, *to, &got);
+	free(data);
+	if (r != CUDA_SUCCESS || got > *ne)
+		return -1;
+	*ne = got;
+	return 0;
+}
+
+/* Each use by node u of graph g's allocation node m's memory, not ordered inside its life. */
+static void check_order(const char *call, uint64_t graph, graph_view *g, memnode *m, size_t nm,
+                        size_t *stack)
+{
+	for (size_t u = 0; u < g->n; u++) {
+		node_words nw;
+		if (!read_node(g->nodes[u], g->types[u], &nw))
+			continue;
+		for (size_t i = 0; i < nw.n; i++) {
+			for (size_t a = 0; a < nm; a++) {
+				if (!m[a].size || nw.w[i] - m[a].ptr >= m[a].size)
+					continue;
+				const unsigned char *after = reach_of(g, &m[a], stack);
+				int flags = after && !after[u] ? GC_ORDER_NOT_AFTER_ALLOC : 0;
+				for (size_t f = 0; f < nm; f++) {
+					if (m[f].size || m[f].ptr != m[a].ptr)
+						continue;
+					const unsigned char *before = reach_of(g, &m[f], stack);
+					if (before && !before[u])
+						flags |= GC_ORDER_NOT_BEFORE_FREE;
+				}
+				if (!flags)
+					continue;
+				gc_event ev = {.kind = GC_EV_NODE_UNORDERED, .call = call, .graph = graph,
+				               .node = U64(g->nodes[u]), .ptr = nw.w[i],
+				               .size = nw.w[i] - m[a].ptr, .use = nw.use, .arg = nw.arg[i],
+				               .func_name = nw.func_name, .flags = (uint64_t)flags};
+				gc_hub_report(&ev);
+			}
+		}
+	}
+}
+
+/* The graph's nodes sorted, with their types; -1 when the driver cannot say. */
+static int read_nodes(CUgraph graph, graph_view *g, size_t max)
+{
+	memset(g, 0, sizeof(*g));
+	if (!get_nodes || !node_type || get_nodes(graph, NULL, &g->n) != CUDA_SUCCESS || !g->n)
+		return -1;
+	if (g->n > max)
+		return 1;
+	size_t got = g->n;
+	g->nodes = malloc(got * sizeof(CUgraphNode));
+	g->types = malloc(got * sizeof(CUgraphNodeType));
+	if (!g->nodes || !g->types || get_nodes(graph, g->nodes, &got) != CUDA_SUCCESS ||
+	    got > g->n)
+		return -1;
+	g->n = got;
+	qsort(g->nodes, g->n, sizeof(CUgraphNode), cmp_node);
+	for (size_t i = 0; i < g->n; i++)
+		if (node_type(g->nodes[i], &g->types[i]) != CUDA_SUCCESS)
+			g->types[i] = CU_GRAPH_NODE_TYPE_EMPTY;
+	return 0;
+}
+
+static void order_of(const char *call, CUgraph graph, graph_view *g)
+{
+	memnode m[ORDER_MAX_MEMNODES];
+	size_t nm = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		CUgraphNodeType t = g->types[i];
+		if (t != CU_GRAPH_NODE_TYPE_MEM_ALLOC && t != CU_GRAPH_NODE_TYPE_MEM_FREE)
+			continue;
+		if (nm == ORDER_MAX_MEMNODES) {
+			said_once("a graph with more memory nodes");
+			free_view(g, m, nm);
+			return;
+		}
+		memnode x = {.idx = i};
+		CUdeviceptr fp = 0;
+		CUDA_MEM_ALLOC_NODE_PARAMS ap;
+		memset(&ap, 0, sizeof(ap));
+		if (t == CU_GRAPH_NODE_TYPE_MEM_ALLOC && alloc_params &&
+		    alloc_params(g->nodes[i], &ap) == CUDA_SUCCESS && ap.bytesize)
+			x.ptr = ap.dptr, x.size = ap.bytesize;
+		else if (t == CU_GRAPH_NODE_TYPE_MEM_FREE && free_params &&
+		         free_params(g->nodes[i], &fp) == CUDA_SUCCESS)
+			x.ptr = fp;
+		else
+			continue;
+		m[nm++] = x;
+	}
+	CUgraphNode *from = NULL, *to = NULL;
+	size_t *stack = NULL;
+	if (nm && read_edges(graph, &from, &to, &g->ne) == 0 &&
+	    build_adjacency(g, from, to) == 0 && (stack = malloc((g->n + 1) * sizeof(size_t))))
+		check_order(call, U64(graph), g, m, nm, stack);
+	else if (nm && g->ne > ORDER_MAX_EDGES)
+		said_once("a graph with more edges");
+	free(stack);
+	free(from);
+	free(to);
+	free_view(g, m, nm);
+}
+
+/* ---- the entry points ------------------------------------------------------------------- */
+
+/* Every kernel, memcpy and memset node's words for exec; at instantiate, the order check. */
+static void read_graph(const char *call, CUgraph graph, uint64_t exec, int order)
+{
+	graph_view g;
+	int r = read_nodes(graph, &g, order ? ORDER_MAX_NODES : (size_t)-1);
+	if (r == 1 && order) {  /* too many for the order check: the words alone */
+		said_once("a graph with more nodes");
+		read_graph(call, graph, exec, 0);
+		return;
+	}
+	for (size_t i = 0; r == 0 && i < g.n; i++) {
+		node_words nw;
+		if (read_node(g.nodes[i], g.types[i], &nw))
+			report_words(call, exec, U64(g.nodes[i]), &nw);
+	}
+	if (r == 0 && order)
+		order_of(call, graph, &g);
+	else
+		free_view(&g, NULL, 0);
+}
+
+void gc_hub_instantiated(gc_event *ev)
+{
+	uint64_t graph = ev->graph, exec = ev->exec;
+	const char *call = ev->call;
+	int ok = ev->result == CUDA_SUCCESS && exec;
+	gc_hub_report(ev);
+	if (ok && enabled)
+		read_graph(call, (CUgraph)(uintptr_t)graph, exec, 1);
+}
+
+void gc_hub_exec_updated(gc_event *ev)
+{
+	uint64_t graph = ev->graph, exec = ev->exec;
+	const char *call = ev->call;
+	int ok = ev->result == CUDA_SUCCESS;
+	gc_hub_report(ev);
+	if (!ok || !enabled)
+		return;
+	report_reset(call, exec, 0);
+	read_graph(call, (CUgraph)(uintptr_t)graph, exec, 0);
+}
+
+void gc_hub_node_set(const gc_node_set *s)
+{
+	if (s->result != CUDA_SUCCESS || !enabled)
+		return;
+	node_words nw;
+	memset(&nw, 0, sizeof(nw));
+	const CUgraphNodeParams *gp = s->generic;
+	if (s->kernel)
+		kernel_words(&nw, s->func, s->kernel_params, s->extra);
+	else if (s->copy)
+		copy_words(&nw, s->copy);
+	else if (s->set)
+		set_words(&nw, ((const CUDA_MEMSET_NODE_PARAMS *)s->set)->dst);
+	else if (gp && gp->type == CU_GRAPH_NODE_TYPE_KERNEL)
+		kernel_words(&nw, gp->kernel.func ? U64(gp->kernel.func) : U64(gp->kernel.kern),
+		             gp->kernel.kernelParams, gp->kernel.extra);
+	else if (gp && gp->type == CU_GRAPH_NODE_TYPE_MEMCPY)
+		copy_words(&nw, &gp->memcpy.copyParams);
+	else if (gp && gp->type == CU_GRAPH_NODE_TYPE_MEMSET)
+		set_words(&nw, gp->memset.dst);
+	else
+		return;
+	report_reset(s->call, s->exec, s->node);
+	report_words(s->call, s->exec, s->node, &nw);
+}
