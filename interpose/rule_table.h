@@ -33,7 +33,11 @@ typedef enum gc_severity { GC_SEV_ERROR, GC_SEV_WARNING } gc_severity;
 	X(LEAK_AT_EXIT, "leak-at-exit", GC_SEV_WARNING, \
 	  "Stream-ordered or graph allocations still live at exit.") \
 	X(API_ERROR, "api-error", GC_SEV_ERROR, \
-	  "An intercepted call returned an error that no other rule explains.")
+	  "An intercepted call returned an error that no other rule explains.") \
+	X(UNORDERED_USE, "unordered-use", GC_SEV_ERROR, \
+	  "A kernel argument, copy or set on one stream uses a stream-ordered allocation made on another stream that this stream is not ordered after (no event, no synchronization).") \
+	X(UNORDERED_FREE, "unordered-free", GC_SEV_ERROR, \
+	  "A free on one stream of a stream-ordered allocation whose allocation or last use on another stream is not ordered before it.")
 
 typedef enum gc_rule {
 #define GC_RULE_ENUM(e, id, sev, help) GC_RULE_##e,

@@ -80,6 +80,7 @@ rules=$(printf "5 api-error\n3 capture-invalidated\n2 free-owned-by-graph\n1 ins
 # record). `uses-clean`: the same uses in order.
 uses=$(printf "1 use-after-free\n2 use-unmaterialized")
 stream0_ptds="1 free-foreign-in-capture"
+order=$(printf "2 unordered-free\n1 unordered-use")
 stream0_legacy=$(printf "2 api-error\n1 double-free")
 for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procaddr ptds"; do
 	set -- $way
@@ -104,6 +105,10 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	esac
 	# cuMemAlloc memory is not stream-ordered: one kept to the end is no leak.
 	check "$way sync-alloc" "$none" $prog sync-alloc $extra
+	# Stream order: allocated on A, used on B, freed on A, then allocated on A and freed on
+	# C, with no events (order) and with them (order-clean); see scenarios.c.
+	check "$way order" "$order" $prog order $extra
+	check "$way order-clean" "$none" $prog order-clean $extra
 done
 
 # Nothing at all from a program that never touches CUDA: no log, no file.
@@ -155,7 +160,7 @@ not_reached="cuCtxSynchronize_v2 cuGraphAddMemFreeNode cuGraphAddNode cuGraphIns
 cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphInstantiate_v2
 cuStreamBeginCapture cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz
 cuStreamBeginCapture_ptsz cuGraphAddChildGraphNode cuGraphDestroyNode cuGraphExecUpdate
-cuGraphExecUpdate_v2 cuMemPoolDestroy cuModuleUnload cuLibraryUnload"
+cuGraphExecUpdate_v2 cuMemPoolDestroy cuModuleUnload cuLibraryUnload cuStreamDestroy"
 sed -n 's/^HOOK(\([A-Za-z0-9_]*\),.*/\1/p' interpose/hooks.def | grep -v '^cuGetProcAddress' | sort > "$tmp/hooked"
 cat "$tmp"/traces/*.trace | jq -r 'select(.type == "event") | .call' 2>/dev/null | sort -u > "$tmp/reached"
 printf '%s\n' $not_reached | sort > "$tmp/not_reached"

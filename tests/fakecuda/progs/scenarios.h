@@ -66,7 +66,11 @@
     X(cuLibraryLoadData, "cuLibraryLoadData", 12000)                           \
     X(cuLibraryGetKernel, "cuLibraryGetKernel", 12000)                         \
     X(cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync", 3020)                         \
-    X(cuMemsetD32Async, "cuMemsetD32Async", 3020)
+    X(cuMemsetD32Async, "cuMemsetD32Async", 3020)                             \
+    X(cuStreamCreateWithPriority, "cuStreamCreateWithPriority", 5050)         \
+    X(cuEventRecordWithFlags, "cuEventRecordWithFlags", 11010)                 \
+    X(cuEventQuery, "cuEventQuery", 2000)                                      \
+    X(cuLaunchHostFunc, "cuLaunchHostFunc", 10000)
 
 #define FC_DRV_FIELD(spelling, name, version) __typeof__(spelling) *p_##spelling;
 struct fc_drv {
