@@ -99,9 +99,10 @@ void gc_streams_seen(gc_streams *s, uint64_t key)
 		__atomic_store_n(&s->active, 1, __ATOMIC_RELAXED);
 }
 
-static void join(vclock *into, const vclock *from)
+/* Slots past nslots are 0 in every clock (never given out): only the first n are read. */
+static void join(vclock *into, const vclock *from, int n)
 {
-	for (int i = 0; i < GC_CLOCK_SLOTS; i++)
+	for (int i = 0; i < n; i++)
 		into->t[i] = from->t[i] > into->t[i] ? from->t[i] : into->t[i];
 }
 
@@ -136,7 +137,7 @@ static struct sstream *get(gc_streams *s, uint64_t key)
 static void acquire_host(gc_streams *s, struct sstream *st)
 {
 	if (st->host_gen != s->host_gen) {
-		join(&st->vc, &s->host);
+		join(&st->vc, &s->host, s->nslots);
 		st->host_gen = s->host_gen;
 	}
 }
@@ -182,7 +183,7 @@ void gc_streams_record(gc_streams *s, uint64_t event, uint64_t key)
 	}
 	acquire_host(s, st);
 	tick(st);
-	e->vc = st->vc;
+	memcpy(e->vc.t, st->vc.t, sizeof(e->vc.t[0]) * (size_t)s->nslots);
 }
 
 void gc_streams_forget_event(gc_streams *s, uint64_t event)
@@ -202,7 +203,7 @@ static void all_streams(gc_streams *s, vclock *into)
 		if (o && o->slot == i) {
 			acquire_host(s, o);
 			tick(o);
-			join(into, &o->vc);
+			join(into, &o->vc, s->nslots);
 		}
 	}
 }
@@ -215,17 +216,17 @@ void gc_streams_wait(gc_streams *s, uint64_t key, uint64_t event)
 	acquire_host(s, st);
 	struct sevent *e = (struct sevent *)gc_table_find(&s->events, event);
 	if (e) {
-		join(&st->vc, &e->vc);
+		join(&st->vc, &e->vc, s->nslots);
 	} else {  /* recorded where the model did not see: assume it carries everything */
 		vclock all = {{0}};
 		all_streams(s, &all);
-		join(&st->vc, &all);
+		join(&st->vc, &all, s->nslots);
 	}
 }
 
 static void host_joins(gc_streams *s, const vclock *c)
 {
-	join(&s->host, c);
+	join(&s->host, c, s->nslots);
 	s->host_gen++;
 }
 

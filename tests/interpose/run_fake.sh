@@ -108,6 +108,11 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	# Stream order: allocated on A, used on B, freed on A, then allocated on A and freed on
 	# C, with no events (order) and with them (order-clean); see scenarios.c.
 	check "$way order" "$order" $prog order $extra
+	# the stream model replays from the trace as it ran live (stream keys, events, waits)
+	replayed=$($BUILD/graphcheck-report --replay --format=json "$tmp/traces/$ntrace.trace" 2>/dev/null |
+		jq -r 'select(.type == "violation") | .rule' | sort | uniq -c | sed 's/^ *//')
+	[ "$replayed" = "$order" ] && ok "$way order: the trace replays to the same records" ||
+		bad "$way order: replay gives '$(echo $replayed)'"
 	check "$way order-clean" "$none" $prog order-clean $extra
 done
 

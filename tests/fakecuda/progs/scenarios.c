@@ -709,13 +709,58 @@ static int order(bool clean)
     return 0;
 }
 
+/* The cost of stream order (tests/bench/order_cost.sh runs this under callgrind): N kernel
+ * launches, each with two pointer arguments, after one setup, by MODE:
+ *   one     one stream, its own allocations: the model is off
+ *   own     streams A and B created (the model on), launches on A of A's allocations
+ *   cross   launches on B of A's allocations, ordered by an event (each an event: judged)
+ *   events  N cuEventRecord on A + cuStreamWaitEvent on B, the model on */
+static int order_cost(const char *mode, int n)
+{
+    init_driver();
+    CUmodule mod = NULL;
+    CUfunction sum = NULL;
+    CUstream a = NULL, b = NULL;
+    CUevent e = NULL;
+    CUdeviceptr in = 0, out = 0;
+    int len = 1024;
+    void *args[] = { &in, &out, &len };
+    bool one = strcmp(mode, "one") == 0;
+    CK(cuModuleLoadData, (&mod, uses_image));
+    CK(cuModuleGetFunction, (&sum, mod, "sum"));
+    CK(cuStreamCreate, (&a, CU_STREAM_NON_BLOCKING));
+    if (!one)
+        CK(cuStreamCreate, (&b, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate, (&e, 0));
+    CK(cuMemAllocAsync, (&in, 4096, a));
+    CK(cuMemAllocAsync, (&out, 4096, a));
+    CK(cuEventRecord, (e, a));
+    CUstream on = strcmp(mode, "cross") == 0 ? b : a;
+    if (on == b)
+        CK(cuStreamWaitEvent, (b, e, 0));
+    for (int i = 0; i < n; i++) {
+        if (strcmp(mode, "events") == 0) {
+            DRV(cuEventRecord)(e, a);
+            DRV(cuStreamWaitEvent)(b, e, 0);
+        } else {
+            DRV(cuLaunchKernel)(sum, 4, 1, 1, 256, 1, 1, 0, on, args, NULL);
+        }
+    }
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFreeAsync, (in, a));
+    CK(cuMemFreeAsync, (out, a));
+    CK(cuCtxSynchronize, ());
+    printf("done\n");
+    return 0;
+}
+
 /* ---- dispatch ---------------------------------------------------------------------- */
 bool fc_scenario_uses_driver(const char *name)
 {
     static const char *const uses[] = { "seed",    "seed-fixed", "probe",      "probe-driver",
                                         "rules",   "null-kernel-node",         "uses",
                                         "uses-clean", "threads", "stream0",    "sync-alloc",
-                                        "order", "order-clean" };
+                                        "order", "order-clean", "order-cost" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
             return true;
@@ -750,6 +795,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = order(false);
     else if (strcmp(name, "order-clean") == 0)
         rc = order(true);
+    else if (strcmp(name, "order-cost") == 0 && argc > 3)
+        rc = order_cost(argv[2], atoi(argv[3]));
     else if (strcmp(name, "threads") == 0)
         rc = run_threads(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atoi(argv[3]) : 100);
     else if (strcmp(name, "nocuda") == 0) {
@@ -757,7 +804,7 @@ int fc_run_scenario(int argc, char **argv)
         rc = 0;
     } else
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|stream0|"
-                "sync-alloc|order|order-clean|threads [THREADS [OPS]]|nocuda\n",
+                "sync-alloc|order|order-clean|order-cost MODE N|threads [THREADS [OPS]]|nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);
     return rc;
