@@ -149,6 +149,8 @@ void gc_order_alloc(gc_ledger *l, const gc_event *ev, int retired)
 		return;
 	uint64_t key = key_of(ev);
 	gc_streams_seen(l->streams, key);
+	if (key == GC_STREAM_LEGACY_KEY)
+		gc_streams_legacy_op(l->streams);
 	if (!gc_streams_active(l->streams)) {
 		if (retired) {  /* remembered for when the model is on */
 			gc_streams_lock(l->streams);
@@ -184,6 +186,8 @@ int gc_order_free_checked(gc_ledger *l, const gc_event *ev)
 	if (ev->kind != GC_EV_FREE)
 		return 0;
 	gc_streams_seen(l->streams, key_of(ev));
+	if (key_of(ev) == GC_STREAM_LEGACY_KEY)
+		gc_streams_legacy_op(l->streams);
 	if (!gc_dead_ranges_lookup(&l->order, ev->ptr, &hit) || hit.lo != ev->ptr)
 		return 0;
 	return hit.kind == ORDER_SHARED || (hit.owner & 0xffff) != gc_stream_tag(key_of(ev));

@@ -118,8 +118,11 @@ static void reset(gc_streams *s, struct sstream *st)
 	}
 }
 
+/* Every caller makes an op on the stream: one on the legacy stream orders the blocking ones. */
 static struct sstream *get(gc_streams *s, uint64_t key)
 {
+	if (key == GC_STREAM_LEGACY_KEY)
+		gc_streams_legacy_op(s);
 	gc_hnode *n = gc_table_find(&s->streams, key);
 	if (n)
 		return (struct sstream *)n;
@@ -266,9 +269,13 @@ void gc_streams_join_event(gc_streams *s, uint64_t event)
 
 void gc_streams_step(gc_streams *s, uint64_t key)
 {
-	if (key == GC_STREAM_LEGACY_KEY)
-		s->legacy_used = 1;
 	get(s, key);
+}
+
+void gc_streams_legacy_op(gc_streams *s)
+{
+	if (!__atomic_load_n(&s->legacy_used, __ATOMIC_RELAXED))
+		__atomic_store_n(&s->legacy_used, 1, __ATOMIC_RELAXED);
 }
 
 int gc_streams_stamp(gc_streams *s, uint64_t key, uint32_t *stamp)
@@ -298,7 +305,7 @@ int gc_streams_ordered(gc_streams *s, int from, uint32_t stamp, uint64_t to)
 	int a_legacy = a->h.key == GC_STREAM_LEGACY_KEY, b_legacy = b->h.key == GC_STREAM_LEGACY_KEY;
 	if ((a_legacy && blocking(b)) || (b_legacy && blocking(a)))
 		return 1;
-	if (s->legacy_used && blocking(a) && blocking(b))
+	if (__atomic_load_n(&s->legacy_used, __ATOMIC_RELAXED) && blocking(a) && blocking(b))
 		return 1;
 	acquire_host(s, b);
 	return b->vc.t[from] > stamp;

@@ -79,6 +79,9 @@ void gc_streams_join_event(gc_streams *s, uint64_t event);
 void gc_streams_join_all(gc_streams *s);
 /* An op on the stream (the legacy stream: from now on blocking streams are taken as ordered). */
 void gc_streams_step(gc_streams *s, uint64_t key);
+/* An op on the legacy stream (no lock needed): from now on blocking streams are taken as
+ * ordered with each other, as such an op waits for them and they for it. */
+void gc_streams_legacy_op(gc_streams *s);
 
 /* The key of the stream in a slot (0 for none). */
 uint64_t gc_streams_key_of(gc_streams *s, int slot);

@@ -216,6 +216,22 @@ static void silent_when_unknown(void **state)
 	has(f, "made by cuMemAllocAsync on the legacy default stream");
 }
 
+/* Blocking streams are ordered with each other by any op on the legacy stream between
+ * (here an allocation or a free there, which the model sees as events). */
+static void blocking_streams_and_the_legacy_stream(void **state)
+{
+	fx *f = *state;
+	apply(f, create(D, 0));
+	apply(f, create(D + 0x100, 0));
+	apply(f, alloc(P, D));
+	apply(f, use(P, D + 0x100, 51));
+	expect(f, 1, GC_RULE_UNORDERED_USE);  /* two blocking streams, nothing between */
+	apply(f, alloc(Q, D));
+	apply(f, alloc(Q + 0x10000, 0));      /* the legacy stream: waits for D, D + 0x100 for it */
+	apply(f, use(Q, D + 0x100, 52));
+	expect_none(f);
+}
+
 /* Per-thread default streams: one per thread. */
 static void per_thread_streams(void **state)
 {
@@ -291,6 +307,7 @@ int main(void)
 		T(ordered_by_events),
 		T(ordered_by_host_waits),
 		T(silent_when_unknown),
+		T(blocking_streams_and_the_legacy_stream),
 		T(per_thread_streams),
 		T(refused_and_captured_uses),
 		T(address_given_out_before_its_free),
