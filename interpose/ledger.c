@@ -138,6 +138,9 @@ static void on_instantiate(gc_ledger *l, out *o, const gc_event *ev)
 
 static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 {
+	if (ev->result == GC_CUDA_SUCCESS && !ev->capture_id &&
+	    gc_stream_key(ev->stream, ev->per_thread, ev->tid) == GC_STREAM_LEGACY_KEY)
+		gc_streams_legacy_op(l->streams);  /* an op of the legacy stream (stream order) */
 	struct exec *e = gc_exec_find(l, ev->exec);
 	if (!e || ev->capture_id)
 		return;  /* launched into a capture: a child graph node, nothing runs now */

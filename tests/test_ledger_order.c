@@ -232,6 +232,18 @@ static void blocking_streams_and_the_legacy_stream(void **state)
 	expect_none(f);
 }
 
+/* The same through a graph launch on the legacy stream, the one op there. */
+static void graph_launch_on_the_legacy_stream(void **state)
+{
+	fx *f = *state;
+	apply(f, create(D, 0));
+	apply(f, create(D + 0x100, 0));
+	apply(f, alloc(P, D));
+	apply(f, (gc_event){.kind = GC_EV_LAUNCH, .call = "cuGraphLaunch", .exec = 0xe000});
+	apply(f, use(P, D + 0x100, 51));
+	expect_none(f);
+}
+
 /* Per-thread default streams: one per thread. */
 static void per_thread_streams(void **state)
 {
@@ -308,6 +320,7 @@ int main(void)
 		T(ordered_by_host_waits),
 		T(silent_when_unknown),
 		T(blocking_streams_and_the_legacy_stream),
+		T(graph_launch_on_the_legacy_stream),
 		T(per_thread_streams),
 		T(refused_and_captured_uses),
 		T(address_given_out_before_its_free),
