@@ -6,6 +6,7 @@
 
 #include "interpose/hub.h"
 #include "interpose/kernel_args.h"
+#include "interpose/scratch.h"
 #include "interpose/stream_clock.h"
 
 struct gc_dead_ranges *gc_hub_dead, *gc_hub_order;
@@ -30,6 +31,20 @@ static void report_use(const gc_use *u, const gc_kernel *k, uint64_t w, int arg)
 	gc_hub_report(&ev);
 }
 
+/* Ranges of the order index this thread found to be its launches' own stream's (kept in its
+ * scratch, not static TLS, which glibc carves from every thread's stack), valid while the
+ * index is unchanged (its seqlock count the same): a loop launching on the stream that
+ * allocated its arguments then skips the index's search. */
+#define OWN_CACHE (sizeof(((gc_scratch *)0)->own.lo) / sizeof(uint64_t))
+
+static int own_cached(const gc_scratch *sc, uint64_t w)
+{
+	for (unsigned i = 0; i < sc->own.n; i++)
+		if (w - sc->own.lo[i] < sc->own.hi[i] - sc->own.lo[i])
+			return 1;
+	return 0;
+}
+
 /* The words of w[0..n) inside allocations watched for stream order that were made, or are
  * used, on another stream than this use's: each is an event (the ledger judges the order).
  * A word in an allocation only its own stream has touched is skipped here, by the stream tag
@@ -38,15 +53,26 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
                         const uint64_t *w, const uint16_t *param, size_t n)
 {
 	uint32_t tag = gc_stream_tag(gc_stream_key(u->stream, u->per_thread, gc_hub_tid()));
+	unsigned seq = __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE);
+	gc_scratch *sc = gc_scratch_get();
+	if (sc && (seq != sc->own.seq || tag != sc->own.tag)) {
+		sc->own.seq = seq;
+		sc->own.tag = tag;
+		sc->own.n = 0;
+	}
 	gc_dead_range hit;
-	for (size_t from = 0; from < n;) {
-		long at = gc_dead_ranges_check_words(o, w + from, n - from, &hit);
-		if (at < 0)
-			return;
-		size_t i = from + (size_t)at;
-		if (hit.kind != GC_DEAD_UNMATERIALIZED || (hit.owner & 0xffff) != tag)
+	for (size_t i = 0; i < n; i++) {
+		if ((sc && own_cached(sc, w[i])) || !gc_dead_ranges_lookup(o, w[i], &hit))
+			continue;
+		if (hit.kind != GC_DEAD_UNMATERIALIZED || (hit.owner & 0xffff) != tag) {
 			report_use(u, k, w[i], param ? param[i] : (int)i);
-		from = i + 1;
+		} else if (sc && !(seq & 1) && __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE) == seq) {
+			/* the index unchanged across the search: the range may be kept */
+			sc->own.lo[sc->own.next] = hit.lo;
+			sc->own.hi[sc->own.next] = hit.hi;
+			sc->own.next = (unsigned)((sc->own.next + 1) % OWN_CACHE);
+			sc->own.n += sc->own.n < OWN_CACHE;
+		}
 	}
 }
 

@@ -80,7 +80,7 @@ rules=$(printf "5 api-error\n3 capture-invalidated\n2 free-owned-by-graph\n1 ins
 # record). `uses-clean`: the same uses in order.
 uses=$(printf "1 use-after-free\n2 use-unmaterialized")
 stream0_ptds="1 free-foreign-in-capture"
-order=$(printf "2 unordered-free\n1 unordered-use")
+order=$(printf "2 unordered-free\n2 unordered-use")
 stream0_legacy=$(printf "2 api-error\n1 double-free")
 for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procaddr ptds"; do
 	set -- $way
@@ -106,7 +106,8 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	# cuMemAlloc memory is not stream-ordered: one kept to the end is no leak.
 	check "$way sync-alloc" "$none" $prog sync-alloc $extra
 	# Stream order: allocated on A, used on B, freed on A, then allocated on A and freed on
-	# C, with no events (order) and with them (order-clean); see scenarios.c.
+	# C, then C's memory at an address A launched on before launched on A, with no events
+	# (order) and with them (order-clean); see scenarios.c.
 	check "$way order" "$order" $prog order $extra
 	# the stream model replays from the trace as it ran live (stream keys, events, waits)
 	replayed=$($BUILD/graphcheck-report --replay --format=json "$tmp/traces/$ntrace.trace" 2>/dev/null |

@@ -629,7 +629,8 @@ static int run_threads(int nthreads, int ops)
  * demo/rules/unordered-use.cu and unordered-free.cu in driver calls: memory allocated on
  * stream A, used by a kernel on stream B with no event between (unordered-use), freed on A
  * while B may still use it (unordered-free), and allocated on A and freed on C with no order
- * (unordered-free). `order-clean` adds the events (cuEventRecord, cuEventRecordWithFlags,
+ * (unordered-free), and memory given to C at an address A launched on before, launched on A
+ * (unordered-use). `order-clean` adds the events (cuEventRecord, cuEventRecordWithFlags,
  * cuStreamWaitEvent, a cuEventSynchronize). Both then make uses the model must take as
  * ordered: after a cuStreamSynchronize of A; after a host function and a successful
  * cuEventQuery; the legacy stream's memory on a blocking stream. */
@@ -691,6 +692,20 @@ static int order(bool clean)
     CK(cuEventRecord, (e, a));
     CK(cuEventQuery, (e));
     CK(cuMemsetD32Async, (p, 0, 4, c));
+    CK(cuMemFreeAsync, (p, c));
+
+    printf("== A's own memory launched on A, then its address given to C and launched on A\n");
+    CK(cuMemAllocAsync, (&p, USES_N * sizeof(float), a));
+    CK(cuLaunchKernel, (fill, USES_N / 256, 1, 1, 256, 1, 1, 0, a, args, NULL));
+    CK(cuMemFreeAsync, (p, a));
+    CK(cuMemAllocAsync, (&p, USES_N * sizeof(float), c));
+    if (clean) {
+        CK(cuEventRecord, (e, c));
+        CK(cuStreamWaitEvent, (a, e, 0));
+    }
+    CK(cuLaunchKernel, (fill, USES_N / 256, 1, 1, 256, 1, 1, 0, a, args, NULL));
+    CK(cuEventRecord, (e, a));
+    CK(cuStreamWaitEvent, (c, e, 0));
     CK(cuMemFreeAsync, (p, c));
 
     printf("== the legacy stream's memory on a blocking stream, and back\n");
