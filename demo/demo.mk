@@ -6,7 +6,8 @@
 DEMO_RULES := free-foreign-in-capture free-unmaterialized free-owned-by-graph relaunch-unfreed \
               double-free free-unknown instantiate-twice capture-invalidated leak-at-exit api-error \
               use-unmaterialized use-after-free memory-node-restriction pool-destroyed-live \
-              launch-stale-pointer launch-reused-pointer use-outside-graph-lifetime
+              launch-stale-pointer launch-reused-pointer use-outside-graph-lifetime \
+              unordered-use unordered-free
 DEMO_RULES += capture-dropped-call
 DEMO_PROGS := $(BUILD)/demo/seed_pipeline $(BUILD)/demo/seed_pipeline_fixed \
               $(patsubst %,$(BUILD)/demo/rules/%,$(DEMO_RULES))

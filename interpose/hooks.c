@@ -40,8 +40,9 @@
 		return r;                                                                          \
 	}
 #define WRAPPER(...) WRAPPER_OF(gc_event, gc_hub_report, __VA_ARGS__)
-/* A use is worth building only when it failed or some memory is not live: the common case
- * of a correct program costs one load (gc_hub_uses_checked). */
+/* A use is worth building only when it failed, some memory is not live, or some allocation
+ * is watched for stream order: the common case of a correct program costs a few loads
+ * (gc_hub_uses_checked). */
 #define USE_WRAPPER(spelling, params, args, ...)                                           \
 	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
 	           r != CUDA_SUCCESS || gc_hub_uses_checked(), __VA_ARGS__)
@@ -58,7 +59,8 @@
 /* Asked after the call: the allocation belongs to the capture the stream is still in. */
 #define ALLOC_EVENT(pool_, s, ptsz)                                                        \
 	.kind = GC_EV_ALLOC, .ptr = RETURNED(r, dptr), .size = size, .stream = U64(s),         \
-	.pool = U64(pool_), .capture_id = CAPTURE_OF(s, ptsz), .capture_kept = KEPT(s, ptsz)
+	.pool = U64(pool_), .capture_id = CAPTURE_OF(s, ptsz), .capture_kept = KEPT(s, ptsz),     \
+	.per_thread = ptsz
 #define ALLOC_ASYNC(spelling, ptsz)                                                        \
 	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size, CUstream s), (dptr, size, s), 0, 1, \
 	        ALLOC_EVENT(NULL, s, ptsz))
@@ -68,7 +70,7 @@
 #define FREE_ASYNC(spelling, ptsz)                                                         \
 	WRAPPER(spelling, (CUdeviceptr p, CUstream s), (p, s), CAPTURE_OF(s, ptsz), 1,        \
 	        .kind = GC_EV_FREE, .ptr = p, .stream = U64(s), .capture_id = cap,              \
-	        .capture_kept = KEPT(s, ptsz))
+	        .capture_kept = KEPT(s, ptsz), .per_thread = ptsz)
 #define MEM_ALLOC(spelling, ptsz)                                                          \
 	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size), (dptr, size), 0, 1,               \
 	        .kind = GC_EV_MEM_ALLOC, .ptr = RETURNED(r, dptr), .size = size)
@@ -117,7 +119,7 @@
 #define LAUNCH(spelling, ptsz)                                                             \
 	WRAPPER(spelling, (CUgraphExec exec, CUstream s), (exec, s), CAPTURE_OF(s, ptsz), 1,  \
 	        .kind = GC_EV_LAUNCH, .exec = U64(exec), .stream = U64(s), .capture_id = cap,  \
-	        .capture_kept = KEPT(s, ptsz))
+	        .capture_kept = KEPT(s, ptsz), .per_thread = ptsz)
 #define EXEC_DESTROY(spelling, ptsz)                                                       \
 	WRAPPER(spelling, (CUgraphExec exec), (exec), 0, 1,                                   \
 	        .kind = GC_EV_EXEC_DESTROY, .exec = U64(exec))
@@ -231,17 +233,57 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 
 /* ---- calls that may break a capture ------------------------------------------- */
 
-/* Only their failures matter to the ledger: success costs one branch. */
+/* Their failures matter to the ledger (api-error, broken captures); a success is the host
+ * waiting, which the stream model needs only while it is on (two streams in use): until
+ * then a success costs one branch and one load. cuStreamQuery and cuEventQuery wait only
+ * when they answer CUDA_SUCCESS. */
 #define SYNC_FAILED (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY)
-#define SYNC_EVENT(s, ptsz)                                                                \
-	.kind = GC_EV_SYNCHRONIZE, .stream = U64(s), .capture_id = CAPTURE_OF(s, ptsz)
+#define SYNC_WHEN (SYNC_FAILED || (r == CUDA_SUCCESS && gc_hub_order_on()))
+#define SYNC_EVENT(s, ptsz, ev_, flags_)                                                   \
+	.kind = GC_EV_SYNCHRONIZE, .stream = U64(s), .capture_id = CAPTURE_OF(s, ptsz),       \
+	.per_thread = ptsz, .event = U64(ev_), .flags = (flags_)
 #define STREAM_SYNC(spelling, ptsz)                                                        \
-	WRAPPER(spelling, (CUstream s), (s), 0, SYNC_FAILED, SYNC_EVENT(s, ptsz))
-#define CTX_SYNC(spelling, ptsz) WRAPPER(spelling, (void), (), 0, SYNC_FAILED, SYNC_EVENT(NULL, 0))
+	WRAPPER(spelling, (CUstream s), (s), 0, SYNC_WHEN, SYNC_EVENT(s, ptsz, NULL, 0))
+#define CTX_SYNC(spelling, ptsz)                                                           \
+	WRAPPER(spelling, (void), (), 0, SYNC_WHEN, SYNC_EVENT(NULL, 0, NULL, GC_SYNC_CONTEXT))
 #define CTX_SYNC_V2(spelling, ptsz)                                                        \
-	WRAPPER(spelling, (CUcontext ctx), (ctx), 0, SYNC_FAILED, SYNC_EVENT(NULL, 0))
+	WRAPPER(spelling, (CUcontext ctx), (ctx), 0, SYNC_WHEN,                               \
+	        SYNC_EVENT(NULL, 0, NULL, GC_SYNC_CONTEXT))
 #define EVENT_SYNC(spelling, ptsz)                                                         \
-	WRAPPER(spelling, (CUevent e), (e), 0, SYNC_FAILED, SYNC_EVENT(NULL, 0))
+	WRAPPER(spelling, (CUevent e), (e), 0, SYNC_WHEN, SYNC_EVENT(NULL, 0, e, 0))
+
+/* ---- stream order: streams, events, waits, host functions -------------------------- */
+
+/* Creation is rare and always an event (the model learns each stream's flags and turns on
+ * at the second stream); records, waits and host functions only while the model is on, or
+ * when they failed. An event recorded or waited for inside a capture is a graph edge, not
+ * host order: the capture id says so. */
+#define ORDER_WHEN (r != CUDA_SUCCESS || gc_hub_order_on())
+#define STREAM_CREATE(spelling, ptsz)                                                      \
+	WRAPPER(spelling, (CUstream *ph, unsigned flags), (ph, flags), 0, 1,                  \
+	        .kind = GC_EV_STREAM_CREATE, .stream = RETURNED(r, ph), .flags = flags)
+#define STREAM_CREATE_PRIORITY(spelling, ptsz)                                             \
+	WRAPPER(spelling, (CUstream *ph, unsigned flags, int priority), (ph, flags, priority), \
+	        0, 1, .kind = GC_EV_STREAM_CREATE, .stream = RETURNED(r, ph), .flags = flags)
+#define STREAM_DESTROY(spelling, ptsz)                                                     \
+	WRAPPER(spelling, (CUstream s), (s), 0, ORDER_WHEN,                                   \
+	        .kind = GC_EV_STREAM_DESTROY, .stream = U64(s))
+#define RECORD_EVENT(e, s, ptsz)                                                           \
+	.kind = GC_EV_EVENT_RECORD, .event = U64(e), .stream = U64(s), .per_thread = ptsz,    \
+	.capture_id = CAPTURE_OF(s, ptsz)
+#define EVENT_RECORD(spelling, ptsz)                                                       \
+	WRAPPER(spelling, (CUevent e, CUstream s), (e, s), 0, ORDER_WHEN, RECORD_EVENT(e, s, ptsz))
+#define EVENT_RECORD_FLAGS(spelling, ptsz)                                                 \
+	WRAPPER(spelling, (CUevent e, CUstream s, unsigned flags), (e, s, flags), 0, ORDER_WHEN, \
+	        RECORD_EVENT(e, s, ptsz))
+#define STREAM_WAIT_EVENT(spelling, ptsz)                                                  \
+	WRAPPER(spelling, (CUstream s, CUevent e, unsigned flags), (s, e, flags), 0, ORDER_WHEN, \
+	        .kind = GC_EV_STREAM_WAIT, .event = U64(e), .stream = U64(s), .per_thread = ptsz, \
+	        .capture_id = CAPTURE_OF(s, ptsz))
+#define LAUNCH_HOST_FUNC(spelling, ptsz)                                                   \
+	WRAPPER(spelling, (CUstream s, CUhostFn fn, void *data), (s, fn, data), 0, ORDER_WHEN, \
+	        .kind = GC_EV_STREAM_STEP, .stream = U64(s), .per_thread = ptsz,              \
+	        .capture_id = CAPTURE_OF(s, ptsz))
 
 /* ---- uses: kernel launches, copies and sets -------------------------------------- */
 
@@ -286,17 +328,17 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	            (dst, dctx, src, sctx, n, s), COPY_USE(dst, src, n, s, ptsz))
 #define COPY(spelling, ptsz)                                                               \
 	USE_WRAPPER(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n),    \
-	            COPY_USE(dst, src, n, NULL, ptsz))
+	            COPY_USE(dst, src, n, NULL, ptsz), .synchronous = 1)
 #define COPY_HTOD(spelling, ptsz)                                                          \
 	USE_WRAPPER(spelling, (CUdeviceptr dst, const void *src, size_t n), (dst, src, n),    \
-	            COPY_USE(dst, 0, n, NULL, ptsz))
+	            COPY_USE(dst, 0, n, NULL, ptsz), .synchronous = 1)
 #define COPY_DTOH(spelling, ptsz)                                                          \
 	USE_WRAPPER(spelling, (void *dst, CUdeviceptr src, size_t n), (dst, src, n),          \
-	            COPY_USE(0, src, n, NULL, ptsz))
+	            COPY_USE(0, src, n, NULL, ptsz), .synchronous = 1)
 #define COPY_PEER(spelling, ptsz)                                                          \
 	USE_WRAPPER(spelling, (CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,              \
 	                       CUcontext sctx, size_t n),                                      \
-	            (dst, dctx, src, sctx, n), COPY_USE(dst, src, n, NULL, ptsz))
+	            (dst, dctx, src, sctx, n), COPY_USE(dst, src, n, NULL, ptsz), .synchronous = 1)
 
 #define COPY_2D_USE(p, st, ptsz)                                                           \
 	COPY_USE(p ? device_side(p->dstMemoryType, p->dstDevice, p->dstXInBytes, p->dstY, 0,  \
@@ -317,9 +359,9 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	USE_WRAPPER(spelling, (const CUDA_MEMCPY3D *p, CUstream s), (p, s),                   \
 	            COPY_3D_USE(p, s, ptsz))
 #define COPY_2D(spelling, ptsz)                                                            \
-	USE_WRAPPER(spelling, (const CUDA_MEMCPY2D *p), (p), COPY_2D_USE(p, NULL, ptsz))
+	USE_WRAPPER(spelling, (const CUDA_MEMCPY2D *p), (p), COPY_2D_USE(p, NULL, ptsz), .synchronous = 1)
 #define COPY_3D(spelling, ptsz)                                                            \
-	USE_WRAPPER(spelling, (const CUDA_MEMCPY3D *p), (p), COPY_3D_USE(p, NULL, ptsz))
+	USE_WRAPPER(spelling, (const CUDA_MEMCPY3D *p), (p), COPY_3D_USE(p, NULL, ptsz), .synchronous = 1)
 
 #define SET_USE(d, n, st, ptsz)                                                            \
 	.what = GC_USE_SET, .dst = (d), .bytes = (n), .stream = U64(st), .per_thread = ptsz
@@ -332,10 +374,10 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	            (d, pitch, v, w, h, s), SET_USE(d, pitch * h, s, ptsz))
 #define SET(spelling, ptsz, T)                                                             \
 	USE_WRAPPER(spelling, (CUdeviceptr d, T v, size_t n), (d, v, n),                       \
-	            SET_USE(d, n * sizeof(T), NULL, ptsz))
+	            SET_USE(d, n * sizeof(T), NULL, ptsz), .synchronous = 1)
 #define SET_2D(spelling, ptsz, T)                                                          \
 	USE_WRAPPER(spelling, (CUdeviceptr d, size_t pitch, T v, size_t w, size_t h),         \
-	            (d, pitch, v, w, h), SET_USE(d, pitch * h, NULL, ptsz))
+	            (d, pitch, v, w, h), SET_USE(d, pitch * h, NULL, ptsz), .synchronous = 1)
 #define SET_ASYNC_8(spelling, ptsz) SET_ASYNC(spelling, ptsz, unsigned char)
 #define SET_ASYNC_16(spelling, ptsz) SET_ASYNC(spelling, ptsz, unsigned short)
 #define SET_ASYNC_32(spelling, ptsz) SET_ASYNC(spelling, ptsz, unsigned int)

@@ -165,6 +165,7 @@ static void init(void)
 	gc_kernel_args_init(gc_driver_lookup);
 	gc_graph_nodes_init(gc_driver_lookup, opts.uses);
 	__atomic_store_n(&gc_hub_dead, gc_ledger_dead_ranges(ledger), __ATOMIC_RELAXED);
+	__atomic_store_n(&gc_hub_order, gc_ledger_order_ranges(ledger), __ATOMIC_RELAXED);
 	if (opts.trace_file[0]) {
 		CUresult (*version)(int *) = (CUresult(*)(int *))gc_driver_lookup("cuDriverGetVersion");
 		int v = 0;
@@ -230,6 +231,11 @@ uint64_t gc_hub_capture_query(uint64_t stream, int ptsz, uint64_t *graph)
 	return id;
 }
 
+int gc_hub_order_on(void)
+{
+	return gc_ledger_ordering(ledger);
+}
+
 uint64_t gc_hub_capture_of(uint64_t stream, int ptsz)
 {
 	if (!gc_ledger_capturing(ledger))
@@ -246,6 +252,11 @@ static uint64_t thread_id(void)
 
 /* The events whose call site the ledger keeps: allocations and frees that succeeded (for
  * later explanations), and uses (a bad use is recorded once per site). */
+uint64_t gc_hub_tid(void)
+{
+	return thread_id();
+}
+
 static int keeps_site(const gc_event *ev)
 {
 	gc_event_kind k = ev->kind;

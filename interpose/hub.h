@@ -41,6 +41,7 @@ typedef struct gc_use {
 	uint64_t func;                /* kernels: the function handle, its arguments as */
 	void **kernel_params, **extra;  /* cuLaunchKernel takes them */
 	uint64_t dst, src, bytes;     /* copies and sets: device addresses, 0 for host memory */
+	int synchronous;              /* a copy or set without a stream: the host waits for it */
 } gc_use;
 
 /* A module or library unloaded: the kernels' layouts known so far are forgotten (their
@@ -51,22 +52,34 @@ typedef struct gc_unload {
 } gc_unload;
 void gc_hub_unloaded(const gc_unload *u);
 
-/* The ledger's dead memory, read by the uses' fast check; set at start-up. */
-extern struct gc_dead_ranges *gc_hub_dead;
+/* The ledger's dead memory, and its allocations watched for stream order, read by the uses'
+ * fast check; set at start-up. */
+extern struct gc_dead_ranges *gc_hub_dead, *gc_hub_order;
 
-/* Whether any memory is dead now: when not, a successful use cannot break a rule and its
- * wrapper builds nothing (one load, no lock, no shared write). */
+static inline int gc_hub_index_empty(struct gc_dead_ranges *d)
+{
+	/* An empty index has equal bounds (dead_ranges.h). */
+	return !d || __atomic_load_n(&d->lo_bound, __ATOMIC_RELAXED) ==
+	                     __atomic_load_n(&d->hi_bound, __ATOMIC_RELAXED);
+}
+
+/* Whether any memory is dead or watched for stream order now: when not, a successful use
+ * cannot break a rule and its wrapper builds nothing (a few loads, no lock, no shared write). */
 static inline int gc_hub_uses_checked(void)
 {
-	struct gc_dead_ranges *d = __atomic_load_n(&gc_hub_dead, __ATOMIC_RELAXED);
-	/* An empty index has equal bounds (dead_ranges.h). */
-	return d && __atomic_load_n(&d->lo_bound, __ATOMIC_RELAXED) !=
-	                    __atomic_load_n(&d->hi_bound, __ATOMIC_RELAXED);
+	return !gc_hub_index_empty(__atomic_load_n(&gc_hub_dead, __ATOMIC_RELAXED)) ||
+	       !gc_hub_index_empty(__atomic_load_n(&gc_hub_order, __ATOMIC_RELAXED));
 }
+
+/* Whether the stream model is on (two streams seen): until then a successful record, wait or
+ * host wait is no event. */
+int gc_hub_order_on(void);
 
 /* Reads the use's words, checks them against the dead memory, and reports a GC_EV_USE when
  * one hits or the call failed. Called inside the guard. */
 void gc_hub_use(const gc_use *u);
+/* The calling thread's id (as events carry it). */
+uint64_t gc_hub_tid(void);
 
 /* ---- graphs' nodes (graph_nodes.c) --------------------------------------------------- */
 

@@ -58,8 +58,12 @@ static void on_free_outside(gc_ledger *l, out *o, const gc_event *ev, int mem_fr
 	if (ev->result == GC_CUDA_SUCCESS && gc_store_claim_retired(l, ev->ptr, ev->site))
 		return;
 	struct alloc *a = gc_check_free_outside(l, o, ev, mem_free);
+	if (a && !mem_free && ev->result == GC_CUDA_SUCCESS)
+		gc_check_order_free(l, o, ev, a);
 	if (a)
 		gc_graph_free_live(l, a, ev->site);
+	if (!mem_free && ev->result == GC_CUDA_SUCCESS)
+		gc_order_freed(l, ev->ptr);
 }
 
 /* A free node in graph h: a captured cuMemFreeAsync, cuGraphAddMemFreeNode, cuGraphAddNode. */
@@ -188,18 +192,6 @@ static void on_node_use(gc_ledger *l, const gc_event *ev, struct stripe *locked)
 	gc_exec_watch_add(e, ev, base, a->seq);
 }
 
-/* Whether this record (kind, site) was reported already for this call site; notes it. */
-static int seen(gc_ledger *l, gc_rule rule, uint32_t site, uint64_t what)
-{
-	uint64_t key = ((uint64_t)rule << 56 | (uint64_t)site << 24) ^ what;
-	for (size_t i = 0; i < l->n_use_seen; i++)
-		if (l->use_seen[i] == key)
-			return 1;
-	if (l->n_use_seen < USE_SEEN_MAX)
-		l->use_seen[l->n_use_seen++] = key;
-	return 0;
-}
-
 /* The stripes of e's watched allocations, as a bit set (every stripe past 64 of them): a
  * launch checks them with only those locked (the fixed seed pipeline's loop does so every
  * iteration). */
@@ -257,7 +249,7 @@ static int check_watched(gc_ledger *l, out *o, const gc_event *ev, const struct 
 			continue;  /* covered by memory the ledger cannot name: not reported */
 		gc_rule rule = now ? GC_RULE_LAUNCH_REUSED_POINTER : GC_RULE_LAUNCH_STALE_POINTER;
 		const struct alloc *named = now ? now : then;
-		if (seen(l, rule, ev->site, named ? named->site : w->base)) {
+		if (gc_use_seen(l, rule, ev->site, named ? named->site : w->base)) {
 			o->explained = 1;
 			continue;
 		}
@@ -270,6 +262,9 @@ static int check_watched(gc_ledger *l, out *o, const gc_event *ev, const struct 
 
 static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 {
+	if (ev->result == GC_CUDA_SUCCESS && !ev->capture_id &&
+	    gc_stream_key(ev->stream, ev->per_thread, ev->tid) == GC_STREAM_LEGACY_KEY)
+		gc_streams_legacy_op(l->streams);  /* an op of the legacy stream (stream order) */
 	struct exec *e = gc_exec_find(l, ev->exec);
 	if (!e || ev->capture_id)
 		return;  /* launched into a capture: a child graph node, nothing runs now */
@@ -313,13 +308,30 @@ static void on_cond_node(gc_ledger *l, const gc_event *ev)
 		body->cond_body = 1;
 }
 
+int gc_use_seen(gc_ledger *l, gc_rule rule, uint32_t site, uint64_t id)
+{
+	uint64_t key = ((uint64_t)rule << 56 | (uint64_t)site << 24) ^ id;
+	for (size_t i = 0; i < l->n_use_seen; i++)
+		if (l->use_seen[i] == key)
+			return 1;
+	if (l->n_use_seen < USE_SEEN_MAX)
+		l->use_seen[l->n_use_seen++] = key;
+	return 0;
+}
+
 /* A use that hit dead memory: the record it belonged to (a graph allocation's, or a freed
  * one still in the history), and the verdict, once per (rule, call site, allocation). */
 static void on_use(gc_ledger *l, out *o, const gc_event *ev, struct stripe *locked)
 {
 	gc_dead_range hit;
-	if (!ev->ptr || ev->capture_id || !gc_dead_ranges_lookup(&l->dead, ev->ptr, &hit))
-		return;  /* captured: the graph's launch decides; or live again since the hub looked */
+	if (!ev->ptr || ev->capture_id)
+		return;  /* captured: the graph's launch decides */
+	if (!gc_dead_ranges_lookup(&l->dead, ev->ptr, &hit)) {
+		/* live (or live again since the hub looked): its stream order */
+		if (gc_dead_ranges_lookup(&l->order, ev->ptr, &hit) && stripe_of(l, hit.lo) == locked)
+			gc_check_order_use(l, o, ev);
+		return;
+	}
 	if (stripe_of(l, hit.owner) != locked)
 		return;  /* the memory changed hands since the stripe was chosen: no longer this use */
 	int want = hit.kind == GC_DEAD_UNMATERIALIZED ? K_GRAPH : K_ASYNC;
@@ -331,14 +343,10 @@ static void on_use(gc_ledger *l, out *o, const gc_event *ev, struct stripe *lock
 			break;
 		}
 	gc_rule rule = want == K_GRAPH ? GC_RULE_USE_UNMATERIALIZED : GC_RULE_USE_AFTER_FREE;
-	uint64_t key = ((uint64_t)rule << 56 | (uint64_t)ev->site << 24) ^ (a ? a->seq : hit.owner);
-	for (size_t i = 0; i < l->n_use_seen; i++)
-		if (l->use_seen[i] == key) {
-			o->explained = 1;
-			return;
-		}
-	if (l->n_use_seen < USE_SEEN_MAX)
-		l->use_seen[l->n_use_seen++] = key;
+	if (gc_use_seen(l, rule, ev->site, a ? a->seq : hit.owner)) {
+		o->explained = 1;
+		return;
+	}
 	gc_check_use(o, ev, &hit, a);
 	l->use_reported = 1;
 }
@@ -354,7 +362,7 @@ static void on_node_unordered(gc_ledger *l, out *o, const gc_event *ev)
 		struct alloc *a = (struct alloc *)n;
 		if (a->graph != g)
 			continue;
-		if (!seen(l, GC_RULE_USE_OUTSIDE_GRAPH_LIFETIME, ev->site, a->site))
+		if (!gc_use_seen(l, GC_RULE_USE_OUTSIDE_GRAPH_LIFETIME, ev->site, a->site))
 			gc_check_unordered(o, ev, a);
 		l->use_reported = 1;  /* a fault at a later launch's synchronize is this use's */
 		return;
@@ -380,9 +388,12 @@ static int plain_event(const gc_event *ev)
 static struct stripe *stripe_needed(gc_ledger *l, const gc_event *ev)
 {
 	gc_dead_range hit;
-	if (ev->kind == GC_EV_USE)  /* the records of the allocation the use hit */
-		return ev->ptr && gc_dead_ranges_lookup(&l->dead, ev->ptr, &hit)
-		               ? stripe_of(l, hit.owner) : NULL;
+	if (ev->kind == GC_EV_USE) {  /* the records of the allocation the use hit */
+		if (ev->ptr && gc_dead_ranges_lookup(&l->dead, ev->ptr, &hit))
+			return stripe_of(l, hit.owner);
+		return ev->ptr && gc_dead_ranges_lookup(&l->order, ev->ptr, &hit)
+		               ? stripe_of(l, hit.lo) : NULL;
+	}
 	if (ev->kind == GC_EV_NODE_USE)  /* the records of the allocation the word points into */
 		return ev->ptr ? stripe_of(l, base_of(l, ev->ptr, &hit)) : NULL;
 	int frees = ev->kind == GC_EV_FREE || ev->kind == GC_EV_MEM_FREE ||
@@ -390,14 +401,38 @@ static struct stripe *stripe_needed(gc_ledger *l, const gc_event *ev)
 	return frees ? stripe_of(l, ev->ptr) : NULL;
 }
 
+/* The stream model's own events, which touch no allocation: a success needs only its lock. */
+static int order_event(const gc_event *ev)
+{
+	switch (ev->kind) {
+	case GC_EV_STREAM_CREATE:
+	case GC_EV_STREAM_DESTROY:
+	case GC_EV_EVENT_RECORD:
+	case GC_EV_STREAM_WAIT:
+	case GC_EV_STREAM_STEP:
+	case GC_EV_SYNCHRONIZE: return ev->result == GC_CUDA_SUCCESS;
+	default: return 0;
+	}
+}
+
 static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 {
+	if (order_event(ev)) {
+		gc_order_event(l, ev);
+		return 0;
+	}
 	int plain = plain_event(ev);
+	if (plain == 0 && gc_order_free_checked(l, ev))
+		plain = -1;  /* made or used on another stream: judged on the locked path */
 	if (plain >= 0) {
 		struct stripe *st = stripe_of(l, ev->ptr);
 		pthread_mutex_lock(&st->lock);
 		int done = gc_store_apply_plain(l, st, ev, plain);
 		pthread_mutex_unlock(&st->lock);
+		if (done && plain)
+			gc_order_alloc(l, ev, done == 2);
+		else if (done && ev->kind == GC_EV_FREE)
+			gc_order_freed(l, ev->ptr);
 		if (done)
 			return 0;
 	}
@@ -444,6 +479,11 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	case GC_EV_SYNCHRONIZE: break;
 	case GC_EV_EXIT: gc_check_leaks(l, &o, ev); break;
 	case GC_EV_FAILED: break;  /* only api-error below */
+	case GC_EV_STREAM_CREATE:  /* failed (successes took order_event): api-error below */
+	case GC_EV_STREAM_DESTROY:
+	case GC_EV_EVENT_RECORD:
+	case GC_EV_STREAM_WAIT:
+	case GC_EV_STREAM_STEP: break;
 	case GC_EV_USE: on_use(l, &o, ev, one); break;
 	case GC_EV_NODE_USE: on_node_use(l, ev, one); break;
 	case GC_EV_NODE_RESET: {
@@ -502,6 +542,16 @@ struct gc_dead_ranges *gc_ledger_dead_ranges(gc_ledger *l)
 	return l ? &l->dead : NULL;
 }
 
+struct gc_dead_ranges *gc_ledger_order_ranges(gc_ledger *l)
+{
+	return l ? &l->order : NULL;
+}
+
+int gc_ledger_ordering(const gc_ledger *l)
+{
+	return l && gc_streams_active(l->streams);
+}
+
 int gc_ledger_capturing(const gc_ledger *l)
 {
 	return __atomic_load_n(&l->active_captures, __ATOMIC_RELAXED) > 0;
@@ -523,7 +573,7 @@ gc_ledger *gc_ledger_new(const gc_ledger_config *cfg)
 		l->nstripes <<= 1;
 	l->no_uses = cfg && cfg->no_uses;
 	if (gc_store_init(l, history) || gc_graph_init(l) || gc_pending_init(l) ||
-	    gc_dead_ranges_init(&l->dead, DEAD_RANGES_MAX)) {
+	    gc_dead_ranges_init(&l->dead, DEAD_RANGES_MAX) || gc_order_init(l)) {
 		gc_ledger_free(l);
 		return NULL;
 	}
@@ -537,6 +587,7 @@ void gc_ledger_free(gc_ledger *l)
 	gc_graph_destroy_all(l);
 	gc_store_destroy(l);
 	gc_dead_ranges_destroy(&l->dead);
+	gc_order_destroy(l);
 	gc_pending_destroy(l);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
@@ -571,6 +622,8 @@ void gc_ledger_fork_prepare(gc_ledger *l)
 	if (!l)
 		return;
 	lock_all(l);
+	gc_streams_lock(l->streams);
+	pthread_mutex_lock(&l->order.lock);
 	pthread_mutex_lock(&l->dead.lock);  /* a leaf: last */
 }
 
@@ -579,6 +632,8 @@ void gc_ledger_fork_parent(gc_ledger *l)
 	if (!l)
 		return;
 	pthread_mutex_unlock(&l->dead.lock);
+	pthread_mutex_unlock(&l->order.lock);
+	gc_streams_unlock(l->streams);
 	unlock_all(l);
 }
 
@@ -589,6 +644,8 @@ void gc_ledger_fork_child(gc_ledger *l)
 		return;
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_mutex_init(&l->dead.lock, NULL);
+	pthread_mutex_init(&l->order.lock, NULL);
+	gc_streams_fork_child(l->streams);
 	for (unsigned i = 0; i < l->nstripes; i++)
 		gc_store_lock_init(&l->stripes[i]);
 	gc_store_mark_inherited(l);
@@ -604,6 +661,7 @@ static const char *const kind_names[GC_EV__COUNT] = {
 	"graph_destroy", "synchronize", "exit", "use", "graph_clone", "child_graph",
 	"destroy_node", "exec_update", "pool_destroy", "failed", "pool_trim", "graph_mem_trim",
 	"cond_node", "node_use", "node_reset", "node_unordered",
+	"stream_create", "stream_destroy", "event_record", "stream_wait", "stream_step",
 };
 
 /* Names traces recorded before the renames used: they still replay. */

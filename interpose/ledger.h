@@ -29,8 +29,10 @@ typedef enum gc_event_kind {
 	GC_EV_LAUNCH,         /* exec, stream */
 	GC_EV_EXEC_DESTROY,   /* exec */
 	GC_EV_GRAPH_DESTROY,  /* graph */
-	GC_EV_SYNCHRONIZE,    /* a failed wait (cuStreamSynchronize, cuStreamQuery, cuCtxSynchronize,
-	                       * cuEventSynchronize): stream (0: context-wide), result */
+	GC_EV_SYNCHRONIZE,    /* a wait (cuStreamSynchronize, cuStreamQuery, cuCtxSynchronize,
+	                       * cuEventSynchronize, cuEventQuery; a synchronous copy or set):
+	                       * stream, event, flags GC_SYNC_CONTEXT for context-wide; every
+	                       * failure, and successes while stream order is watched */
 	GC_EV_EXIT,           /* process exit: leak check; flags GC_EXIT_LEAKS_FULL: every site */
 	GC_EV_USE,            /* a kernel launch, copy or set that touches memory not live, or
 	                       * fails: ptr (the word that hit, 0 for none), size (bytes copied
@@ -56,6 +58,13 @@ typedef enum gc_event_kind {
 	GC_EV_NODE_UNORDERED, /* graph, node, ptr, size (byte offset into the allocation),
 	                       * use, arg, func_name, flags (1: not ordered after the allocation
 	                       * node, 2: not before the free node): use-outside-graph-lifetime */
+	/* Stream order (stream_clock.c, ledger_order.c); stream with per_thread, as uses: */
+	GC_EV_STREAM_CREATE,  /* cuStreamCreate(WithPriority): stream (result), flags */
+	GC_EV_STREAM_DESTROY, /* cuStreamDestroy: stream */
+	GC_EV_EVENT_RECORD,   /* cuEventRecord(WithFlags): event, stream, capture_id */
+	GC_EV_STREAM_WAIT,    /* cuStreamWaitEvent: stream, event, capture_id */
+	GC_EV_STREAM_STEP,    /* an op on a stream the model must see: cuLaunchHostFunc, and the
+	                       * first op on the legacy stream once memory is watched */
 	GC_EV__COUNT
 } gc_event_kind;
 
@@ -82,6 +91,8 @@ enum {
 	GC_FLAG_DEVICE_LAUNCH = 4,    /* CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH */
 	GC_CHILD_OWNERSHIP_MOVE = 1,  /* CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE */
 	GC_EXIT_LEAKS_FULL = 1,       /* GC_EV_EXIT's flags: GRAPHCHECK_LEAK_CHECK=full */
+	GC_STREAM_NON_BLOCKING = 1,   /* CU_STREAM_NON_BLOCKING */
+	GC_SYNC_CONTEXT = 1,          /* GC_EV_SYNCHRONIZE's flags: every stream of the context */
 };
 
 typedef struct gc_event {
@@ -103,6 +114,8 @@ typedef struct gc_event {
 	                         * when it was still active after the call (the driver refused
 	                         * the call but kept the capture, so the graph lacks its work);
 	                         * 0 otherwise */
+	uint64_t event;       /* a CUevent: record, wait, event synchronize and query */
+	int per_thread;       /* a _ptsz/_ptds spelling: stream 0 is the thread's own stream */
 } gc_event;
 
 /* What a verdict says about the allocation it concerns. */
@@ -112,6 +125,7 @@ typedef struct gc_alloc_info {
 	uint64_t ptr, size, stream, graph, capture_id, seq;
 	uint32_t site, free_site;
 	int in_graph;         /* a graph allocation */
+	uint32_t use_site;    /* unordered-free: the use on another stream not ordered before */
 } gc_alloc_info;
 
 #define GC_LEAK_GROUPS 8
@@ -166,6 +180,10 @@ int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *out, int max);
 /* The index of memory that is not live, which uses are checked against: the hub reads its
  * bounds without a lock to skip the uses that cannot touch it (see dead_ranges.h). */
 struct gc_dead_ranges *gc_ledger_dead_ranges(gc_ledger *l);
+/* The same for the allocations watched for stream order (ledger_order.c), and whether the
+ * stream model is on (two streams seen; read without a lock). */
+struct gc_dead_ranges *gc_ledger_order_ranges(gc_ledger *l);
+int gc_ledger_ordering(const gc_ledger *l);
 
 /* A call that failed with INVALID_CONTEXT on a thread without a current context is held,
  * not reported: the CUDA runtime (shared or static) answers that by binding its primary

@@ -29,6 +29,7 @@
 #include "interpose/hash_table.h"
 #include "interpose/ledger.h"
 #include "interpose/slab.h"
+#include "interpose/stream_clock.h"
 
 #define CACHE_LINE 64
 /* Retired records an address keeps waiting for their frees: one per thread racing on it is
@@ -171,6 +172,21 @@ struct gc_ledger {
 	/* Bumped when an F_WATCHED allocation ends (any lock; atomic): a launch whose exec saw
 	 * every watched word fine at this value skips its check. */
 	uint64_t watch_gen __attribute__((aligned(CACHE_LINE)));
+	/* Stream order (ledger_order.c, stream_clock.c): the streams' clocks; the index of the
+	 * allocations watched for it (stream-ordered ones made once two streams are in use,
+	 * until freed; owner: stamp << 32 | slot + 1 << 16 | stream tag, kind ORDER_SHARED once a
+	 * second stream used it); the uses on other streams of those, by address. The streams'
+	 * lock covers the table; it and the index's are leaves under the ledger's locks. */
+	gc_streams *streams;
+	gc_dead_ranges order;
+	gc_table shared;
+	gc_slab shared_slab;
+	/* Addresses given out again before the free of their previous allocation reached the
+	 * ledger: the store may match later frees there to the wrong allocation of the two, so
+	 * they are never judged (bounded; once full, nothing is: contested_full). */
+	gc_table contested;
+	gc_slab contested_slab;
+	int contested_full;
 };
 
 static inline struct stripe *stripe_of(const gc_ledger *l, uint64_t ptr)
@@ -186,7 +202,8 @@ int gc_store_init(gc_ledger *l, size_t history);    /* the stripes; 0 or -1 */
 void gc_store_destroy(gc_ledger *l);
 void gc_store_lock_init(struct stripe *st);
 /* The fast path (stripe st locked): an allocation outside any graph, or a free of a plain
- * record. 1 when done; 0 sends a free the stripe cannot settle to the locked path. */
+ * record. 1 when done (2: an allocation that retired a live record at its address); 0 sends
+ * a free the stripe cannot settle to the locked path. */
 int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, int alloc);
 struct alloc *gc_store_new_graph_alloc(gc_ledger *l, const gc_event *ev, struct graph *g);
 void gc_store_drop(gc_ledger *l, struct alloc *a);
@@ -315,6 +332,32 @@ void gc_graphmem_trimmed(gc_ledger *l, const gc_event *ev);
 void gc_graphmem_instantiated(gc_ledger *l, const struct graph *g);
 /* Every lock held. */
 void gc_graphmem_get(gc_ledger *l, gc_graph_mem *gm);
+/* ---- ledger_order.c: stream order (unordered-use, unordered-free) ----------------------- */
+
+#define ORDER_RANGES_MAX 4096
+#define ORDER_ONE_STREAM GC_DEAD_UNMATERIALIZED  /* the index's kinds, reused */
+#define ORDER_SHARED GC_DEAD_FREED
+
+int gc_order_init(gc_ledger *l);                     /* 0 or -1 */
+void gc_order_destroy(gc_ledger *l);
+/* A stream event (create, destroy, record, wait, step, a wait of the host): the clocks. */
+void gc_order_event(gc_ledger *l, const gc_event *ev);
+/* The fast path's side (no ledger lock needed): a stream-ordered allocation outside graphs
+ * made (stamped and watched once two streams are in use); a free that took the fast path. */
+void gc_order_alloc(gc_ledger *l, const gc_event *ev, int retired);
+void gc_order_freed(gc_ledger *l, uint64_t ptr);
+/* Whether a free outside graphs must be judged (its allocation was made, or used, on
+ * another stream): it then takes the locked path. */
+int gc_order_free_checked(gc_ledger *l, const gc_event *ev);
+/* The locked path (graph lock and the address's stripe): a use that hit the index; the free
+ * of live record a. */
+void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev);
+void gc_check_order_free(gc_ledger *l, out *o, const gc_event *ev, const struct alloc *a);
+/* Whether a use record (rule, call site, allocation id) was written already; notes it if not
+ * (ledger.c, under the graph lock). */
+int gc_use_seen(gc_ledger *l, gc_rule rule, uint32_t site, uint64_t id);
+/* A verdict about allocation a (may be NULL) with an empty message (ledger_rules.c). */
+gc_verdict *gc_rules_verdict(out *o, gc_rule rule, const struct alloc *a);
 
 /* ---- ledger_pending.c: errors held for the thread's next call (no lock) ------------------ */
 

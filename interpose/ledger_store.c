@@ -267,7 +267,8 @@ void gc_store_pool_destroyed(gc_ledger *l, uint64_t pool, uint32_t site)
 }
 
 /* An allocation outside any graph; the caller holds its stripe. */
-static void alloc_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, int kind)
+/* 1 when a live record at the address was retired. */
+static int alloc_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, int kind)
 {
 	/* A live record at this address means its free has not reached the ledger yet: another
 	 * thread freed it and this one was given the address between that free's driver call
@@ -293,14 +294,13 @@ static void alloc_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, int
 		history_push(st, oldest);
 	}
 	alloc_new(l, st, ev, kind, NULL);
+	return retired > 0;
 }
 
 int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, int alloc)
 {
-	if (alloc) {
-		alloc_plain(l, st, ev, ev->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);
-		return 1;
-	}
+	if (alloc)
+		return 1 + alloc_plain(l, st, ev, ev->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);
 	/* A retired record's late free first (see alloc_plain), then the live one. A free that
 	 * fits no live plain record may concern a graph allocation, or be a violation: the
 	 * locked path decides. */

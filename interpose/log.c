@@ -189,6 +189,7 @@ static void format_text(gc_buf *b, const gc_record *r, const gc_verdict *v, int 
 		text_frames(b, af, site_frames(a->site, af, max_frames), "allocated at:");
 		int n = site_frames(a->free_site, af, max_frames);
 		text_frames(b, af, n, "freed at:");
+		text_frames(b, af, site_frames(a->use_site, af, max_frames), "used at:");
 	}
 	for (int i = 0; i < v->n_leaks; i++) {
 		const gc_leak_group *g = &v->leaks[i];
@@ -269,6 +270,10 @@ static void format_json(gc_buf *b, const gc_record *r, const gc_verdict *v, int 
 		json_site(b, af, site_frames(a->site, af, max_frames), "py_backtrace");
 		gc_buf_put(b, ",\"free_backtrace\":", 18);
 		json_site(b, af, site_frames(a->free_site, af, max_frames), "free_py_backtrace");
+		if (a->use_site) {  /* unordered-free: the use on another stream */
+			gc_buf_put(b, ",\"use_backtrace\":", 17);
+			json_site(b, af, site_frames(a->use_site, af, max_frames), "use_py_backtrace");
+		}
 		gc_buf_put(b, "}", 1);
 	} else {
 		gc_buf_put(b, "null", 4);

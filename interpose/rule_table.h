@@ -41,7 +41,11 @@ typedef enum gc_severity { GC_SEV_ERROR, GC_SEV_WARNING } gc_severity;
 	X(LAUNCH_REUSED_POINTER, "launch-reused-pointer", GC_SEV_WARNING, \
 	  "A graph launch whose node points at an address freed since instantiate and handed to a newer allocation: it works only while the allocator returns the same address.") \
 	X(USE_OUTSIDE_GRAPH_LIFETIME, "use-outside-graph-lifetime", GC_SEV_ERROR, \
-	  "A node uses a graph allocation of its own graph without being ordered after its allocation node and before its free node.")
+	  "A node uses a graph allocation of its own graph without being ordered after its allocation node and before its free node.") \
+	X(UNORDERED_USE, "unordered-use", GC_SEV_ERROR, \
+	  "A kernel argument, copy or set on one stream uses a stream-ordered allocation made on another stream that this stream is not ordered after (no event, no synchronization).") \
+	X(UNORDERED_FREE, "unordered-free", GC_SEV_ERROR, \
+	  "A free on one stream of a stream-ordered allocation whose allocation or last use on another stream is not ordered before it.")
 
 typedef enum gc_rule {
 #define GC_RULE_ENUM(e, id, sev, help) GC_RULE_##e,

@@ -38,6 +38,11 @@ typedef struct gc_scratch {
 	char path[GC_PATH_MAX];                 /* log, trace: a path being opened */
 	gc_line record;                         /* log: one record */
 	gc_line line;                           /* log, trace: a start, header or site line */
+	struct {                                /* uses: order-index ranges of the launching */
+		unsigned seq, n, next;              /* stream's own (uses.c), valid while the */
+		uint32_t tag;                       /* index's seqlock count is seq */
+		uint64_t lo[8], hi[8];
+	} own;
 } gc_scratch;
 
 /* This thread's scratch, allocated at its first use; NULL when out of memory. */

@@ -187,6 +187,11 @@ static size_t format_event(char *buf, size_t n, const gc_event *ev, uint64_t s)
 	              ev->kind == GC_EV_NODE_UNORDERED;
 	if (ev->kind == GC_EV_DESTROY_NODE || ev->kind == GC_EV_COND_NODE || node_ev)
 		gc_buf_printf(&b, ",\"node\":\"0x%llx\"", (unsigned long long)ev->node);
+	/* Only where set, so other lines stay as they were. */
+	if (ev->event)
+		gc_buf_printf(&b, ",\"event\":\"0x%llx\"", (unsigned long long)ev->event);
+	if (ev->per_thread)
+		gc_buf_str(&b, ",\"per_thread\":1");
 	if (ev->kind == GC_EV_USE || node_ev) {
 		gc_buf_printf(&b, ",\"use\":%d,\"arg\":%d,\"func\":", ev->use, ev->arg);
 		gc_buf_json_str(&b, ev->func_name ? ev->func_name : "", FUNC_MAX);

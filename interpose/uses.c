@@ -6,8 +6,10 @@
 
 #include "interpose/hub.h"
 #include "interpose/kernel_args.h"
+#include "interpose/scratch.h"
+#include "interpose/stream_clock.h"
 
-struct gc_dead_ranges *gc_hub_dead;
+struct gc_dead_ranges *gc_hub_dead, *gc_hub_order;
 
 /* Words are read and checked in batches of this many (a small stack). */
 #define WORDS_BATCH 32
@@ -18,9 +20,90 @@ void gc_hub_unloaded(const gc_unload *u)
 		gc_kernel_args_forget();
 }
 
+/* The use's event for word w (argument or copy side `arg`), or for none (arg -1). */
+static void report_use(const gc_use *u, const gc_kernel *k, uint64_t w, int arg)
+{
+	/* Asked after the call: a refused use whose stream still captures was dropped from the
+	 * graph with the capture kept (capture-dropped-call). */
+	uint64_t cap = gc_hub_capture_of(u->stream, u->per_thread);
+	gc_event ev = {.kind = GC_EV_USE, .call = u->call, .result = u->result,
+	               .ptr = w, .size = u->bytes, .stream = u->stream, .use = u->what,
+	               .arg = arg, .func_name = k ? gc_kernel_name(k) : NULL,
+	               .per_thread = u->per_thread, .capture_id = cap,
+	               .capture_kept = u->result != CUDA_SUCCESS ? cap : 0};
+	gc_hub_report(&ev);
+}
+
+/* Ranges of the order index this thread found to be its launches' own stream's (kept in its
+ * scratch, not static TLS, which glibc carves from every thread's stack), valid while the
+ * index is unchanged (its seqlock count the same): a loop launching on the stream that
+ * allocated its arguments then skips the index's search. */
+#define OWN_CACHE (sizeof(((gc_scratch *)0)->own.lo) / sizeof(uint64_t))
+
+static int own_cached(const gc_scratch *sc, uint64_t w)
+{
+	for (unsigned i = 0; i < sc->own.n; i++)
+		if (w - sc->own.lo[i] < sc->own.hi[i] - sc->own.lo[i])
+			return 1;
+	return 0;
+}
+
+/* The words of w[0..n) inside allocations watched for stream order that were made, or are
+ * used, on another stream than this use's: each is an event (the ledger judges the order).
+ * A word in an allocation only its own stream has touched is skipped here, by the stream tag
+ * the index keeps: the common case, a launch on the stream that allocated, makes no event. */
+static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_ranges *o,
+                        const uint64_t *w, const uint16_t *param, size_t n)
+{
+	uint32_t tag = gc_stream_tag(gc_stream_key(u->stream, u->per_thread, gc_hub_tid()));
+	unsigned seq = __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE);
+	gc_scratch *sc = gc_scratch_get();
+	if (sc && (seq != sc->own.seq || tag != sc->own.tag)) {
+		sc->own.seq = seq;
+		sc->own.tag = tag;
+		sc->own.n = 0;
+	}
+	gc_dead_range hit;
+	for (size_t i = 0; i < n; i++) {
+		if ((sc && own_cached(sc, w[i])) || !gc_dead_ranges_lookup(o, w[i], &hit))
+			continue;
+		if (hit.kind != GC_DEAD_UNMATERIALIZED || (hit.owner & 0xffff) != tag) {
+			report_use(u, k, w[i], param ? param[i] : (int)i);
+		} else if (sc && !(seq & 1) && __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE) == seq) {
+			/* the index unchanged across the search: the range may be kept */
+			sc->own.lo[sc->own.next] = hit.lo;
+			sc->own.hi[sc->own.next] = hit.hi;
+			sc->own.next = (unsigned)((sc->own.next + 1) % OWN_CACHE);
+			sc->own.n += sc->own.n < OWN_CACHE;
+		}
+	}
+}
+
+/* While the stream model is on: the first op seen on the legacy stream (from then on blocking
+ * streams are taken as ordered with each other, stream_clock.h), and a synchronous copy or
+ * set, which the host waits for. */
+static void order_steps(const gc_use *u)
+{
+	static int legacy_seen;
+	if (u->result != CUDA_SUCCESS || !gc_hub_order_on())
+		return;
+	if (!u->per_thread && (u->stream == 0 || u->stream == (uint64_t)(uintptr_t)CU_STREAM_LEGACY) &&
+	    !__atomic_exchange_n(&legacy_seen, 1, __ATOMIC_RELAXED)) {
+		gc_event ev = {.kind = GC_EV_STREAM_STEP, .call = u->call, .stream = u->stream};
+		gc_hub_report(&ev);
+	}
+	if (u->synchronous) {
+		gc_event ev = {.kind = GC_EV_SYNCHRONIZE, .call = u->call, .stream = u->stream,
+		               .per_thread = u->per_thread};
+		gc_hub_report(&ev);
+	}
+}
+
 void gc_hub_use(const gc_use *u)
 {
 	struct gc_dead_ranges *d = __atomic_load_n(&gc_hub_dead, __ATOMIC_RELAXED);
+	struct gc_dead_ranges *o = __atomic_load_n(&gc_hub_order, __ATOMIC_RELAXED);
+	int ordering = u->result == CUDA_SUCCESS && !gc_hub_index_empty(o);
 	uint64_t w[WORDS_BATCH], word = 0;
 	uint16_t param[WORDS_BATCH];
 	gc_dead_range hit;
@@ -34,32 +117,31 @@ void gc_hub_use(const gc_use *u)
 	} else if (u->what == GC_USE_KERNEL) {
 		k = gc_kernel_of(u->func);
 		size_t n;
-		for (size_t from = 0; d && arg < 0 &&
+		for (size_t from = 0; (d || ordering) && arg < 0 &&
 		     (n = gc_kernel_words(k, u->kernel_params, u->extra, from, w, param, WORDS_BATCH));
 		     from += n) {
-			long at = gc_dead_ranges_check_words(d, w, n, &hit);
+			long at = d ? gc_dead_ranges_check_words(d, w, n, &hit) : -1;
 			if (at >= 0) {
 				word = w[at];
 				arg = param[at];
+			} else if (ordering) {
+				order_words(u, k, o, w, param, n);
 			}
 		}
 	} else if (d) {  /* a copy or a set */
 		w[GC_USE_DST] = u->dst;
 		w[GC_USE_SRC] = u->src;
-		long at = gc_dead_ranges_check_words(d, w, u->what == GC_USE_COPY ? 2 : 1, &hit);
+		size_t n = u->what == GC_USE_COPY ? 2 : 1;
+		long at = gc_dead_ranges_check_words(d, w, n, &hit);
 		if (at >= 0) {
 			word = w[at];
 			arg = (int)at;
+		} else if (ordering) {
+			order_words(u, NULL, o, w, NULL, n);
 		}
 	}
+	order_steps(u);
 	if (arg < 0 && u->result == CUDA_SUCCESS)
 		return;
-	/* Asked after the call: a refused use whose stream still captures was dropped from the
-	 * graph with the capture kept (capture-dropped-call). */
-	uint64_t cap = gc_hub_capture_of(u->stream, u->per_thread);
-	gc_event ev = {.kind = GC_EV_USE, .call = u->call, .result = u->result,
-	               .ptr = word, .size = u->bytes, .stream = u->stream, .use = u->what,
-	               .arg = arg, .func_name = k ? gc_kernel_name(k) : NULL,
-	               .capture_id = cap, .capture_kept = u->result != CUDA_SUCCESS ? cap : 0};
-	gc_hub_report(&ev);
+	report_use(u, k, word, arg);
 }

@@ -62,7 +62,7 @@ static const char *parse_event(json_t *o, gc_event *ev)
 	if (ev->kind == GC_EV__COUNT)
 		return "unknown event kind";
 	ev->call = intern_call(json_string_value(call));
-	uint64_t result, mode, site, no_context;
+	uint64_t result, mode, site, no_context, per_thread;
 	if (get_num(o, "result", &result) || get_hex(o, "ptr", &ev->ptr) ||
 	    get_num(o, "size", &ev->size) || get_hex(o, "stream", &ev->stream) ||
 	    get_hex(o, "pool", &ev->pool) || get_hex(o, "graph", &ev->graph) ||
@@ -71,7 +71,8 @@ static const char *parse_event(json_t *o, gc_event *ev)
 	    get_num(o, "capture_id", &ev->capture_id) || get_num(o, "mode", &mode) ||
 	    get_num(o, "tid", &ev->tid) || get_num(o, "site", &site) ||
 	    get_num(o, "no_context", &no_context) ||
-	    get_num(o, "capture_kept", &ev->capture_kept))
+	    get_num(o, "capture_kept", &ev->capture_kept) || get_hex(o, "event", &ev->event) ||
+	    get_num(o, "per_thread", &per_thread))
 		return "a field has the wrong type";
 	ev->result = (int)result;
 	ev->mode = (int)mode;
@@ -89,6 +90,7 @@ static const char *parse_event(json_t *o, gc_event *ev)
 		                        ? intern_call(json_string_value(func)) : NULL;
 	}
 	ev->no_context = no_context != 0;
+	ev->per_thread = per_thread != 0;
 	return NULL;
 }
 

@@ -7,7 +7,7 @@ TESTS ?=
 TEST_SCRIPTS ?=
 TEST_LIBS := -lcmocka -ljansson -lpthread -ldl
 
-UNIT_TESTS := ledger log options table dead_ranges suppress
+UNIT_TESTS := ledger log options table dead_ranges suppress ledger_order
 TESTS += $(patsubst %,$(BUILD)/tests/test_%,$(UNIT_TESTS))
 TEST_SCRIPTS += tests/interpose/check_exports.sh
 

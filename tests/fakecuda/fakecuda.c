@@ -359,9 +359,8 @@ CUresult fc_stream_get(CUstream h, bool ptsz, CUstream *out)
     return CUDA_SUCCESS;
 }
 
-FC_EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+static CUresult stream_create(CUstream *phStream, unsigned int Flags)
 {
-    FC_COUNT(cuStreamCreate);
     if (!phStream || (Flags & ~(unsigned int)CU_STREAM_NON_BLOCKING))
         return CUDA_ERROR_INVALID_VALUE;
     CUstream s = fc_xcalloc(1, sizeof *s);
@@ -371,6 +370,20 @@ FC_EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
     fc_unlock();
     *phStream = s;
     return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+    FC_COUNT(cuStreamCreate);
+    return stream_create(phStream, Flags);
+}
+
+/* The priority changes nothing the stand-in models. */
+FC_EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
+{
+    FC_COUNT(cuStreamCreateWithPriority);
+    (void)priority;
+    return stream_create(phStream, flags);
 }
 
 static CUevent events;

@@ -516,6 +516,49 @@ FC_EXPORT CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
     return event_record(hEvent, hStream, true);
 }
 
+/* The flags (CU_EVENT_RECORD_DEFAULT, _EXTERNAL) change nothing the stand-in models. */
+FC_EXPORT CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags)
+{
+    FC_COUNT(cuEventRecordWithFlags);
+    (void)flags;
+    return event_record(hEvent, hStream, false);
+}
+
+FC_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags)
+{
+    FC_COUNT(cuEventRecordWithFlags_ptsz);
+    (void)flags;
+    return event_record(hEvent, hStream, true);
+}
+
+/* A host function: work on the stream, run at once (the stand-in's work is done when it is
+ * queued); in a capture it would be a node, which the stand-in does not build: not run. */
+static CUresult launch_host_func(CUstream h, CUhostFn fn, void *data, bool ptsz)
+{
+    fc_lock();
+    CUstream s = NULL;
+    struct fc_capture *c = NULL;
+    CUresult r = fn ? fc_stream_get(h, ptsz, &s) : CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS)
+        r = fc_stream_work(s, &c);
+    fc_unlock();
+    if (r == CUDA_SUCCESS && !c)
+        fn(data);
+    return r;
+}
+
+FC_EXPORT CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
+{
+    FC_COUNT(cuLaunchHostFunc);
+    return launch_host_func(hStream, fn, userData, false);
+}
+
+FC_EXPORT CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData)
+{
+    FC_COUNT(cuLaunchHostFunc_ptsz);
+    return launch_host_func(hStream, fn, userData, true);
+}
+
 static CUresult wait_event_locked(CUstream s, CUevent e)
 {
     struct fc_capture *ec = fc_capture_find(e->cap_id);

@@ -70,6 +70,9 @@ static const struct entry table[] = {
     { "cuEventRecord", { P(2000, cuEventRecord, 7000) } },
     { "cuEventQuery", { V(2000, cuEventQuery) } },
     { "cuEventSynchronize", { V(2000, cuEventSynchronize) } },
+    { "cuStreamCreateWithPriority", { V(5050, cuStreamCreateWithPriority) } },
+    { "cuEventRecordWithFlags", { P(11010, cuEventRecordWithFlags, 11010) } },
+    { "cuLaunchHostFunc", { P(10000, cuLaunchHostFunc, 10000) } },
 
     { "cuStreamBeginCapture",
       { P(10000, cuStreamBeginCapture, 10000), P(10010, cuStreamBeginCapture_v2, 10010) } },

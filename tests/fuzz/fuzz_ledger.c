@@ -149,6 +149,16 @@ static const char *const D_CALL[GC_EV__COUNT][4] = {
 	                      "cuGraphExecNodeSetParams", "cuGraphExecMemsetNodeSetParams"},
 	[GC_EV_NODE_UNORDERED] = {"cuGraphInstantiateWithFlags", "cuGraphInstantiate_v2",
 	                          "cuGraphInstantiateWithParams", "cudaGraphInstantiate"},
+	[GC_EV_STREAM_CREATE] = {"cuStreamCreate", "cuStreamCreateWithPriority", "cuStreamCreate",
+	                         "cudaStreamCreate"},
+	[GC_EV_STREAM_DESTROY] = {"cuStreamDestroy_v2", "cuStreamDestroy", "cuStreamDestroy_v2",
+	                          "cudaStreamDestroy"},
+	[GC_EV_EVENT_RECORD] = {"cuEventRecord", "cuEventRecordWithFlags", "cuEventRecord_ptsz",
+	                        "cudaEventRecord"},
+	[GC_EV_STREAM_WAIT] = {"cuStreamWaitEvent", "cuStreamWaitEvent_ptsz", "cuStreamWaitEvent",
+	                       "cudaStreamWaitEvent"},
+	[GC_EV_STREAM_STEP] = {"cuLaunchHostFunc", "cuLaunchHostFunc_ptsz", "cuLaunchKernel",
+	                       "cuLaunchHostFunc"},
 };
 #define N8(p) p "0", p "1", p "2", p "3", p "4", p "5", p "6", p "7"
 #define N64(p) \
@@ -390,6 +400,11 @@ static const unsigned FIELDS[GC_EV__COUNT] = {
 	[GC_EV_NODE_USE] = P_EXEC | P_NODE | P_PTR,
 	[GC_EV_NODE_RESET] = P_EXEC | P_NODE,
 	[GC_EV_NODE_UNORDERED] = P_GRAPH | P_NODE | P_PTR | P_SIZE | P_FLAGS | P_SITE,
+	[GC_EV_STREAM_CREATE] = P_STREAM | P_FLAGS,
+	[GC_EV_STREAM_DESTROY] = P_STREAM,
+	[GC_EV_EVENT_RECORD] = P_STREAM | P_CAPTURE | P_TID,
+	[GC_EV_STREAM_WAIT] = P_STREAM | P_CAPTURE | P_TID,
+	[GC_EV_STREAM_STEP] = P_STREAM | P_TID,
 };
 
 static void print_event(FILE *f, size_t i, const gc_event *ev)
@@ -700,6 +715,14 @@ static int step(fl_run *r, const gc_event *ev)
  * to free there (a free that draws a verdict), then expects nothing live. */
 static void drain(fl_run *r)
 {
+	/* The host waits for every stream first, so that no free below is out of stream order
+	 * (unordered-free) with the streams the input allocated and used on. */
+	gc_event sync;
+	memset(&sync, 0, sizeof(sync));
+	sync.kind = GC_EV_SYNCHRONIZE;
+	sync.call = DRAIN_CALL;
+	sync.flags = GC_SYNC_CONTEXT;
+	step(r, &sync);
 	for (size_t p = 1; p < sizeof(D_PTR) / sizeof(D_PTR[0]) && !r->failed; p++) {
 		gc_event ev;
 		memset(&ev, 0, sizeof(ev));

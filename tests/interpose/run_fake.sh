@@ -91,6 +91,7 @@ uses=$(printf "1 use-after-free\n2 use-unmaterialized")
 stale=$(printf "1 launch-reused-pointer\n2 launch-stale-pointer")
 unordered="1 use-outside-graph-lifetime"
 stream0_ptds="1 free-foreign-in-capture"
+order=$(printf "2 unordered-free\n2 unordered-use")
 stream0_legacy=$(printf "2 api-error\n1 double-free")
 for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procaddr ptds"; do
 	set -- $way
@@ -158,6 +159,16 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 		ok "$way graph-memory-trimmed: only the marks" ;;
 	*) bad "$way graph-memory-trimmed: line is '$line'" ;;
 	esac
+	# Stream order: allocated on A, used on B, freed on A, then allocated on A and freed on
+	# C, then C's memory at an address A launched on before launched on A, with no events
+	# (order) and with them (order-clean); see scenarios.c.
+	check "$way order" "$order" $prog order $extra
+	# the stream model replays from the trace as it ran live (stream keys, events, waits)
+	replayed=$($BUILD/graphcheck-report --replay --format=json "$tmp/traces/$ntrace.trace" 2>/dev/null |
+		jq -r 'select(.type == "violation") | .rule' | sort | uniq -c | sed 's/^ *//')
+	[ "$replayed" = "$order" ] && ok "$way order: the trace replays to the same records" ||
+		bad "$way order: replay gives '$(echo $replayed)'"
+	check "$way order-clean" "$none" $prog order-clean $extra
 done
 # The leak check says which leaks are graph allocations; brief by default, every site on
 # GRAPHCHECK_LEAK_CHECK=full (graph-memory leaves one graph allocation live).
@@ -262,7 +273,8 @@ not_reached="cuCtxSynchronize_v2 cuGraphAddNode cuGraphInstantiate
 cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphInstantiate_v2
 cuStreamBeginCapture cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz
 cuStreamBeginCapture_ptsz cuGraphAddChildGraphNode cuGraphDestroyNode cuGraphExecUpdate
-cuMemPoolDestroy cuModuleUnload cuLibraryUnload cuMemPoolTrimTo cuGraphExecKernelNodeSetParams"
+cuMemPoolDestroy cuModuleUnload cuLibraryUnload cuMemPoolTrimTo cuGraphExecKernelNodeSetParams
+cuStreamDestroy"
 sed -n 's/^HOOK(\([A-Za-z0-9_]*\),.*/\1/p' interpose/hooks.def | grep -v '^cuGetProcAddress' | sort > "$tmp/hooked"
 cat "$tmp"/traces/*.trace | jq -r 'select(.type == "event") | .call' 2>/dev/null | sort -u > "$tmp/reached"
 printf '%s\n' $not_reached | sort > "$tmp/not_reached"

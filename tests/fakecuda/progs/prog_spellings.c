@@ -112,6 +112,13 @@ static CUDA_MEMCPY3D c3;
 #define EXEC_MEMCPY_SET NOT_A_USE
 #define EXEC_MEMSET_SET NOT_A_USE
 #define EXEC_NODE_SET NOT_A_USE
+#define STREAM_CREATE NOT_A_USE
+#define STREAM_CREATE_PRIORITY NOT_A_USE
+#define STREAM_DESTROY NOT_A_USE
+#define EVENT_RECORD NOT_A_USE
+#define EVENT_RECORD_FLAGS NOT_A_USE
+#define STREAM_WAIT_EVENT NOT_A_USE
+#define LAUNCH_HOST_FUNC NOT_A_USE
 
 /* Whether a spelling is a per-thread one, by its name (not by hooks.def's flag, which is
  * what is tested). */

@@ -943,6 +943,150 @@ static int unordered(bool clean)
     return 0;
 }
 
+/* ---- stream order ------------------------------------------------------------------
+ * demo/rules/unordered-use.cu and unordered-free.cu in driver calls: memory allocated on
+ * stream A, used by a kernel on stream B with no event between (unordered-use), freed on A
+ * while B may still use it (unordered-free), and allocated on A and freed on C with no order
+ * (unordered-free), and memory given to C at an address A launched on before, launched on A
+ * (unordered-use). `order-clean` adds the events (cuEventRecord, cuEventRecordWithFlags,
+ * cuStreamWaitEvent, a cuEventSynchronize). Both then make uses the model must take as
+ * ordered: after a cuStreamSynchronize of A; after a host function and a successful
+ * cuEventQuery; the legacy stream's memory on a blocking stream. */
+static void order_host_fn(void *arg)
+{
+    (void)arg;
+}
+
+static int order(bool clean)
+{
+    init_driver();
+    CUmodule mod = NULL;
+    CUfunction fill = NULL;
+    CUstream a = NULL, b = NULL, c = NULL, d = NULL;
+    CUevent e = NULL;
+    CK(cuModuleLoadData, (&mod, uses_image));
+    CK(cuModuleGetFunction, (&fill, mod, "fill"));
+    CK(cuStreamCreate, (&a, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreateWithPriority, (&b, CU_STREAM_NON_BLOCKING, 0));
+    CK(cuStreamCreate, (&c, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&d, 0));
+    CK(cuEventCreate, (&e, 0));
+    float v = 1, host[4];
+    int n = USES_N;
+    CUdeviceptr p = 0;
+    void *args[] = { &p, &v, &n };
+
+    printf("== a kernel on B reads memory allocated on A\n");
+    CK(cuMemAllocAsync, (&p, USES_N * sizeof(float), a));
+    if (clean) {
+        CK(cuEventRecord, (e, a));
+        CK(cuStreamWaitEvent, (b, e, 0));
+    }
+    CK(cuLaunchKernel, (fill, USES_N / 256, 1, 1, 256, 1, 1, 0, b, args, NULL));
+    printf("== freed on A while B may still use it\n");
+    if (clean) {
+        CK(cuEventRecordWithFlags, (e, b, 0));
+        CK(cuStreamWaitEvent, (a, e, 0));
+    }
+    CK(cuMemFreeAsync, (p, a));
+
+    printf("== allocated on A, freed on C\n");
+    CK(cuMemAllocAsync, (&p, 4096, a));
+    if (clean) {
+        CK(cuEventRecord, (e, a));
+        CK(cuEventSynchronize, (e));
+    }
+    CK(cuMemFreeAsync, (p, c));
+
+    printf("== ordered by the host: A synchronized, then B copies and frees\n");
+    CK(cuMemAllocAsync, (&p, 4096, a));
+    CK(cuStreamSynchronize, (a));
+    CK(cuMemcpyDtoHAsync, (host, p, sizeof host, b));
+    CK(cuMemFreeAsync, (p, b));
+
+    printf("== ordered by a host function and a query on A, then C sets and frees\n");
+    CK(cuMemAllocAsync, (&p, 4096, a));
+    CK(cuLaunchHostFunc, (a, order_host_fn, NULL));
+    CK(cuEventRecord, (e, a));
+    CK(cuEventQuery, (e));
+    CK(cuMemsetD32Async, (p, 0, 4, c));
+    CK(cuMemFreeAsync, (p, c));
+
+    printf("== A's own memory launched on A, then its address given to C and launched on A\n");
+    CK(cuMemAllocAsync, (&p, USES_N * sizeof(float), a));
+    CK(cuLaunchKernel, (fill, USES_N / 256, 1, 1, 256, 1, 1, 0, a, args, NULL));
+    CK(cuMemFreeAsync, (p, a));
+    CK(cuMemAllocAsync, (&p, USES_N * sizeof(float), c));
+    if (clean) {
+        CK(cuEventRecord, (e, c));
+        CK(cuStreamWaitEvent, (a, e, 0));
+    }
+    CK(cuLaunchKernel, (fill, USES_N / 256, 1, 1, 256, 1, 1, 0, a, args, NULL));
+    CK(cuEventRecord, (e, a));
+    CK(cuStreamWaitEvent, (c, e, 0));
+    CK(cuMemFreeAsync, (p, c));
+
+    printf("== the legacy stream's memory on a blocking stream, and back\n");
+    CK(cuMemAllocAsync, (&p, USES_N * sizeof(float), CU_STREAM_LEGACY));
+    CK(cuLaunchKernel, (fill, USES_N / 256, 1, 1, 256, 1, 1, 0, d, args, NULL));
+    CK(cuMemFreeAsync, (p, CU_STREAM_LEGACY));
+
+    CK(cuCtxSynchronize, ());
+    CK(cuEventDestroy_v2, (e));
+    CK(cuStreamDestroy_v2, (a));
+    CK(cuStreamDestroy_v2, (b));
+    CK(cuStreamDestroy_v2, (c));
+    CK(cuStreamDestroy_v2, (d));
+    CK(cuDevicePrimaryCtxRelease_v2, (0));
+    printf("done\n");
+    return 0;
+}
+
+/* The cost of stream order (tests/bench/order_cost.sh runs this under callgrind): N kernel
+ * launches, each with two pointer arguments, after one setup, by MODE:
+ *   one     one stream, its own allocations: the model is off
+ *   own     streams A and B created (the model on), launches on A of A's allocations
+ *   cross   launches on B of A's allocations, ordered by an event (each an event: judged)
+ *   events  N cuEventRecord on A + cuStreamWaitEvent on B, the model on */
+static int order_cost(const char *mode, int n)
+{
+    init_driver();
+    CUmodule mod = NULL;
+    CUfunction sum = NULL;
+    CUstream a = NULL, b = NULL;
+    CUevent e = NULL;
+    CUdeviceptr in = 0, out = 0;
+    int len = 1024;
+    void *args[] = { &in, &out, &len };
+    bool one = strcmp(mode, "one") == 0;
+    CK(cuModuleLoadData, (&mod, uses_image));
+    CK(cuModuleGetFunction, (&sum, mod, "sum"));
+    CK(cuStreamCreate, (&a, CU_STREAM_NON_BLOCKING));
+    if (!one)
+        CK(cuStreamCreate, (&b, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate, (&e, 0));
+    CK(cuMemAllocAsync, (&in, 4096, a));
+    CK(cuMemAllocAsync, (&out, 4096, a));
+    CK(cuEventRecord, (e, a));
+    CUstream on = strcmp(mode, "cross") == 0 ? b : a;
+    if (on == b)
+        CK(cuStreamWaitEvent, (b, e, 0));
+    for (int i = 0; i < n; i++) {
+        if (strcmp(mode, "events") == 0) {
+            DRV(cuEventRecord)(e, a);
+            DRV(cuStreamWaitEvent)(b, e, 0);
+        } else {
+            DRV(cuLaunchKernel)(sum, 4, 1, 1, 256, 1, 1, 0, on, args, NULL);
+        }
+    }
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFreeAsync, (in, a));
+    CK(cuMemFreeAsync, (out, a));
+    CK(cuCtxSynchronize, ());
+    printf("done\n");
+    return 0;
+}
+
 /* ---- dispatch ---------------------------------------------------------------------- */
 bool fc_scenario_uses_driver(const char *name)
 {
@@ -953,7 +1097,8 @@ bool fc_scenario_uses_driver(const char *name)
                                         "capture-other-thread",
                                         "capture-other-thread-clean", "graph-memory",
                                         "graph-memory-trimmed", "stale", "stale-clean",
-                                        "unordered", "unordered-clean" };
+                                        "unordered", "unordered-clean", "order", "order-clean",
+                                        "order-cost" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
             return true;
@@ -999,6 +1144,12 @@ int fc_run_scenario(int argc, char **argv)
         rc = capture_other_thread(strcmp(name, "capture-other-thread-clean") == 0);
     else if (strcmp(name, "graph-memory") == 0 || strcmp(name, "graph-memory-trimmed") == 0)
         rc = graph_memory(strcmp(name, "graph-memory-trimmed") == 0);
+    else if (strcmp(name, "order") == 0)
+        rc = order(false);
+    else if (strcmp(name, "order-clean") == 0)
+        rc = order(true);
+    else if (strcmp(name, "order-cost") == 0 && argc > 3)
+        rc = order_cost(argv[2], atoi(argv[3]));
     else if (strcmp(name, "threads") == 0)
         rc = run_threads(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atoi(argv[3]) : 100);
     else if (strcmp(name, "nocuda") == 0) {
@@ -1008,7 +1159,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed]|"
-                "threads [THREADS [OPS]]|"
+                "order|order-clean|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

@@ -76,7 +76,11 @@
     X(cuGraphExecMemcpyNodeSetParams, "cuGraphExecMemcpyNodeSetParams", 10020) \
     X(cuGraphExecMemsetNodeSetParams, "cuGraphExecMemsetNodeSetParams", 10020) \
     X(cuGraphExecNodeSetParams, "cuGraphExecNodeSetParams", 12020)             \
-    X(cuGraphExecUpdate_v2, "cuGraphExecUpdate", 12000)
+    X(cuGraphExecUpdate_v2, "cuGraphExecUpdate", 12000)                        \
+    X(cuStreamCreateWithPriority, "cuStreamCreateWithPriority", 5050)         \
+    X(cuEventRecordWithFlags, "cuEventRecordWithFlags", 11010)                 \
+    X(cuEventQuery, "cuEventQuery", 2000)                                      \
+    X(cuLaunchHostFunc, "cuLaunchHostFunc", 10000)
 
 #define FC_DRV_FIELD(spelling, name, version) __typeof__(spelling) *p_##spelling;
 struct fc_drv {

@@ -68,5 +68,17 @@ if py jax; then
 else
 	skipped=$((skipped + 1)); echo "skip jax program: no jax"
 fi
+# Stream order (issue 14): correct multi-stream programs.
+nvcc -g -o "$BIN/streams_ok" "$DIR/streams_ok.cu" && case_ streams_ok "" "$BIN/streams_ok"
+nvcc -g --default-stream per-thread -o "$BIN/streams_ok_ptds" "$DIR/streams_ok.cu" &&
+	case_ streams_ok_ptds "" "$BIN/streams_ok_ptds"
+if py torch; then
+	for be in cudaMallocAsync native; do
+		case_ "torch_streams_$be" "PYTORCH_CUDA_ALLOC_CONF=backend:$be" python3 "$DIR/torch_streams.py"
+	done
+fi
+if py cupy; then
+	case_ cupy_streams "" python3 "$DIR/cupy_streams.py"
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

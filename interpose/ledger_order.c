@@ -1,0 +1,358 @@
+/* Stream order: the rules unordered-use and unordered-free, read from the stream model's
+ * clocks (stream_clock.c). An allocation is watched only once two streams are in use, by an
+ * entry in an index of address ranges (the same structure as the dead memory's), which is
+ * what the uses' fast check reads without a lock: a use on the allocation's own stream is
+ * skipped there by the stream tag in the entry, so only a use on another stream becomes an
+ * event. Such an allocation is then "shared": its uses on every stream are kept (a few per
+ * allocation) so that its free can be judged against them. */
+#include "interpose/ledger_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ORDER_USES 4  /* streams whose last use a shared allocation keeps */
+#define ORDER_CONTESTED_MAX 4096
+
+struct order_use {
+	uint64_t key, stream;
+	const char *call;
+	uint32_t stamp, site;
+	int slot, use, arg;
+};
+
+struct shared {
+	gc_hnode h;  /* key: the allocation's address */
+	int n;
+	struct order_use use[ORDER_USES];
+};
+
+static uint64_t owner_of(int slot, uint32_t stamp, uint64_t key)
+{
+	return (uint64_t)stamp << 32 | (uint64_t)(slot + 1) << 16 | gc_stream_tag(key);
+}
+
+static int slot_of(uint64_t owner)
+{
+	return (int)((owner >> 16) & 0xffff) - 1;
+}
+
+static uint32_t stamp_of(uint64_t owner)
+{
+	return (uint32_t)(owner >> 32);
+}
+
+static uint64_t key_of(const gc_event *ev)
+{
+	return gc_stream_key(ev->stream, ev->per_thread, ev->tid);
+}
+
+int gc_order_init(gc_ledger *l)
+{
+	l->streams = gc_streams_new();
+	if (!l->streams || gc_dead_ranges_init(&l->order, ORDER_RANGES_MAX) ||
+	    gc_table_init(&l->shared, 64) || gc_table_init(&l->contested, 64))
+		return -1;
+	gc_slab_init(&l->shared_slab, sizeof(struct shared));
+	gc_slab_init(&l->contested_slab, sizeof(gc_hnode));
+	return 0;
+}
+
+void gc_order_destroy(gc_ledger *l)
+{
+	if (!l->streams)
+		return;
+	gc_streams_free(l->streams);
+	gc_dead_ranges_destroy(&l->order);
+	gc_table_destroy(&l->shared);
+	gc_slab_destroy(&l->shared_slab);
+	gc_table_destroy(&l->contested);
+	gc_slab_destroy(&l->contested_slab);
+}
+
+/* Under the streams' lock. */
+static void contest(gc_ledger *l, uint64_t ptr)
+{
+	if (l->contested_full || gc_table_find(&l->contested, ptr))
+		return;
+	gc_hnode *n = l->contested.count < ORDER_CONTESTED_MAX ? gc_slab_alloc(&l->contested_slab)
+	                                                       : NULL;
+	if (!n) {
+		l->contested_full = 1;
+		return;
+	}
+	n->key = ptr;
+	gc_table_insert(&l->contested, n);
+}
+
+static int contested(gc_ledger *l, uint64_t ptr)
+{
+	return l->contested_full || gc_table_find(&l->contested, ptr);
+}
+
+/* ---- the clocks -------------------------------------------------------------- */
+
+void gc_order_event(gc_ledger *l, const gc_event *ev)
+{
+	gc_streams *s = l->streams;
+	uint64_t key = key_of(ev);
+	if (ev->result != GC_CUDA_SUCCESS)
+		return;
+	gc_streams_lock(s);
+	switch (ev->kind) {
+	case GC_EV_STREAM_CREATE: gc_streams_created(s, key, ev->flags); break;
+	case GC_EV_STREAM_DESTROY: gc_streams_destroyed(s, key); break;
+	case GC_EV_EVENT_RECORD:
+		/* Recorded into a capture, it is a graph node, not a point in host order. */
+		if (ev->capture_id)
+			gc_streams_forget_event(s, ev->event);
+		else
+			gc_streams_record(s, ev->event, key);
+		break;
+	case GC_EV_STREAM_WAIT:
+		if (!ev->capture_id)  /* a captured wait is a graph edge */
+			gc_streams_wait(s, key, ev->event);
+		break;
+	case GC_EV_STREAM_STEP: gc_streams_step(s, key); break;
+	case GC_EV_SYNCHRONIZE:
+		if (ev->event)
+			gc_streams_join_event(s, ev->event);
+		else if (ev->flags & GC_SYNC_CONTEXT)
+			gc_streams_join_all(s);
+		else
+			gc_streams_join_stream(s, key);
+		break;
+	default: break;
+	}
+	gc_streams_unlock(s);
+}
+
+/* ---- the fast path's side ---------------------------------------------------- */
+
+static struct shared *shared_at(gc_ledger *l, uint64_t ptr)
+{
+	return (struct shared *)gc_table_find(&l->shared, ptr);
+}
+
+static void drop_shared(gc_ledger *l, uint64_t ptr)
+{
+	struct shared *sh = shared_at(l, ptr);
+	if (sh) {
+		gc_table_remove(&l->shared, &sh->h);
+		gc_slab_release(&l->shared_slab, sh);
+	}
+}
+
+void gc_order_alloc(gc_ledger *l, const gc_event *ev, int retired)
+{
+	if (ev->kind != GC_EV_ALLOC || ev->capture_id || ev->result != GC_CUDA_SUCCESS || !ev->ptr)
+		return;
+	uint64_t key = key_of(ev);
+	gc_streams_seen(l->streams, key);
+	if (key == GC_STREAM_LEGACY_KEY)
+		gc_streams_legacy_op(l->streams);
+	if (!gc_streams_active(l->streams)) {
+		if (retired) {  /* remembered for when the model is on */
+			gc_streams_lock(l->streams);
+			contest(l, ev->ptr);
+			gc_streams_unlock(l->streams);
+		}
+		return;  /* one stream so far: nothing to order */
+	}
+	uint32_t stamp;
+	gc_dead_range was;
+	/* An entry still here: the free of the memory's last allocation has not reached the
+	 * ledger (another thread freed it and this one was given the address in between, or the
+	 * free was not seen). The store may then match the frees that arrive to the wrong
+	 * allocation of the two (ledger_store.c's retired records): not judged (slot -1). */
+	int contested = gc_dead_ranges_lookup(&l->order, ev->ptr, &was) ||
+	                gc_dead_ranges_lookup(&l->order, ev->ptr + ev->size - 1, &was);
+	gc_streams_lock(l->streams);
+	int slot = gc_streams_stamp(l->streams, key, &stamp);
+	drop_shared(l, ev->ptr);  /* a free never seen: what it had is gone */
+	if (retired)
+		contest(l, ev->ptr);
+	gc_streams_unlock(l->streams);
+	if (contested)
+		slot = -1, stamp = 0;
+	if (ev->size)
+		gc_dead_ranges_add(&l->order, ev->ptr, ev->ptr + ev->size, owner_of(slot, stamp, key),
+		                   ORDER_ONE_STREAM);
+}
+
+int gc_order_free_checked(gc_ledger *l, const gc_event *ev)
+{
+	gc_dead_range hit;
+	if (ev->kind != GC_EV_FREE)
+		return 0;
+	gc_streams_seen(l->streams, key_of(ev));
+	if (key_of(ev) == GC_STREAM_LEGACY_KEY)
+		gc_streams_legacy_op(l->streams);
+	if (!gc_dead_ranges_lookup(&l->order, ev->ptr, &hit) || hit.lo != ev->ptr)
+		return 0;
+	return hit.kind == ORDER_SHARED || (hit.owner & 0xffff) != gc_stream_tag(key_of(ev));
+}
+
+void gc_order_freed(gc_ledger *l, uint64_t ptr)
+{
+	gc_dead_range hit;
+	if (!gc_dead_ranges_lookup(&l->order, ptr, &hit) || hit.lo != ptr)
+		return;
+	if (hit.kind == ORDER_SHARED) {
+		gc_streams_lock(l->streams);
+		drop_shared(l, ptr);
+		gc_streams_unlock(l->streams);
+	}
+	gc_dead_ranges_cover(&l->order, hit.lo, hit.hi);
+}
+
+/* ---- the rules --------------------------------------------------------------- */
+
+static const char *stream_name(uint64_t key, char *buf, size_t n)
+{
+	if (key == GC_STREAM_LEGACY_KEY)
+		snprintf(buf, n, "the legacy default stream");
+	else if ((key & 7) == GC_STREAM_PER_THREAD_TAG)
+		snprintf(buf, n, "the per-thread default stream of thread %llu",
+		         (unsigned long long)(key >> 3));
+	else
+		snprintf(buf, n, "stream 0x%llx", (unsigned long long)key);
+	return buf;
+}
+
+static const char *use_words(int use, int arg, char *buf, size_t n)
+{
+	if (use == GC_USE_KERNEL)
+		snprintf(buf, n, "a kernel (argument %d)", arg);
+	else if (use == GC_USE_COPY)
+		snprintf(buf, n, "a copy (its %s)", arg == GC_USE_SRC ? "source" : "destination");
+	else
+		snprintf(buf, n, "a set");
+	return buf;
+}
+
+static void say(gc_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(gc_verdict *v, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(v->message, sizeof(v->message), fmt, ap);
+	va_end(ap);
+}
+
+/* The live stream-ordered record the entry at base stands for. */
+static struct alloc *live_at(gc_ledger *l, uint64_t base)
+{
+	at_iter it;
+	for (struct alloc *r = gc_store_first_at(l, base, &it); r; r = gc_store_next_at(&it))
+		if (r->kind == K_ASYNC && r->state == S_LIVE && r->h.key == base)
+			return r;
+	return NULL;
+}
+
+static void keep_use(gc_ledger *l, uint64_t base, const gc_event *ev, uint64_t key)
+{
+	struct shared *sh = shared_at(l, base);
+	if (!sh && (sh = gc_slab_alloc(&l->shared_slab))) {
+		sh->h.key = base;
+		gc_table_insert(&l->shared, &sh->h);
+	}
+	if (!sh)
+		return;
+	int i = 0;
+	while (i < sh->n && sh->use[i].key != key)
+		i++;
+	if (i == ORDER_USES) {  /* full: the oldest goes (its free is then not judged against it) */
+		memmove(sh->use, sh->use + 1, sizeof(sh->use[0]) * (ORDER_USES - 1));
+		i = ORDER_USES - 1;
+	} else if (i == sh->n) {
+		sh->n++;
+	}
+	struct order_use *u = &sh->use[i];
+	*u = (struct order_use){.key = key, .stream = ev->stream, .call = ev->call, .site = ev->site,
+	                        .use = ev->use, .arg = ev->arg};
+	u->slot = gc_streams_stamp(l->streams, key, &u->stamp);
+}
+
+void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev)
+{
+	gc_dead_range hit;
+	if (!ev->ptr || ev->capture_id || ev->result != GC_CUDA_SUCCESS ||
+	    !gc_dead_ranges_lookup(&l->order, ev->ptr, &hit))
+		return;  /* captured: the graph's launch decides; refused: it never ran */
+	struct alloc *a = live_at(l, hit.lo);
+	if (!a)
+		return;
+	uint64_t key = key_of(ev), akey = 0;
+	int slot = slot_of(hit.owner);
+	gc_streams_lock(l->streams);
+	int ordered = contested(l, hit.lo) ||
+	              gc_streams_ordered(l->streams, slot, stamp_of(hit.owner), key);
+	if (!ordered)
+		akey = gc_streams_key_of(l->streams, slot);
+	keep_use(l, hit.lo, ev, key);
+	gc_streams_unlock(l->streams);
+	if (hit.kind != ORDER_SHARED)
+		gc_dead_ranges_add(&l->order, hit.lo, hit.hi, hit.owner, ORDER_SHARED);
+	if (ordered || gc_use_seen(l, GC_RULE_UNORDERED_USE, ev->site, a->seq))
+		return;
+	char sa[80], sb[80], ub[64];
+	stream_name(akey, sa, sizeof(sa));
+	stream_name(key, sb, sizeof(sb));
+	gc_verdict *v = gc_rules_verdict(o, GC_RULE_UNORDERED_USE, a);
+	say(v, "%s on %s passes 0x%llx to %s, byte %llu into allocation #%u (%llu bytes) made by "
+	    "%s on %s; %s is not ordered after that allocation (no event recorded on it after the "
+	    "allocation and waited for here, no synchronization), so this may run before the memory "
+	    "is allocated or after the pool gave it to another allocation. Record an event on %s "
+	    "after %s and make %s wait for it (cuStreamWaitEvent) before this call.",
+	    ev->call, sb, (unsigned long long)ev->ptr, use_words(ev->use, ev->arg, ub, sizeof(ub)),
+	    (unsigned long long)(ev->ptr - hit.lo), a->seq, (unsigned long long)a->size,
+	    gc_store_call_name(a), sa, sb, sa, gc_store_call_name(a), sb);
+}
+
+void gc_check_order_free(gc_ledger *l, out *o, const gc_event *ev, const struct alloc *a)
+{
+	gc_dead_range hit;
+	if (a->kind != K_ASYNC || !gc_dead_ranges_lookup(&l->order, a->h.key, &hit) ||
+	    hit.lo != a->h.key)
+		return;
+	uint64_t key = key_of(ev), akey;
+	struct order_use late = {0};
+	gc_streams_lock(l->streams);
+	int slot = slot_of(hit.owner);
+	int ordered = contested(l, a->h.key) ||
+	              gc_streams_ordered(l->streams, slot, stamp_of(hit.owner), key);
+	akey = gc_streams_key_of(l->streams, slot);
+	struct shared *sh = shared_at(l, a->h.key);
+	for (int i = 0; ordered && sh && i < sh->n; i++)
+		if (sh->use[i].key != key &&
+		    !gc_streams_ordered(l->streams, sh->use[i].slot, sh->use[i].stamp, key)) {
+			ordered = 0;
+			late = sh->use[i];
+		}
+	gc_streams_unlock(l->streams);
+	if (ordered)
+		return;
+	char sa[80], sb[80], su[80], ub[64];
+	stream_name(akey, sa, sizeof(sa));
+	stream_name(key, sb, sizeof(sb));
+	gc_verdict *v = gc_rules_verdict(o, GC_RULE_UNORDERED_FREE, a);
+	if (!late.call) {
+		say(v, "%s on %s frees allocation #%u (%llu bytes at 0x%llx) made by %s on %s, but %s "
+		    "is not ordered after that allocation: the free may run before it. Record an event "
+		    "on %s after %s and make %s wait for it (cuStreamWaitEvent) before the free, or "
+		    "free it on %s.",
+		    ev->call, sb, a->seq, (unsigned long long)a->size, (unsigned long long)a->h.key,
+		    gc_store_call_name(a), sa, sb, sa, gc_store_call_name(a), sb, sa);
+		return;
+	}
+	stream_name(late.key, su, sizeof(su));
+	v->alloc.use_site = late.site;
+	say(v, "%s on %s frees allocation #%u (%llu bytes at 0x%llx) made by %s on %s, but its "
+	    "last use on %s, by %s in %s, is not ordered before the free: the pool may give the "
+	    "memory to another allocation while that work still runs. Record an event on %s after "
+	    "that use and make %s wait for it (cuStreamWaitEvent) before the free.",
+	    ev->call, sb, a->seq, (unsigned long long)a->size, (unsigned long long)a->h.key,
+	    gc_store_call_name(a), sa, su, late.call, use_words(late.use, late.arg, ub, sizeof(ub)),
+	    su, sb);
+}

@@ -1,0 +1,318 @@
+/* The stream model's state: streams, events and the host, each with a vector clock (see
+ * stream_clock.h for the model). Records are kept in hash tables by key; a slot's stream is
+ * found by its index. Bounded: GC_CLOCK_SLOTS streams are judged, GC_CLOCK_EVENTS events kept. */
+#include "interpose/stream_clock.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interpose/hash_table.h"
+#include "interpose/slab.h"
+
+typedef struct vclock {
+	uint32_t t[GC_CLOCK_SLOTS];
+} vclock;
+
+struct sstream {
+	gc_hnode h;         /* key: gc_stream_key */
+	int slot;           /* -1: none left */
+	int non_blocking;   /* created with CU_STREAM_NON_BLOCKING; unknown streams are blocking */
+	uint64_t host_gen;  /* the host clock's generation last joined */
+	vclock vc;
+};
+
+struct sevent {
+	gc_hnode h;         /* key: the CUevent */
+	vclock vc;
+};
+
+struct gc_streams {
+	pthread_mutex_t lock;
+	gc_table streams, events;
+	gc_slab stream_slab, event_slab;
+	struct sstream *by_slot[GC_CLOCK_SLOTS];
+	int nslots;
+	vclock host;
+	uint64_t host_gen;
+	int legacy_used;
+	uint64_t first_key;  /* atomics: the model's activation (gc_streams_seen) */
+	int active;
+};
+
+gc_streams *gc_streams_new(void)
+{
+	gc_streams *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	if (gc_table_init(&s->streams, 64) || gc_table_init(&s->events, 256)) {
+		gc_table_destroy(&s->streams);
+		free(s);
+		return NULL;
+	}
+	gc_slab_init(&s->stream_slab, sizeof(struct sstream));
+	gc_slab_init(&s->event_slab, sizeof(struct sevent));
+	pthread_mutex_init(&s->lock, NULL);
+	s->host_gen = 1;
+	return s;
+}
+
+void gc_streams_free(gc_streams *s)
+{
+	if (!s)
+		return;
+	gc_table_destroy(&s->streams);
+	gc_table_destroy(&s->events);
+	gc_slab_destroy(&s->stream_slab);
+	gc_slab_destroy(&s->event_slab);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+void gc_streams_fork_child(gc_streams *s)
+{
+	pthread_mutex_init(&s->lock, NULL);
+}
+
+void gc_streams_lock(gc_streams *s)
+{
+	pthread_mutex_lock(&s->lock);
+}
+
+void gc_streams_unlock(gc_streams *s)
+{
+	pthread_mutex_unlock(&s->lock);
+}
+
+int gc_streams_active(const gc_streams *s)
+{
+	return s && __atomic_load_n(&s->active, __ATOMIC_RELAXED);
+}
+
+void gc_streams_seen(gc_streams *s, uint64_t key)
+{
+	if (__atomic_load_n(&s->active, __ATOMIC_RELAXED))
+		return;
+	uint64_t first = 0;
+	if (!__atomic_compare_exchange_n(&s->first_key, &first, key, 0, __ATOMIC_RELAXED,
+	                                 __ATOMIC_RELAXED) && first != key)
+		__atomic_store_n(&s->active, 1, __ATOMIC_RELAXED);
+}
+
+/* Slots past nslots are 0 in every clock (never given out): only the first n are read. */
+static void join(vclock *into, const vclock *from, int n)
+{
+	for (int i = 0; i < n; i++)
+		into->t[i] = from->t[i] > into->t[i] ? from->t[i] : into->t[i];
+}
+
+/* A fresh clock for stream st: its own time starts at 1 (stamp 0 means "unknown"). */
+static void reset(gc_streams *s, struct sstream *st)
+{
+	memset(&st->vc, 0, sizeof(st->vc));
+	st->host_gen = 0;
+	st->slot = s->nslots < GC_CLOCK_SLOTS ? s->nslots++ : -1;
+	if (st->slot >= 0) {
+		s->by_slot[st->slot] = st;
+		st->vc.t[st->slot] = 1;
+	}
+}
+
+/* Every caller makes an op on the stream: one on the legacy stream orders the blocking ones. */
+static struct sstream *get(gc_streams *s, uint64_t key)
+{
+	if (key == GC_STREAM_LEGACY_KEY)
+		gc_streams_legacy_op(s);
+	gc_hnode *n = gc_table_find(&s->streams, key);
+	if (n)
+		return (struct sstream *)n;
+	struct sstream *st = gc_slab_alloc(&s->stream_slab);
+	if (!st)
+		return NULL;
+	st->h.key = key;
+	reset(s, st);
+	gc_table_insert(&s->streams, &st->h);
+	gc_streams_seen(s, key);
+	return st;
+}
+
+/* Before a stream is read or judged: what the host has waited for is behind it. */
+static void acquire_host(gc_streams *s, struct sstream *st)
+{
+	if (st->host_gen != s->host_gen) {
+		join(&st->vc, &s->host, s->nslots);
+		st->host_gen = s->host_gen;
+	}
+}
+
+/* A snapshot of st is about to be taken: its time moves on first, so the snapshot holds every
+ * stamp made so far and none made later. */
+static void tick(struct sstream *st)
+{
+	if (st->slot >= 0)
+		st->vc.t[st->slot]++;
+}
+
+void gc_streams_created(gc_streams *s, uint64_t key, uint64_t flags)
+{
+	gc_hnode *n = gc_table_find(&s->streams, key);
+	struct sstream *st = n ? (struct sstream *)n : get(s, key);
+	if (!st)
+		return;
+	if (n)
+		reset(s, st);  /* a handle given out again: a new stream, on a new slot */
+	st->non_blocking = (flags & 1) != 0;
+}
+
+void gc_streams_destroyed(gc_streams *s, uint64_t key)
+{
+	(void)s;
+	(void)key;  /* its work still runs; a handle given out again is reset at its creation */
+}
+
+void gc_streams_record(gc_streams *s, uint64_t event, uint64_t key)
+{
+	struct sstream *st = get(s, key);
+	struct sevent *e = (struct sevent *)gc_table_find(&s->events, event);
+	if (!e && s->events.count < GC_CLOCK_EVENTS && (e = gc_slab_alloc(&s->event_slab))) {
+		e->h.key = event;
+		gc_table_insert(&s->events, &e->h);
+	}
+	if (!e)
+		return;
+	if (!st || st->slot < 0) {  /* an unjudged stream: the event is unknown */
+		gc_streams_forget_event(s, event);
+		return;
+	}
+	acquire_host(s, st);
+	tick(st);
+	memcpy(e->vc.t, st->vc.t, sizeof(e->vc.t[0]) * (size_t)s->nslots);
+}
+
+void gc_streams_forget_event(gc_streams *s, uint64_t event)
+{
+	gc_hnode *n = gc_table_find(&s->events, event);
+	if (n) {
+		gc_table_remove(&s->events, n);
+		gc_slab_release(&s->event_slab, n);
+	}
+}
+
+/* What every stream has done so far, as one clock (each stream ticked). */
+static void all_streams(gc_streams *s, vclock *into)
+{
+	for (int i = 0; i < s->nslots; i++) {
+		struct sstream *o = s->by_slot[i];
+		if (o && o->slot == i) {
+			acquire_host(s, o);
+			tick(o);
+			join(into, &o->vc, s->nslots);
+		}
+	}
+}
+
+void gc_streams_wait(gc_streams *s, uint64_t key, uint64_t event)
+{
+	struct sstream *st = get(s, key);
+	if (!st)
+		return;
+	acquire_host(s, st);
+	struct sevent *e = (struct sevent *)gc_table_find(&s->events, event);
+	if (e) {
+		join(&st->vc, &e->vc, s->nslots);
+	} else {  /* recorded where the model did not see: assume it carries everything */
+		vclock all = {{0}};
+		all_streams(s, &all);
+		join(&st->vc, &all, s->nslots);
+	}
+}
+
+static void host_joins(gc_streams *s, const vclock *c)
+{
+	join(&s->host, c, s->nslots);
+	s->host_gen++;
+}
+
+void gc_streams_join_all(gc_streams *s)
+{
+	vclock all = {{0}};
+	all_streams(s, &all);
+	host_joins(s, &all);
+}
+
+void gc_streams_join_stream(gc_streams *s, uint64_t key)
+{
+	/* The legacy stream's last op waited for blocking streams' earlier work: joining them all
+	 * too only adds edges. */
+	if (key == GC_STREAM_LEGACY_KEY) {
+		gc_streams_join_all(s);
+		return;
+	}
+	struct sstream *st = get(s, key);
+	if (!st) {
+		gc_streams_join_all(s);
+		return;
+	}
+	acquire_host(s, st);
+	tick(st);
+	host_joins(s, &st->vc);
+}
+
+void gc_streams_join_event(gc_streams *s, uint64_t event)
+{
+	struct sevent *e = (struct sevent *)gc_table_find(&s->events, event);
+	if (e)
+		host_joins(s, &e->vc);
+	else
+		gc_streams_join_all(s);
+}
+
+void gc_streams_step(gc_streams *s, uint64_t key)
+{
+	get(s, key);
+}
+
+void gc_streams_legacy_op(gc_streams *s)
+{
+	if (!__atomic_load_n(&s->legacy_used, __ATOMIC_RELAXED))
+		__atomic_store_n(&s->legacy_used, 1, __ATOMIC_RELAXED);
+}
+
+int gc_streams_stamp(gc_streams *s, uint64_t key, uint32_t *stamp)
+{
+	struct sstream *st = get(s, key);
+	*stamp = 0;
+	if (!st || st->slot < 0)
+		return -1;
+	acquire_host(s, st);
+	*stamp = st->vc.t[st->slot];
+	return st->slot;
+}
+
+static int blocking(const struct sstream *st)
+{
+	return !st->non_blocking;
+}
+
+int gc_streams_ordered(gc_streams *s, int from, uint32_t stamp, uint64_t to)
+{
+	struct sstream *b = get(s, to);
+	if (from < 0 || from >= s->nslots || !stamp || !b || b->slot < 0 || b->slot == from)
+		return 1;
+	struct sstream *a = s->by_slot[from];
+	if (!a || a->slot != from)
+		return 1;  /* its handle was given out again: the old stream is gone */
+	int a_legacy = a->h.key == GC_STREAM_LEGACY_KEY, b_legacy = b->h.key == GC_STREAM_LEGACY_KEY;
+	if ((a_legacy && blocking(b)) || (b_legacy && blocking(a)))
+		return 1;
+	if (__atomic_load_n(&s->legacy_used, __ATOMIC_RELAXED) && blocking(a) && blocking(b))
+		return 1;
+	acquire_host(s, b);
+	return b->vc.t[from] > stamp;
+}
+
+uint64_t gc_streams_key_of(gc_streams *s, int slot)
+{
+	struct sstream *st = slot >= 0 && slot < s->nslots ? s->by_slot[slot] : NULL;
+	return st && st->slot == slot ? st->h.key : 0;
+}

@@ -1,0 +1,94 @@
+/* The stream model: a happens-before order of streams kept on the host side, by vector
+ * clocks as ThreadSanitizer keeps one of threads. Plain C (no CUDA calls), under its own
+ * lock, a leaf below the ledger's graph and stripe locks.
+ *
+ * Each stream the model meets gets a slot (at most GC_CLOCK_SLOTS; a stream without one is
+ * never judged) and a clock, one counter per slot. A stream's own counter is its time: an
+ * allocation made on it is stamped with that counter, and the counter moves on each time
+ * another party takes a snapshot of the stream (an event recorded on it, the host waiting
+ * for it), so the snapshot holds every earlier stamp and none of the later ones. Stream B
+ * is ordered after stamp t of stream A when B's clock holds more than t for A. Edges:
+ *   cuEventRecord(e, A)        e = snapshot of A
+ *   cuStreamWaitEvent(B, e)    B joins e (an event never seen recorded: B joins every stream)
+ *   host waits                 the host's clock joins the stream's (event's, every stream's);
+ *                              the host is one party (its threads' own order is not seen, so
+ *                              assuming it only adds edges), and every stream joins the host's
+ *                              clock before it is next judged (lazily, by a generation count)
+ *   the legacy default stream  it and blocking streams wait for each other's earlier work; as
+ *                              most of its ops are not events here, a pair of it and a blocking
+ *                              stream is taken as ordered, and so is a pair of blocking streams
+ *                              once the legacy stream was seen in use
+ * Whenever the model cannot know (a stream with no slot, an event recorded on a path it does
+ * not see), it assumes the order: it stays silent rather than record a correct program. */
+#ifndef GC_STREAM_CLOCK_H
+#define GC_STREAM_CLOCK_H
+
+#include <stdint.h>
+
+#define GC_CLOCK_SLOTS 128
+/* Events whose snapshots are kept; past that an event is unknown (its waits join all). */
+#define GC_CLOCK_EVENTS 8192
+
+/* The legacy stream's key; a per-thread default stream's keys have GC_STREAM_PER_THREAD_TAG in
+ * their low bits (stream handles are aligned pointers, so they never do). */
+#define GC_STREAM_LEGACY_KEY 1ull
+#define GC_STREAM_PER_THREAD_TAG 2ull
+
+/* A stream's identity: handle 0 is the legacy stream (CU_STREAM_LEGACY, 0x1), or with a
+ * _ptsz/_ptds spelling the calling thread's per-thread stream (CU_STREAM_PER_THREAD, 0x2). */
+static inline uint64_t gc_stream_key(uint64_t stream, int per_thread, uint64_t tid)
+{
+	if (stream == 0)
+		return per_thread ? tid << 3 | GC_STREAM_PER_THREAD_TAG : GC_STREAM_LEGACY_KEY;
+	if (stream == 2)
+		return tid << 3 | GC_STREAM_PER_THREAD_TAG;
+	return stream;
+}
+
+/* 16 bits of a key, never 0: what the use check compares to skip an allocation's own stream
+ * (a collision only makes it skip, i.e. stay silent). */
+static inline uint32_t gc_stream_tag(uint64_t key)
+{
+	uint32_t t = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 48);
+	return t ? t : 1;
+}
+
+typedef struct gc_streams gc_streams;
+
+gc_streams *gc_streams_new(void);
+void gc_streams_free(gc_streams *s);
+void gc_streams_fork_child(gc_streams *s);  /* a fresh lock (see gc_ledger_fork_child) */
+void gc_streams_lock(gc_streams *s);
+void gc_streams_unlock(gc_streams *s);
+
+/* The rest is called with the lock held. */
+
+/* Whether two streams have been seen (by key): until then nothing is stamped or watched.
+ * Read without the lock. */
+int gc_streams_active(const gc_streams *s);
+/* A stream seen in an allocation or free: may make the model active (no lock needed). */
+void gc_streams_seen(gc_streams *s, uint64_t key);
+
+void gc_streams_created(gc_streams *s, uint64_t key, uint64_t flags);
+void gc_streams_destroyed(gc_streams *s, uint64_t key);
+void gc_streams_record(gc_streams *s, uint64_t event, uint64_t key);
+void gc_streams_forget_event(gc_streams *s, uint64_t event);  /* recorded into a capture */
+void gc_streams_wait(gc_streams *s, uint64_t key, uint64_t event);
+void gc_streams_join_stream(gc_streams *s, uint64_t key);
+void gc_streams_join_event(gc_streams *s, uint64_t event);
+void gc_streams_join_all(gc_streams *s);
+/* An op on the stream (the legacy stream: from now on blocking streams are taken as ordered). */
+void gc_streams_step(gc_streams *s, uint64_t key);
+/* An op on the legacy stream (no lock needed): from now on blocking streams are taken as
+ * ordered with each other, as such an op waits for them and they for it. */
+void gc_streams_legacy_op(gc_streams *s);
+
+/* The key of the stream in a slot (0 for none). */
+uint64_t gc_streams_key_of(gc_streams *s, int slot);
+/* The stream's slot (-1: none, never judged) and its time now: an allocation's or use's stamp. */
+int gc_streams_stamp(gc_streams *s, uint64_t key, uint32_t *stamp);
+/* 1 when stream `to` is ordered after stamp `stamp` of the stream in slot `from` (also when the
+ * model cannot tell), 0 when it is not. */
+int gc_streams_ordered(gc_streams *s, int from, uint32_t stamp, uint64_t to);
+
+#endif
