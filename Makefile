@@ -64,7 +64,7 @@ LAUNCHER := $(BUILD)/graphcheck
 # The ledger and what it is built on: also the fuzzer's list (tests/fuzz/fuzz_ledger.mk).
 LEDGER_SRCS := interpose/ledger.c interpose/ledger_store.c interpose/ledger_graph.c interpose/ledger_rules.c \
                interpose/dead_ranges.c interpose/ledger_pending.c interpose/rule_table.c \
-               interpose/hash_table.c interpose/slab.c
+               interpose/hash_table.c interpose/slab.c interpose/spin.c
 # The plain modules (all but the hooks, the driver lookup, the process hub and its side of
 # uses) are also linked into the tests and the report tool.
 CORE_SRCS := $(filter-out interpose/hooks.c interpose/driver.c interpose/hub.c interpose/uses.c \

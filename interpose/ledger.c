@@ -18,13 +18,13 @@
 static void lock_stripes(gc_ledger *l)
 {
 	for (unsigned i = 0; i < l->nstripes; i++)
-		pthread_mutex_lock(&l->stripes[i].lock);
+		gc_spin_lock(&l->stripes[i].lock);
 }
 
 static void unlock_stripes(gc_ledger *l)
 {
 	for (unsigned i = l->nstripes; i-- > 0;)
-		pthread_mutex_unlock(&l->stripes[i].lock);
+		gc_spin_unlock(&l->stripes[i].lock);
 }
 
 static void lock_all(gc_ledger *l)
@@ -213,17 +213,27 @@ static struct stripe *stripe_needed(gc_ledger *l, const gc_event *ev)
 	return frees ? stripe_of(l, ev->ptr) : NULL;
 }
 
-static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
+static int apply_locked(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max);
+
+static inline int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 {
 	int plain = plain_event(ev);
 	if (plain >= 0) {
 		struct stripe *st = stripe_of(l, ev->ptr);
-		pthread_mutex_lock(&st->lock);
+		gc_spin_lock(&st->lock);
 		int done = gc_store_apply_plain(l, st, ev, plain);
-		pthread_mutex_unlock(&st->lock);
+		gc_spin_unlock(&st->lock);
 		if (done)
 			return 0;
 	}
+	return apply_locked(l, ev, v, max);
+}
+
+/* Every event but the fast path's: the graph lock. Out of line, so that the fast path does
+ * not pay for its frame. */
+static __attribute__((noinline)) int apply_locked(gc_ledger *l, const gc_event *ev,
+                                                  gc_verdict *v, int max)
+{
 	out o = {.v = v, .max = max};
 	/* the leak walk; a destroyed pool's allocations (pool 0, the default, is never destroyed) */
 	int all = ev->kind == GC_EV_EXIT || (ev->kind == GC_EV_POOL_DESTROY &&
@@ -233,7 +243,7 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	if (all)
 		lock_stripes(l);
 	else if (one)
-		pthread_mutex_lock(&one->lock);
+		gc_spin_lock(&one->lock);
 	if (gc_check_broke_capture(ev)) {
 		gc_check_broken_capture(l, &o, ev);
 		goto done;
@@ -283,7 +293,7 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	gc_check_api_error(&o, ev);
 done:
 	if (one)
-		pthread_mutex_unlock(&one->lock);
+		gc_spin_unlock(&one->lock);
 	if (o.unknown_pending) {  /* the error path: every stripe, in order, for the search */
 		if (!all)
 			lock_stripes(l);
@@ -301,9 +311,10 @@ done:
  * record it releases comes before this event's own. */
 int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 {
-	int k = gc_pending_settle(l, ev, v, max);
+	/* Looked at only when something is held, or this event may be held. */
+	int k = __atomic_load_n(&l->n_held, __ATOMIC_ACQUIRE) ? gc_pending_settle(l, ev, v, max) : 0;
 	int n = apply_event(l, ev, v + k, max - k);
-	return k + gc_pending_hold(l, ev, v + k, n);
+	return k + (ev->no_context ? gc_pending_hold(l, ev, v + k, n) : n);
 }
 
 struct gc_dead_ranges *gc_ledger_dead_ranges(gc_ledger *l)
@@ -314,6 +325,11 @@ struct gc_dead_ranges *gc_ledger_dead_ranges(gc_ledger *l)
 int gc_ledger_capturing(const gc_ledger *l)
 {
 	return __atomic_load_n(&l->active_captures, __ATOMIC_RELAXED) > 0;
+}
+
+int *gc_ledger_captures_count(gc_ledger *l)
+{
+	return &l->active_captures;
 }
 
 /* ---- life, stats, fork --------------------------------------------------- */
@@ -373,14 +389,14 @@ void gc_ledger_fork_prepare(gc_ledger *l)
 	if (!l)
 		return;
 	lock_all(l);
-	pthread_mutex_lock(&l->dead.lock);  /* a leaf: last */
+	gc_spin_lock(&l->dead.lock);  /* a leaf: last */
 }
 
 void gc_ledger_fork_parent(gc_ledger *l)
 {
 	if (!l)
 		return;
-	pthread_mutex_unlock(&l->dead.lock);
+	gc_spin_unlock(&l->dead.lock);
 	unlock_all(l);
 }
 
@@ -390,7 +406,7 @@ void gc_ledger_fork_child(gc_ledger *l)
 	if (!l)
 		return;
 	pthread_mutex_init(&l->lock, NULL);
-	pthread_mutex_init(&l->dead.lock, NULL);
+	gc_spin_init(&l->dead.lock);
 	for (unsigned i = 0; i < l->nstripes; i++)
 		gc_store_lock_init(&l->stripes[i]);
 	gc_store_mark_inherited(l);

@@ -33,8 +33,9 @@ void gc_hub_use(const gc_use *u)
 		 * refusal of a copy of dead memory is that use's.) */
 	} else if (u->what == GC_USE_KERNEL) {
 		k = gc_kernel_of(u->func);
-		size_t n;
-		for (size_t from = 0; d && arg < 0 &&
+		/* A batch not filled was the last: no call to find there are no more. */
+		size_t n = WORDS_BATCH;
+		for (size_t from = 0; d && arg < 0 && n == WORDS_BATCH &&
 		     (n = gc_kernel_words(k, u->kernel_params, u->extra, from, w, param, WORDS_BATCH));
 		     from += n) {
 			long at = gc_dead_ranges_check_words(d, w, n, &hit);
