@@ -22,7 +22,8 @@ bench: $(LIB) $(LAUNCHER) $(BENCH_LEDGER)
 
 bench-cpu: $(BENCH_LEDGER) $(BENCH_DEAD) $(LIB) $(BUILD)/fakecuda/prog_linked \
 		$(BUILD)/fakecuda/prog_bench
-	$(Q)$(BENCH_LEDGER)
+	$(Q)$(BENCH_LEDGER) 20000
+	$(Q)$(BENCH_LEDGER) 200000 no-uses
 	$(Q)$(BENCH_DEAD)
 	$(Q)if command -v valgrind >/dev/null; then \
 		valgrind -q --tool=callgrind --callgrind-out-file=$(BUILD)/bench/dead_ranges.cg \
