@@ -81,7 +81,8 @@ typedef struct gc_unload {
 } gc_unload;
 void gc_hub_unloaded(const gc_unload *u);
 
-/* The ledger's dead memory, read by the uses' fast check; set at start-up. */
+/* The ledger's dead memory, read by the uses' fast check; set at start-up (an empty index
+ * before: never NULL). */
 extern struct gc_dead_ranges *gc_hub_dead;
 
 /* Whether any memory is dead now: when not, a successful use cannot break a rule and its
@@ -90,8 +91,8 @@ static inline int gc_hub_uses_checked(void)
 {
 	struct gc_dead_ranges *d = __atomic_load_n(&gc_hub_dead, __ATOMIC_RELAXED);
 	/* An empty index has equal bounds (dead_ranges.h). */
-	return d && __atomic_load_n(&d->lo_bound, __ATOMIC_RELAXED) !=
-	                    __atomic_load_n(&d->hi_bound, __ATOMIC_RELAXED);
+	return __atomic_load_n(&d->lo_bound, __ATOMIC_RELAXED) !=
+	       __atomic_load_n(&d->hi_bound, __ATOMIC_RELAXED);
 }
 
 /* Reads the use's words, checks them against the dead memory, and reports a GC_EV_USE when

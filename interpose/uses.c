@@ -7,7 +7,10 @@
 #include "interpose/hub.h"
 #include "interpose/kernel_args.h"
 
-struct gc_dead_ranges *gc_hub_dead;
+/* Until start-up sets the ledger's: an empty index (equal bounds), so that the wrappers' check
+ * needs no NULL test. */
+static struct gc_dead_ranges no_dead;
+struct gc_dead_ranges *gc_hub_dead = &no_dead;
 
 /* Words are read and checked in batches of this many (a small stack). */
 #define WORDS_BATCH 32
