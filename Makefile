@@ -65,7 +65,8 @@ LAUNCHER := $(BUILD)/graphcheck
 LEDGER_SRCS := interpose/ledger.c interpose/ledger_store.c interpose/ledger_graph.c interpose/ledger_rules.c \
                interpose/dead_ranges.c interpose/ledger_pending.c interpose/rule_table.c \
                interpose/hash_table.c interpose/slab.c interpose/ledger_capture.c \
-               interpose/ledger_graphmem.c interpose/ledger_order.c interpose/stream_clock.c
+               interpose/ledger_graphmem.c interpose/ledger_order.c interpose/stream_clock.c \
+               interpose/spin.c
 # The plain modules (all but the hooks, the driver lookup, the process hub and its sides of
 # uses, graph nodes and graph memory, which ask the driver) are also linked into the tests
 # and the report tool.
@@ -133,6 +134,7 @@ run: all
 
 # ---- housekeeping -----------------------------------------------------------
 DEB_PKGS := libcmocka-dev libjansson-dev libdw-dev libelf-dev jq clang libclang-rt-14-dev
+DEB_PKGS += valgrind  # make bench-cpu: instructions per call (callgrind)
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

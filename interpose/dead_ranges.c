@@ -10,7 +10,7 @@
 #define LD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
-/* Torn snapshots a reader retries before it waits on the writers' mutex instead. */
+/* Torn snapshots a reader retries before it waits on the writers' lock instead. */
 enum { OPTIMISTIC_TRIES = 4 };
 
 int gc_dead_ranges_init(gc_dead_ranges *d, uint32_t capacity)
@@ -22,13 +22,12 @@ int gc_dead_ranges_init(gc_dead_ranges *d, uint32_t capacity)
 	if (!d->slots)
 		return -1;
 	d->cap = capacity;
-	pthread_mutex_init(&d->lock, NULL);
+	gc_spin_init(&d->lock);
 	return 0;
 }
 
 void gc_dead_ranges_destroy(gc_dead_ranges *d)
 {
-	pthread_mutex_destroy(&d->lock);
 	free(d->slots);
 	d->slots = NULL;
 	d->cap = 0;
@@ -82,10 +81,10 @@ int gc_dead_ranges_lookup_slow(gc_dead_ranges *d, uint64_t addr, gc_dead_range *
 			return found;
 		}
 	}
-	/* A writer kept the array busy: read it under the writers' mutex (bounded wait). */
-	pthread_mutex_lock(&d->lock);
+	/* A writer kept the array busy: read it under the writers' lock (bounded wait). */
+	gc_spin_lock(&d->lock);
 	int found = read_at(d, addr, &r);
-	pthread_mutex_unlock(&d->lock);
+	gc_spin_unlock(&d->lock);
 	if (found)
 		*hit = r;
 	return found;
@@ -221,18 +220,19 @@ int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t own
 {
 	if (lo >= hi)
 		return -1;
-	pthread_mutex_lock(&d->lock);
+	gc_spin_lock(&d->lock);
 	write_begin(d);
-	cut(d, lo, hi);
+	if (d->n)  /* an empty index (a loop that frees what it allocated) has nothing to cut */
+		cut(d, lo, hi);
 	if (d->n == d->cap)
 		evict_one(d);
-	uint32_t i = first_ending_after(d, lo);
+	uint32_t i = d->n ? first_ending_after(d, lo) : 0;
 	gc_dead_slot s = { .lo = lo, .hi = hi, .owner = owner,
 	                   .meta = d->stamp++ << 1 | (uint64_t)kind };
 	open_at(d, i);
 	put(&d->slots[i], &s);
 	write_end(d);
-	pthread_mutex_unlock(&d->lock);
+	gc_spin_unlock(&d->lock);
 	return 0;
 }
 
@@ -243,19 +243,23 @@ void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	/* Outside the bounds there is nothing to cut: most allocations stop here. */
 	if (hi <= LD(&d->lo_bound) || lo >= LD(&d->hi_bound))
 		return;
-	pthread_mutex_lock(&d->lock);
+	gc_spin_lock(&d->lock);
 	uint32_t i = first_ending_after(d, lo);
 	if (i < d->n && d->slots[i].lo < hi) {  /* overlaps: otherwise readers need no retry */
 		write_begin(d);
-		cut(d, lo, hi);
+		if (d->slots[i].lo >= lo && d->slots[i].hi <= hi &&
+		    (i + 1 == d->n || d->slots[i + 1].lo >= hi))
+			close_range(d, i, i + 1);  /* one range, wholly covered: an address reused */
+		else
+			cut(d, lo, hi);
 		write_end(d);
 	}
-	pthread_mutex_unlock(&d->lock);
+	gc_spin_unlock(&d->lock);
 }
 
 size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner)
 {
-	pthread_mutex_lock(&d->lock);
+	gc_spin_lock(&d->lock);
 	write_begin(d);
 	uint32_t kept = 0, n = d->n;
 	for (uint32_t k = 0; k < n; k++)
@@ -266,16 +270,16 @@ size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner)
 		}
 	ST(&d->n, kept);
 	write_end(d);
-	pthread_mutex_unlock(&d->lock);
+	gc_spin_unlock(&d->lock);
 	return n - kept;
 }
 
 void gc_dead_ranges_stats_get(gc_dead_ranges *d, gc_dead_ranges_stats *st)
 {
-	pthread_mutex_lock(&d->lock);
+	gc_spin_lock(&d->lock);
 	*st = (gc_dead_ranges_stats){ .count = d->n, .capacity = d->cap,
 	                              .bytes = sizeof(*d) + (size_t)d->cap * sizeof(*d->slots),
 	                              .evicted_freed = d->evicted_freed,
 	                              .evicted_unmaterialized = d->evicted_unmaterialized };
-	pthread_mutex_unlock(&d->lock);
+	gc_spin_unlock(&d->lock);
 }

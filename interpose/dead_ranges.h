@@ -9,8 +9,8 @@
  *   readers  bounds [lo_bound, hi_bound) read with acquire loads: a word outside them is
  *            rejected at once (empty index: lo_bound == hi_bound). A word inside them is
  *            looked up by binary search under a seqlock (no shared write); after a few
- *            torn reads in a row the reader takes the writers' mutex instead.
- *   writers  one mutex; modify the array inside a seqlock write section and set the bounds
+ *            torn reads in a row the reader takes the writers' lock instead.
+ *   writers  one spin lock (spin.h); modify the array inside a seqlock write section and set the bounds
  *            to the array's extent at its end, so a range that stays dead through a
  *            reader's call is inside both bounds the reader reads, whenever it reads them.
  *   full     adding or splitting at capacity evicts the oldest freed range (the oldest
@@ -19,7 +19,7 @@
  * Writer cost is O(n) (array shifts, eviction scan), reader cost O(log n) inside the bounds.
  *
  * How the ledger is meant to call it (each under whichever ledger lock covers the event;
- * the index's mutex is a leaf: never take a ledger lock while inside a gc_dead_ranges call):
+ * the index's lock is a leaf: never take a ledger lock while inside a gc_dead_ranges call):
  *   graph allocation node known (capture/instantiate), not live yet:
  *                                  gc_dead_ranges_add(ptr, ptr+size, seq, GC_DEAD_UNMATERIALIZED)
  *   graph launch materializes it:  gc_dead_ranges_cover(ptr, ptr+size)
@@ -35,9 +35,10 @@
 #ifndef GC_DEAD_RANGES_H
 #define GC_DEAD_RANGES_H
 
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "interpose/spin.h"
 
 typedef enum gc_dead_kind {
 	GC_DEAD_UNMATERIALIZED = 0,  /* a graph allocation whose graph has not run, or freed since */
@@ -65,7 +66,7 @@ typedef struct gc_dead_ranges {
 	gc_dead_slot *slots; /* sorted by lo, non-overlapping; capacity fixed at init */
 	uint32_t cap;
 	/* Writers only. */
-	_Alignas(64) pthread_mutex_t lock;
+	_Alignas(64) gc_spin lock;
 	uint64_t stamp;      /* age of the next range added */
 	uint64_t evicted_freed, evicted_unmaterialized;
 } gc_dead_ranges;

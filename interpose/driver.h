@@ -39,9 +39,11 @@ gc_dlsym_fn gc_driver_real_dlsym(void);
 
 /* Acquire: another thread may be filling the table (driver.c resolve); a plain load on x86. */
 #define GC_REAL_LOAD(fn) __atomic_load_n(&gc_real[fn], __ATOMIC_ACQUIRE)
-#define GC_REAL(spelling) \
-	((__typeof__(&spelling))(GC_REAL_LOAD(GC_FN_##spelling) \
-	                             ? GC_REAL_LOAD(GC_FN_##spelling) \
-	                             : (gc_driver_init(), GC_REAL_LOAD(GC_FN_##spelling))))
+/* Loaded once: the pointer is written once, before any reader sees it non-NULL. */
+#define GC_REAL(spelling)                                                                  \
+	((__typeof__(&spelling))__extension__({                                            \
+		void *real_ = GC_REAL_LOAD(GC_FN_##spelling);                                  \
+		real_ ? real_ : (gc_driver_init(), GC_REAL_LOAD(GC_FN_##spelling));            \
+	}))
 
 #endif

@@ -27,12 +27,13 @@
 static gc_options opts;
 static gc_ledger *ledger;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int ready;
-/* initial-exec: the object is preloaded at start-up, so its thread-locals can live in static
- * TLS and cost a plain load instead of a __tls_get_addr call on every intercepted call. */
-#define GC_TLS __thread __attribute__((tls_model("initial-exec")))
-static GC_TLS int in_hub;  /* the guard: this thread is inside graphcheck */
-static GC_TLS void *my_caller;  /* the program's call instruction, from gc_hub_enter */
+int gc_hub_ready;
+GC_TLS int gc_hub_in;
+GC_TLS void *gc_hub_caller;
+static int no_captures;  /* what gc_hub_captures reads until the ledger is made */
+int *gc_hub_captures = &no_captures;
+#define in_hub gc_hub_in
+#define my_caller gc_hub_caller
 static GC_TLS uint64_t my_tid;
 /* Call sites by calling instruction (and innermost Python frame): a loop allocates and
  * frees from a few places. */
@@ -166,6 +167,7 @@ static void init(void)
 	gc_graph_nodes_init(gc_driver_lookup, opts.uses);
 	__atomic_store_n(&gc_hub_dead, gc_ledger_dead_ranges(ledger), __ATOMIC_RELAXED);
 	__atomic_store_n(&gc_hub_order, gc_ledger_order_ranges(ledger), __ATOMIC_RELAXED);
+	gc_hub_captures = gc_ledger_captures_count(ledger);
 	if (opts.trace_file[0]) {
 		CUresult (*version)(int *) = (CUresult(*)(int *))gc_driver_lookup("cuDriverGetVersion");
 		int v = 0;
@@ -177,28 +179,17 @@ static void init(void)
 	atexit(at_exit);
 	if (opts.signal_summary)
 		gc_signals_install(on_fatal_signal);
-	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&gc_hub_ready, 1, __ATOMIC_RELEASE);
 }
 
-int gc_hub_enter_at(void *caller)
+int gc_hub_start(void)
 {
-	if (in_hub)
-		return 0;
-	in_hub = 1;
-	my_caller = caller;
-	if (__builtin_expect(__atomic_load_n(&ready, __ATOMIC_ACQUIRE), 1))
-		return 1;
 	pthread_once(&once, init);
-	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+	if (!__atomic_load_n(&gc_hub_ready, __ATOMIC_ACQUIRE)) {
 		in_hub = 0;
 		return 0;
 	}
 	return 1;
-}
-
-void gc_hub_leave(void)
-{
-	in_hub = 0;
 }
 
 uint64_t gc_hub_capture_query(uint64_t stream, int ptsz, uint64_t *graph)
@@ -234,13 +225,6 @@ uint64_t gc_hub_capture_query(uint64_t stream, int ptsz, uint64_t *graph)
 int gc_hub_order_on(void)
 {
 	return gc_ledger_ordering(ledger);
-}
-
-uint64_t gc_hub_capture_of(uint64_t stream, int ptsz)
-{
-	if (!gc_ledger_capturing(ledger))
-		return 0;
-	return gc_hub_capture_query(stream, ptsz, NULL);
 }
 
 static uint64_t thread_id(void)
@@ -401,6 +385,8 @@ static void write_held(int in_signal)
 		            "context): not reported", (unsigned long long)gc_ledger_retried(ledger));
 }
 
+static void write_verdicts(gc_scratch *sc, gc_event *ev, int n, int nframes);
+
 void gc_hub_report(gc_event *ev)
 {
 	/* The verdicts and frames are on graphcheck's memory, not the program's stack. */
@@ -416,7 +402,8 @@ void gc_hub_report(gc_event *ev)
 	if (!my_tid && ev->kind != GC_EV_EXIT)  /* first event of a thread or forked child */
 		gc_log_activate();
 	ev->tid = thread_id();
-	if (keeps_site(ev) && opts.alloc_backtrace_depth == 0 && my_caller) {
+	int keeps = keeps_site(ev);
+	if (keeps && opts.alloc_backtrace_depth == 0 && my_caller) {
 		/* The cheap site: the calling instruction alone (no unwinding), and in a Python
 		 * program the script's line that made the call. */
 		void *py = py_site_frame(sc);
@@ -427,7 +414,7 @@ void gc_hub_report(gc_event *ev)
 			site_cache[slot].py = py;
 		}
 		ev->site = site_cache[slot].site;
-	} else if (keeps_site(ev) && opts.alloc_backtrace_depth > 0) {
+	} else if (keeps && opts.alloc_backtrace_depth > 0) {
 		void *py = py_site_frame(sc);
 		nframes = gc_backtrace_capture(frames, opts.alloc_backtrace_depth >
 		                                               opts.backtrace_depth
@@ -448,10 +435,18 @@ void gc_hub_report(gc_event *ev)
 		ev->site = intern_site(sc, sc->py_frames, np, frames, depth(nframes));
 	}
 	gc_trace_event(ev);
+	int n = gc_ledger_apply(ledger, ev, sc->verdicts, GC_VERDICTS_MAX);
+	if (n)
+		write_verdicts(sc, ev, n, nframes);
+}
+
+/* The rare end of a report: the verdicts' records, with the call's frames (nframes of them
+ * captured already, -1 for none yet). Out of line: most reports have no verdict. */
+static __attribute__((noinline)) void write_verdicts(gc_scratch *sc, gc_event *ev, int n,
+                                                     int nframes)
+{
 	gc_verdict *v = sc->verdicts;
-	int n = gc_ledger_apply(ledger, ev, v, GC_VERDICTS_MAX);
-	if (!n)
-		return;
+	void **frames = sc->frames;
 	if (nframes < 0)
 		nframes = gc_backtrace_capture(frames, opts.backtrace_depth);
 	gc_record r = record_of(ev, frames, depth(nframes));

@@ -10,20 +10,50 @@
 #include "interpose/dead_ranges.h"
 #include "interpose/ledger.h"
 
+/* initial-exec: the object is preloaded at start-up, so its thread-locals can live in static
+ * TLS and cost a plain load instead of a __tls_get_addr call on every intercepted call. */
+#define GC_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* What the inline guard reads and writes (hub.c's): every wrapper's enter and leave are a
+ * few instructions in the wrapper itself, not calls. */
+extern GC_TLS int gc_hub_in;        /* the guard: this thread is inside graphcheck */
+extern GC_TLS void *gc_hub_caller;  /* the program's call instruction */
+extern int gc_hub_ready;            /* started (release-stored once) */
+extern int *gc_hub_captures;        /* the ledger's count of active captures */
+/* The first call's side of enter: start-up; 1 when graphcheck runs, else the guard is off. */
+int gc_hub_start(void);
+
 /* Enters graphcheck for one intercepted call: 0 when the call must go straight to the
  * driver (graphcheck is inside one of its own calls on this thread, or failed to start).
  * A macro so that it notes the wrapper's return address: the program's calling
  * instruction, which is the call site kept when allocation backtraces are off. Every
  * successful enter is paired with gc_hub_leave in the same wrapper. */
-int gc_hub_enter_at(void *caller);
+static inline int gc_hub_enter_at(void *caller)
+{
+	if (gc_hub_in)
+		return 0;
+	gc_hub_in = 1;
+	gc_hub_caller = caller;
+	if (__builtin_expect(__atomic_load_n(&gc_hub_ready, __ATOMIC_ACQUIRE), 1))
+		return 1;
+	return gc_hub_start();
+}
 #define gc_hub_enter() gc_hub_enter_at(__builtin_return_address(0))
-void gc_hub_leave(void);
+static inline void gc_hub_leave(void)
+{
+	gc_hub_in = 0;
+}
 
-/* The id of the capture the stream is in, 0 when none; skipped while no capture is active
- * anywhere. ptsz: the call was a _ptsz spelling, so stream 0 is the per-thread stream. */
-uint64_t gc_hub_capture_of(uint64_t stream, int ptsz);
 /* The same, always asked, also giving the graph being built (for capture begin). */
 uint64_t gc_hub_capture_query(uint64_t stream, int ptsz, uint64_t *graph);
+/* The id of the capture the stream is in, 0 when none; skipped while no capture is active
+ * anywhere. ptsz: the call was a _ptsz spelling, so stream 0 is the per-thread stream. */
+static inline uint64_t gc_hub_capture_of(uint64_t stream, int ptsz)
+{
+	if (!__atomic_load_n(gc_hub_captures, __ATOMIC_RELAXED))
+		return 0;
+	return gc_hub_capture_query(stream, ptsz, NULL);
+}
 
 /* Fills the thread and call-site fields, traces the event, applies it, and logs its
  * verdicts. Called inside the guard; does not leave it. */
@@ -53,7 +83,7 @@ typedef struct gc_unload {
 void gc_hub_unloaded(const gc_unload *u);
 
 /* The ledger's dead memory, and its allocations watched for stream order, read by the uses'
- * fast check; set at start-up. */
+ * fast check; set at start-up (empty indexes before: never NULL). */
 extern struct gc_dead_ranges *gc_hub_dead, *gc_hub_order;
 
 static inline int gc_hub_index_empty(struct gc_dead_ranges *d)

@@ -18,13 +18,13 @@
 static void lock_stripes(gc_ledger *l)
 {
 	for (unsigned i = 0; i < l->nstripes; i++)
-		pthread_mutex_lock(&l->stripes[i].lock);
+		gc_spin_lock(&l->stripes[i].lock);
 }
 
 static void unlock_stripes(gc_ledger *l)
 {
 	for (unsigned i = l->nstripes; i-- > 0;)
-		pthread_mutex_unlock(&l->stripes[i].lock);
+		gc_spin_unlock(&l->stripes[i].lock);
 }
 
 static void lock_all(gc_ledger *l)
@@ -213,7 +213,7 @@ static void lock_stripe_set(gc_ledger *l, uint64_t mask)
 	}
 	for (unsigned i = 0; i < l->nstripes; i++)  /* in index order, as every path takes them */
 		if (mask >> i & 1)
-			pthread_mutex_lock(&l->stripes[i].lock);
+			gc_spin_lock(&l->stripes[i].lock);
 }
 
 static void unlock_stripe_set(gc_ledger *l, uint64_t mask)
@@ -224,7 +224,7 @@ static void unlock_stripe_set(gc_ledger *l, uint64_t mask)
 	}
 	for (unsigned i = l->nstripes; i-- > 0;)
 		if (mask >> i & 1)
-			pthread_mutex_unlock(&l->stripes[i].lock);
+			gc_spin_unlock(&l->stripes[i].lock);
 }
 
 /* Each watched word of e at a launch: still under the allocation seen at instantiate, live
@@ -415,7 +415,9 @@ static int order_event(const gc_event *ev)
 	}
 }
 
-static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
+static int apply_locked(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max);
+
+static inline int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 {
 	if (order_event(ev)) {
 		gc_order_event(l, ev);
@@ -426,9 +428,9 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 		plain = -1;  /* made or used on another stream: judged on the locked path */
 	if (plain >= 0) {
 		struct stripe *st = stripe_of(l, ev->ptr);
-		pthread_mutex_lock(&st->lock);
+		gc_spin_lock(&st->lock);
 		int done = gc_store_apply_plain(l, st, ev, plain);
-		pthread_mutex_unlock(&st->lock);
+		gc_spin_unlock(&st->lock);
 		if (done && plain)
 			gc_order_alloc(l, ev, done == 2);
 		else if (done && ev->kind == GC_EV_FREE)
@@ -436,6 +438,14 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 		if (done)
 			return 0;
 	}
+	return apply_locked(l, ev, v, max);
+}
+
+/* Every event but the fast path's: the graph lock. Out of line, so that the fast path does
+ * not pay for its frame. */
+static __attribute__((noinline)) int apply_locked(gc_ledger *l, const gc_event *ev,
+                                                  gc_verdict *v, int max)
+{
 	out o = {.v = v, .max = max};
 	/* the leak walk; a destroyed pool's allocations (pool 0, the default, is never destroyed) */
 	int all = ev->kind == GC_EV_EXIT || (ev->kind == GC_EV_POOL_DESTROY &&
@@ -445,7 +455,7 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	if (all)
 		lock_stripes(l);
 	else if (one)
-		pthread_mutex_lock(&one->lock);
+		gc_spin_lock(&one->lock);
 	if (gc_check_broke_capture(ev)) {
 		gc_check_broken_capture(l, &o, ev);
 		goto done;
@@ -460,9 +470,6 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	case GC_EV_CAPTURE_BEGIN: gc_capture_begun(l, ev); break;
 	case GC_EV_CAPTURE_END: on_capture_end(l, &o, ev); break;
 	case GC_EV_INSTANTIATE: on_instantiate(l, &o, ev); break;
-	/* Next: a launch's kernel-argument uses, checked against a range index of dead memory
-	 * (ledger_uses.c, ledger_ranges.c), and the launch's place in stream order
-	 * (ledger_order.c). */
 	case GC_EV_LAUNCH: on_launch(l, &o, ev); break;
 	case GC_EV_EXEC_DESTROY:
 		if (ev->result == GC_CUDA_SUCCESS) {
@@ -474,9 +481,7 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 		if (ev->result == GC_CUDA_SUCCESS)
 			gc_graph_destroyed(l, ev->graph);
 		break;
-	/* Next: a successful wait joins the stream's vector clock with the host's
-	 * (ledger_order.c); today only failed waits arrive, for api-error. */
-	case GC_EV_SYNCHRONIZE: break;
+	case GC_EV_SYNCHRONIZE: break;  /* failed (successes took order_event): api-error below */
 	case GC_EV_EXIT: gc_check_leaks(l, &o, ev); break;
 	case GC_EV_FAILED: break;  /* only api-error below */
 	case GC_EV_STREAM_CREATE:  /* failed (successes took order_event): api-error below */
@@ -514,7 +519,7 @@ static int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	gc_check_api_error(&o, ev);
 done:
 	if (one)
-		pthread_mutex_unlock(&one->lock);
+		gc_spin_unlock(&one->lock);
 	if (o.unknown_pending) {  /* the error path: every stripe, in order, for the search */
 		if (!all)
 			lock_stripes(l);
@@ -532,9 +537,10 @@ done:
  * record it releases comes before this event's own. */
 int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 {
-	int k = gc_pending_settle(l, ev, v, max);
+	/* Looked at only when something is held, or this event may be held. */
+	int k = __atomic_load_n(&l->n_held, __ATOMIC_ACQUIRE) ? gc_pending_settle(l, ev, v, max) : 0;
 	int n = apply_event(l, ev, v + k, max - k);
-	return k + gc_pending_hold(l, ev, v + k, n);
+	return k + (ev->no_context ? gc_pending_hold(l, ev, v + k, n) : n);
 }
 
 struct gc_dead_ranges *gc_ledger_dead_ranges(gc_ledger *l)
@@ -555,6 +561,11 @@ int gc_ledger_ordering(const gc_ledger *l)
 int gc_ledger_capturing(const gc_ledger *l)
 {
 	return __atomic_load_n(&l->active_captures, __ATOMIC_RELAXED) > 0;
+}
+
+int *gc_ledger_captures_count(gc_ledger *l)
+{
+	return &l->active_captures;
 }
 
 /* ---- life, stats, fork --------------------------------------------------- */
@@ -623,16 +634,16 @@ void gc_ledger_fork_prepare(gc_ledger *l)
 		return;
 	lock_all(l);
 	gc_streams_lock(l->streams);
-	pthread_mutex_lock(&l->order.lock);
-	pthread_mutex_lock(&l->dead.lock);  /* a leaf: last */
+	gc_spin_lock(&l->order.lock);
+	gc_spin_lock(&l->dead.lock);  /* a leaf: last */
 }
 
 void gc_ledger_fork_parent(gc_ledger *l)
 {
 	if (!l)
 		return;
-	pthread_mutex_unlock(&l->dead.lock);
-	pthread_mutex_unlock(&l->order.lock);
+	gc_spin_unlock(&l->dead.lock);
+	gc_spin_unlock(&l->order.lock);
 	gc_streams_unlock(l->streams);
 	unlock_all(l);
 }
@@ -643,8 +654,8 @@ void gc_ledger_fork_child(gc_ledger *l)
 	if (!l)
 		return;
 	pthread_mutex_init(&l->lock, NULL);
-	pthread_mutex_init(&l->dead.lock, NULL);
-	pthread_mutex_init(&l->order.lock, NULL);
+	gc_spin_init(&l->dead.lock);
+	gc_spin_init(&l->order.lock);
 	gc_streams_fork_child(l->streams);
 	for (unsigned i = 0; i < l->nstripes; i++)
 		gc_store_lock_init(&l->stripes[i]);

@@ -211,6 +211,8 @@ void gc_ledger_graph_mem(gc_ledger *l, gc_graph_mem *gm);
 
 /* True while any capture the ledger knows of is active: hooks skip capture queries otherwise. */
 int gc_ledger_capturing(const gc_ledger *l);
+/* The count behind it, for the hub to read inline (atomically, relaxed) in every wrapper. */
+int *gc_ledger_captures_count(gc_ledger *l);
 
 typedef struct gc_ledger_stats {
 	uint64_t live_allocs, history, graphs, execs, captures, bytes;

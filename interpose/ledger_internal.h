@@ -30,6 +30,7 @@
 #include "interpose/ledger.h"
 #include "interpose/slab.h"
 #include "interpose/stream_clock.h"
+#include "interpose/spin.h"
 
 #define CACHE_LINE 64
 /* Retired records an address keeps waiting for their frees: one per thread racing on it is
@@ -128,7 +129,7 @@ struct capture {
  * outside captures takes only its address's stripe lock, so threads on different streams
  * (different addresses) do not contend. */
 struct stripe {
-	pthread_mutex_t lock;
+	gc_spin lock;
 	gc_table allocs;     /* plain records: K_ASYNC and K_SYNC */
 	gc_slab slab;
 	size_t live_allocs;

@@ -9,7 +9,10 @@
 #include "interpose/scratch.h"
 #include "interpose/stream_clock.h"
 
-struct gc_dead_ranges *gc_hub_dead, *gc_hub_order;
+/* Until start-up sets the ledger's: empty indexes (equal bounds), so that the wrappers' check
+ * needs no NULL test. */
+static struct gc_dead_ranges no_dead, no_order;
+struct gc_dead_ranges *gc_hub_dead = &no_dead, *gc_hub_order = &no_order;
 
 /* Words are read and checked in batches of this many (a small stack). */
 #define WORDS_BATCH 32
@@ -116,8 +119,9 @@ void gc_hub_use(const gc_use *u)
 		 * refusal of a copy of dead memory is that use's.) */
 	} else if (u->what == GC_USE_KERNEL) {
 		k = gc_kernel_of(u->func);
-		size_t n;
-		for (size_t from = 0; (d || ordering) && arg < 0 &&
+		/* A batch not filled was the last: no call to find there are no more. */
+		size_t n = WORDS_BATCH;
+		for (size_t from = 0; d && arg < 0 && n == WORDS_BATCH &&
 		     (n = gc_kernel_words(k, u->kernel_params, u->extra, from, w, param, WORDS_BATCH));
 		     from += n) {
 			long at = d ? gc_dead_ranges_check_words(d, w, n, &hit) : -1;

@@ -2,6 +2,7 @@
 # BASE_CFLAGS, CORE_OBJS, LIB, LAUNCHER, Q and msg. Not part of `all` or `test`.
 #   make bench       the GPU workloads against native and compute-sanitizer (GPU machine)
 #   make bench-cpu   the ledger alone, and graphcheck's cost per call through the stand-in
+#                    (ns, and instructions counted by callgrind)
 BENCH_LEDGER := $(BUILD)/bench/bench_ledger
 BENCH_DEAD := $(BUILD)/bench/bench_dead_ranges
 
@@ -19,8 +20,10 @@ $(BENCH_DEAD): $(BUILD)/obj/tests/bench/bench_dead_ranges.o $(CORE_OBJS)
 bench: $(LIB) $(LAUNCHER) $(BENCH_LEDGER)
 	$(Q)sh tests/bench/run.sh $(BUILD)
 
-bench-cpu: $(BENCH_LEDGER) $(BENCH_DEAD) $(LIB) $(BUILD)/fakecuda/prog_linked
-	$(Q)$(BENCH_LEDGER)
+bench-cpu: $(BENCH_LEDGER) $(BENCH_DEAD) $(LIB) $(BUILD)/fakecuda/prog_linked \
+		$(BUILD)/fakecuda/prog_bench
+	$(Q)$(BENCH_LEDGER) 20000
+	$(Q)$(BENCH_LEDGER) 200000 no-uses
 	$(Q)$(BENCH_DEAD)
 	$(Q)if command -v valgrind >/dev/null; then \
 		valgrind -q --tool=callgrind --callgrind-out-file=$(BUILD)/bench/dead_ranges.cg \
@@ -30,3 +33,4 @@ bench-cpu: $(BENCH_LEDGER) $(BENCH_DEAD) $(LIB) $(BUILD)/fakecuda/prog_linked
 			awk '/dr_check_[a-z]+ \[/ { match($$0, /dr_check_[a-z]+/); \
 				printf "  %-10s %6.1f\n", substr($$0, RSTART + 9, RLENGTH - 9), $$1 / 100000 }'; fi
 	$(Q)sh tests/bench/standin.sh $(BUILD)
+	$(Q)sh tests/bench/callgrind.sh $(BUILD)

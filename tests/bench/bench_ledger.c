@@ -4,9 +4,11 @@
  * random live allocations (back to N), and K short-lived allocations freed in order (only
  * their frees timed). It reports ns per event, net of the same loops run without the ledger,
  * and the ledger's bytes per live allocation (gc_ledger_stats.bytes / live, with the default
- * 4096-record history ring full). Usage: bench_ledger [EVENTS per kind and size, 1000000]. */
+ * 4096-record history ring full). Usage: bench_ledger [EVENTS per kind and size, 1000000]
+ * [no-uses]: no-uses keeps no dead-memory index (GRAPHCHECK_USES=0), the records alone. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "interpose/ledger.h"
@@ -28,7 +30,8 @@ static uint64_t next_rand(void)  /* xorshift64 */
 }
 
 static gc_ledger *L;
-static int dry;              /* the same loops without the ledger, to subtract their cost */
+static int dry;
+static int no_uses;          /* argv[2] "no-uses": the records without the dead index */              /* the same loops without the ledger, to subtract their cost */
 static uint64_t *live;       /* the live pointers, in no order */
 static size_t n_live;
 static uint64_t next_ptr, verdicts;
@@ -62,7 +65,7 @@ struct result { size_t n; double ns[NT]; double bytes_per, probes; unsigned long
 static struct result measure(size_t n, long events)
 {
 	size_t k = n / 10 < 1000 ? n / 10 : 1000;
-	gc_ledger_config cfg = { .history = GC_LEDGER_HISTORY_DEFAULT };
+	gc_ledger_config cfg = { .history = GC_LEDGER_HISTORY_DEFAULT, .no_uses = no_uses };
 	L = gc_ledger_new(&cfg);
 	live = malloc((n + k) * sizeof(*live));
 	if (!L || !live) {
@@ -116,10 +119,11 @@ static struct result measure(size_t n, long events)
 int main(int argc, char **argv)
 {
 	long events = argc > 1 ? atol(argv[1]) : 1000000;
+	no_uses = argc > 2 && !strcmp(argv[2], "no-uses");
 	static const size_t sizes[] = { 1000, 10000, 100000, 1000000 };
 	struct result r[4];
-	printf("ledger alone (CPU), %ld events of each kind per live-set size, ns net of the harness\n",
-	       events);
+	printf("ledger alone (CPU), %ld events of each kind per live-set size, ns net of the harness%s\n",
+	       events, no_uses ? ", no dead-memory index (no-uses)" : "");
 	printf("%9s %9s %13s %13s %11s %13s %7s\n", "live", "alloc ns", "free ns rand",
 	       "free ns recent", "bytes/live", "ledger bytes", "probes");
 	for (int i = 0; i < 4; i++) {

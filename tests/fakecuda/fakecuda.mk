@@ -84,6 +84,12 @@ $(FC_OUT)/prog_spellings: $(FC_OUT)/obj/progs/spellings/prog_spellings.o $(FC_OU
 FAKECUDA_PROGS := $(FC_OUT)/prog_linked $(FC_OUT)/prog_linked_ptds $(FC_OUT)/prog_dlsym \
                   $(FC_OUT)/prog_procaddr $(FC_OUT)/prog_spellings
 
+# The hot calls in loops, for counting graphcheck's cost per call (tests/bench/callgrind.sh).
+$(FC_OUT)/prog_bench: $(FC_OUT)/obj/progs/linked/prog_bench.o $(FC_OUT)/libcuda.so
+	$(call msg,LD,$@)
+	$(Q)$(FC_PROG_LD) -L$(FC_OUT) -lcuda -lpthread
+FAKECUDA_PROGS += $(FC_OUT)/prog_bench
+
 all: $(FAKECUDA) $(FAKECUDA_PROGS)
 
 # `make test` runs the programs against the fake and checks the codes (check_fakecuda.sh).
