@@ -238,7 +238,14 @@ static CUresult add_mem_alloc(CUgraphNode *out, CUgraph h, struct deps d, size_t
     CUresult r = graph_for_add(h, d, &g);
     if (r == CUDA_SUCCESS && fc_fault())
         r = CUDA_ERROR_OUT_OF_MEMORY;
-    struct fc_block *b = r == CUDA_SUCCESS ? fc_graph_alloc(g, bytesize) : NULL;
+    /* After a free node of g's own of a block as large: that block's address again. */
+    struct fc_block *b = NULL, *after = NULL;
+    for (size_t i = 0; r == CUDA_SUCCESS && i < d.n; i++)
+        if (d.nodes[i]->type == CU_GRAPH_NODE_TYPE_MEM_FREE && d.nodes[i]->block &&
+            d.nodes[i]->block->owner == g && d.nodes[i]->block->size >= bytesize)
+            after = d.nodes[i]->block;
+    if (r == CUDA_SUCCESS)
+        b = after ? fc_graph_alloc_at(g, after->addr, bytesize) : fc_graph_alloc(g, bytesize);
     if (r == CUDA_SUCCESS && !b)
         r = CUDA_ERROR_OUT_OF_MEMORY;
     if (r == CUDA_SUCCESS) {

@@ -189,6 +189,10 @@ struct fc_block {
 
 /* A new graph allocation owned by g, or NULL when the fake address space is full. */
 struct fc_block *fc_graph_alloc(CUgraph g, size_t size);
+/* The same at the address of an allocation of g whose free node the new one follows: the
+ * driver maps one range for allocations of a graph whose lives do not overlap (PyTorch's
+ * graphs on the H200, tests/gpu/logs/). */
+struct fc_block *fc_graph_alloc_at(CUgraph g, CUdeviceptr addr, size_t size);
 /* Accepts a free node in g for addr (captured cuMemFreeAsync or cuGraphAddMemFreeNode):
  * the allocation it frees, or NULL when the driver refuses (CUDA_ERROR_INVALID_VALUE). */
 struct fc_block *fc_graph_free_target(CUgraph g, CUdeviceptr addr);

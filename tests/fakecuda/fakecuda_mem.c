@@ -214,6 +214,13 @@ struct fc_block *fc_graph_alloc(CUgraph g, size_t size)
     return b;
 }
 
+struct fc_block *fc_graph_alloc_at(CUgraph g, CUdeviceptr addr, size_t size)
+{
+    struct fc_block *b = block_new(FC_GRAPH, addr, round_size(size));
+    b->owner = g;
+    return b;
+}
+
 /* The rules of cuda.h:19755-19771: an allocation may be freed once in its own graph, or
  * in one other graph if its owner does not free it; nothing else may be freed in a graph
  * (memory from outside the graph: CUDA_ERROR_INVALID_VALUE, observed). */

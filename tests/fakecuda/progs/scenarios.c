@@ -933,6 +933,20 @@ static int unordered(bool clean)
                                    .kernelParams = args };
     CK(cuGraphAddKernelNode, (&kernel, graph, clean ? &alloc : NULL, clean ? 1 : 0, &kp));
     CK(cuGraphAddMemFreeNode, (&freed, graph, clean ? &kernel : &alloc, 1, ap.dptr));
+    /* Then, in order, a second allocation after that free: the driver (and the fake) maps it
+     * at the first one's address, so its kernel's word is inside both allocations' ranges
+     * and in the life of the second only. */
+    CUgraphNode alloc2 = NULL, kernel2 = NULL, freed2 = NULL;
+    CUDA_MEM_ALLOC_NODE_PARAMS ap2 = ap;
+    ap2.dptr = 0;
+    CK(cuGraphAddMemAllocNode, (&alloc2, graph, &freed, 1, &ap2));
+    printf("the second allocation at the first one's address: %s\n",
+           ap2.dptr == ap.dptr ? "yes" : "no");
+    CUdeviceptr p2 = ap2.dptr;
+    void *args2[] = { &p2, &v, &n };
+    kp.kernelParams = args2;
+    CK(cuGraphAddKernelNode, (&kernel2, graph, &alloc2, 1, &kp));
+    CK(cuGraphAddMemFreeNode, (&freed2, graph, &kernel2, 1, ap2.dptr));
     CK(cuGraphInstantiateWithFlags, (&exec, graph, 0));
     CK(cuGraphLaunch, (exec, s));
     CK(cuStreamSynchronize, (s));
