@@ -1031,6 +1031,23 @@ static int order(bool clean)
     CK(cuLaunchKernel, (fill, USES_N / 256, 1, 1, 256, 1, 1, 0, d, args, NULL));
     CK(cuMemFreeAsync, (p, CU_STREAM_LEGACY));
 
+    printf("== a synchronous set of other memory between A's allocation and B's kernel\n");
+    /* cuMemsetD8 of device memory does not make the host wait (CUDA's API sync behavior),
+     * and its stream does not wait for non-blocking A: B is not ordered after A. */
+    CUdeviceptr q = 0;
+    CK(cuMemAlloc, (&q, 4096));
+    CK(cuMemAllocAsync, (&p, USES_N * sizeof(float), a));
+    CK(cuMemsetD8, (q, 0, 4096));
+    if (clean) {
+        CK(cuEventRecord, (e, a));
+        CK(cuStreamWaitEvent, (b, e, 0));
+    }
+    CK(cuLaunchKernel, (fill, USES_N / 256, 1, 1, 256, 1, 1, 0, b, args, NULL));
+    CK(cuEventRecord, (e, b));
+    CK(cuStreamWaitEvent, (a, e, 0));
+    CK(cuMemFreeAsync, (p, a));
+    CK(cuMemFree, (q));
+
     CK(cuCtxSynchronize, ());
     CK(cuEventDestroy_v2, (e));
     CK(cuStreamDestroy_v2, (a));
