@@ -281,7 +281,27 @@ static int read_edges(CUgraph graph, CUgraphNode **from, CUgraphNode **to, size_
 	return 0;
 }
 
-/* Each use by node u of graph g's allocation node m's memory, not ordered inside its life. */
+/* How node u's use of allocation node a's memory is not ordered inside its life (0: it is).
+ * Its free nodes are those at its address ordered after it: an earlier free node at that
+ * address is another allocation's, whose address the graph gave out again. */
+static int unordered_flags(const graph_view *g, memnode *m, size_t nm, size_t a, size_t u,
+                           size_t *stack)
+{
+	const unsigned char *after = reach_of(g, &m[a], stack);
+	int flags = after && !after[u] ? GC_ORDER_NOT_AFTER_ALLOC : 0;
+	for (size_t f = 0; f < nm; f++) {
+		if (m[f].size || m[f].ptr != m[a].ptr || (after && !after[m[f].idx]))
+			continue;
+		const unsigned char *before = reach_of(g, &m[f], stack);
+		if (before && !before[u])
+			flags |= GC_ORDER_NOT_BEFORE_FREE;
+	}
+	return flags;
+}
+
+/* Each use by node u of graph g's own allocations' memory that no allocation node covering
+ * it orders inside its life (the graph may give one address to allocations whose lives do
+ * not overlap: CUDA's address reuse within a graph). Named by the first one covering it. */
 static void check_order(const char *call, uint64_t graph, graph_view *g, memnode *m, size_t nm,
                         size_t *stack)
 {
@@ -290,26 +310,28 @@ static void check_order(const char *call, uint64_t graph, graph_view *g, memnode
 		if (!read_node(g->nodes[u], g->types[u], &nw))
 			continue;
 		for (size_t i = 0; i < nw.n; i++) {
+			int flags = 0;
+			size_t first = nm;
 			for (size_t a = 0; a < nm; a++) {
 				if (!m[a].size || nw.w[i] - m[a].ptr >= m[a].size)
 					continue;
-				const unsigned char *after = reach_of(g, &m[a], stack);
-				int flags = after && !after[u] ? GC_ORDER_NOT_AFTER_ALLOC : 0;
-				for (size_t f = 0; f < nm; f++) {
-					if (m[f].size || m[f].ptr != m[a].ptr)
-						continue;
-					const unsigned char *before = reach_of(g, &m[f], stack);
-					if (before && !before[u])
-						flags |= GC_ORDER_NOT_BEFORE_FREE;
+				int f = unordered_flags(g, m, nm, a, u, stack);
+				if (!f) {
+					first = nm;  /* ordered inside this one's life */
+					break;
 				}
-				if (!flags)
-					continue;
-				gc_event ev = {.kind = GC_EV_NODE_UNORDERED, .call = call, .graph = graph,
-				               .node = U64(g->nodes[u]), .ptr = nw.w[i],
-				               .size = nw.w[i] - m[a].ptr, .use = nw.use, .arg = nw.arg[i],
-				               .func_name = nw.func_name, .flags = (uint64_t)flags};
-				gc_hub_report(&ev);
+				if (first == nm) {
+					first = a;
+					flags = f;
+				}
 			}
+			if (first == nm)
+				continue;
+			gc_event ev = {.kind = GC_EV_NODE_UNORDERED, .call = call, .graph = graph,
+			               .node = U64(g->nodes[u]), .ptr = nw.w[i],
+			               .size = nw.w[i] - m[first].ptr, .use = nw.use, .arg = nw.arg[i],
+			               .func_name = nw.func_name, .flags = (uint64_t)flags};
+			gc_hub_report(&ev);
 		}
 	}
 }
