@@ -159,6 +159,14 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 		ok "$way graph-memory-trimmed: only the marks" ;;
 	*) bad "$way graph-memory-trimmed: line is '$line'" ;;
 	esac
+	# No context at exit: the device is not known, so no device's marks (device 0 guessed
+	# would be another device's, or one the program never used).
+	check "$way graph-memory-no-context" "$none" $prog graph-memory-no-context $extra
+	line=$(grep 'graph memory (information)' "$tmp/gc.txt")
+	case $line in
+	*"graph pool"*|"") bad "$way graph-memory-no-context: line is '$line'" ;;
+	*) ok "$way graph-memory-no-context: no device's marks" ;;
+	esac
 	# Stream order: allocated on A, used on B, freed on A, then allocated on A and freed on
 	# C, then C's memory at an address A launched on before launched on A, with no events
 	# (order) and with them (order-clean); see scenarios.c.
