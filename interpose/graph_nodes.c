@@ -281,32 +281,27 @@ static int read_edges(CUgraph graph, CUgraphNode **from, CUgraphNode **to, size_
 	return 0;
 }
 
-/* How node u lies against allocation node a's life: 0 inside it; else GC_ORDER_NOT_AFTER_ALLOC
- * and/or GC_ORDER_NOT_BEFORE_FREE. a's frees are the free nodes of its address that come
- * after it (one before it is an earlier allocation's at the same address); none: freed
- * outside the graph, or never. */
-static int order_against(graph_view *g, memnode *m, size_t nm, size_t a, size_t u,
-                         size_t *stack)
+/* How node u's use of allocation node a's memory is not ordered inside its life (0: it is).
+ * Its free nodes are those at its address ordered after it: an earlier free node at that
+ * address is another allocation's, whose address the graph gave out again. */
+static int unordered_flags(const graph_view *g, memnode *m, size_t nm, size_t a, size_t u,
+                           size_t *stack)
 {
 	const unsigned char *after = reach_of(g, &m[a], stack);
 	int flags = after && !after[u] ? GC_ORDER_NOT_AFTER_ALLOC : 0;
-	int frees = 0, reached = 0;
 	for (size_t f = 0; f < nm; f++) {
 		if (m[f].size || m[f].ptr != m[a].ptr || (after && !after[m[f].idx]))
 			continue;
 		const unsigned char *before = reach_of(g, &m[f], stack);
-		frees = 1;
-		reached |= !before || before[u];
+		if (before && !before[u])
+			flags |= GC_ORDER_NOT_BEFORE_FREE;
 	}
-	return flags | (frees && !reached ? GC_ORDER_NOT_BEFORE_FREE : 0);
+	return flags;
 }
 
-/* Each use by a node of the graph's own allocation memory that lies in the life of none of
- * the allocation nodes covering it. One address may be several allocations' of one graph:
- * the driver maps one range for allocations whose lives do not overlap (PyTorch's graphs on
- * the H200), so a use inside any of their lives is in order. (A use between two of those
- * lives, after one's free and before the next's allocation, is not seen: it lies after the
- * first allocation node and before the last free node.) */
+/* Each use by node u of graph g's own allocations' memory that no allocation node covering
+ * it orders inside its life (the graph may give one address to allocations whose lives do
+ * not overlap: CUDA's address reuse within a graph). Named by the first one covering it. */
 static void check_order(const char *call, uint64_t graph, graph_view *g, memnode *m, size_t nm,
                         size_t *stack)
 {
@@ -315,28 +310,26 @@ static void check_order(const char *call, uint64_t graph, graph_view *g, memnode
 		if (!read_node(g->nodes[u], g->types[u], &nw))
 			continue;
 		for (size_t i = 0; i < nw.n; i++) {
-			size_t named = nm;
 			int flags = 0;
+			size_t first = nm;
 			for (size_t a = 0; a < nm; a++) {
 				if (!m[a].size || nw.w[i] - m[a].ptr >= m[a].size)
 					continue;
-				int f = order_against(g, m, nm, a, u, stack);
+				int f = unordered_flags(g, m, nm, a, u, stack);
 				if (!f) {
-					named = nm;
+					first = nm;  /* ordered inside this one's life */
 					break;
 				}
-				/* named: the first covering allocation u comes after, else the first */
-				if (named == nm || (!(f & GC_ORDER_NOT_AFTER_ALLOC) &&
-				                    (flags & GC_ORDER_NOT_AFTER_ALLOC))) {
-					named = a;
+				if (first == nm) {
+					first = a;
 					flags = f;
 				}
 			}
-			if (named == nm)
+			if (first == nm)
 				continue;
 			gc_event ev = {.kind = GC_EV_NODE_UNORDERED, .call = call, .graph = graph,
 			               .node = U64(g->nodes[u]), .ptr = nw.w[i],
-			               .size = nw.w[i] - m[named].ptr, .use = nw.use, .arg = nw.arg[i],
+			               .size = nw.w[i] - m[first].ptr, .use = nw.use, .arg = nw.arg[i],
 			               .func_name = nw.func_name, .flags = (uint64_t)flags};
 			gc_hub_report(&ev);
 		}

@@ -1,7 +1,8 @@
 /* The graph-memory summary at exit: one information line in the text log and one JSON line
  * ("type":"graph_memory", docs/log-format.md), for a program that made graph allocations.
  * The ledger's counts (ledger_graphmem.c) and the driver's own marks of the device's graph
- * pool (cuDeviceGetGraphMemAttribute), asked here at exit for the current context's device.
+ * pool (cuDeviceGetGraphMemAttribute), asked here at exit for the current context's device
+ * (none without a current context).
  * Never a record: a correct program keeps graph memory reserved, or allocations live, on
  * purpose; it says what the memory cost and how to give it back. */
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -14,7 +15,10 @@
 #include "interpose/log.h"
 #include "interpose/textbuf.h"
 
-/* The device's marks: 1 when the driver gave them. */
+/* The marks of the current context's device: 1 when the driver gave them. With no context
+ * current (the exiting thread never had one, or gave it up) the device is not known: none is
+ * asked (device 0 guessed would be another device's marks, or a device the program never
+ * used, whose graph memory the query could set up). */
 static int driver_marks(int *device, cuuint64_t marks[3])
 {
 	CUresult (*get_device)(CUdevice *) =
@@ -24,7 +28,7 @@ static int driver_marks(int *device, cuuint64_t marks[3])
 			"cuDeviceGetGraphMemAttribute");
 	CUdevice dev = 0;
 	if (!get_device || get_device(&dev) != CUDA_SUCCESS)
-		dev = 0;
+		return 0;
 	*device = (int)dev;
 	static const CUgraphMem_attribute which[3] = {CU_GRAPH_MEM_ATTR_USED_MEM_HIGH,
 	                                             CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH,

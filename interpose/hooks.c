@@ -329,6 +329,11 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 #define COPY(spelling, ptsz)                                                               \
 	USE_WRAPPER(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n),    \
 	            COPY_USE(dst, src, n, NULL, ptsz), .synchronous = 1)
+/* Device to device (and peer, below): no host-side synchronization (CUDA's API sync
+ * behavior), so not a host wait for the stream model. */
+#define COPY_DTOD(spelling, ptsz)                                                          \
+	USE_WRAPPER(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n),    \
+	            COPY_USE(dst, src, n, NULL, ptsz))
 #define COPY_HTOD(spelling, ptsz)                                                          \
 	USE_WRAPPER(spelling, (CUdeviceptr dst, const void *src, size_t n), (dst, src, n),    \
 	            COPY_USE(dst, 0, n, NULL, ptsz), .synchronous = 1)
@@ -338,7 +343,7 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 #define COPY_PEER(spelling, ptsz)                                                          \
 	USE_WRAPPER(spelling, (CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,              \
 	                       CUcontext sctx, size_t n),                                      \
-	            (dst, dctx, src, sctx, n), COPY_USE(dst, src, n, NULL, ptsz), .synchronous = 1)
+	            (dst, dctx, src, sctx, n), COPY_USE(dst, src, n, NULL, ptsz))
 
 #define COPY_2D_USE(p, st, ptsz)                                                           \
 	COPY_USE(p ? device_side(p->dstMemoryType, p->dstDevice, p->dstXInBytes, p->dstY, 0,  \
@@ -374,10 +379,10 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	            (d, pitch, v, w, h, s), SET_USE(d, pitch * h, s, ptsz))
 #define SET(spelling, ptsz, T)                                                             \
 	USE_WRAPPER(spelling, (CUdeviceptr d, T v, size_t n), (d, v, n),                       \
-	            SET_USE(d, n * sizeof(T), NULL, ptsz), .synchronous = 1)
+	            SET_USE(d, n * sizeof(T), NULL, ptsz))
 #define SET_2D(spelling, ptsz, T)                                                          \
 	USE_WRAPPER(spelling, (CUdeviceptr d, size_t pitch, T v, size_t w, size_t h),         \
-	            (d, pitch, v, w, h), SET_USE(d, pitch * h, NULL, ptsz), .synchronous = 1)
+	            (d, pitch, v, w, h), SET_USE(d, pitch * h, NULL, ptsz))
 #define SET_ASYNC_8(spelling, ptsz) SET_ASYNC(spelling, ptsz, unsigned char)
 #define SET_ASYNC_16(spelling, ptsz) SET_ASYNC(spelling, ptsz, unsigned short)
 #define SET_ASYNC_32(spelling, ptsz) SET_ASYNC(spelling, ptsz, unsigned int)

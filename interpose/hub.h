@@ -71,7 +71,8 @@ typedef struct gc_use {
 	uint64_t func;                /* kernels: the function handle, its arguments as */
 	void **kernel_params, **extra;  /* cuLaunchKernel takes them */
 	uint64_t dst, src, bytes;     /* copies and sets: device addresses, 0 for host memory */
-	int synchronous;              /* a copy or set without a stream: the host waits for it */
+	int synchronous;              /* a copy without a stream that may touch host memory: the
+	                               * host waits for it (sets and device-to-device copies: not) */
 } gc_use;
 
 /* A module or library unloaded: the kernels' layouts known so far are forgotten (their

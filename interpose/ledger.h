@@ -30,7 +30,7 @@ typedef enum gc_event_kind {
 	GC_EV_EXEC_DESTROY,   /* exec */
 	GC_EV_GRAPH_DESTROY,  /* graph */
 	GC_EV_SYNCHRONIZE,    /* a wait (cuStreamSynchronize, cuStreamQuery, cuCtxSynchronize,
-	                       * cuEventSynchronize, cuEventQuery; a synchronous copy or set):
+	                       * cuEventSynchronize, cuEventQuery; a synchronous copy to or from host):
 	                       * stream, event, flags GC_SYNC_CONTEXT for context-wide; every
 	                       * failure, and successes while stream order is watched */
 	GC_EV_EXIT,           /* process exit: leak check; flags GC_EXIT_LEAKS_FULL: every site */

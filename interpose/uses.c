@@ -83,8 +83,8 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
 }
 
 /* While the stream model is on: the first op seen on the legacy stream (from then on blocking
- * streams are taken as ordered with each other, stream_clock.h), and a synchronous copy or
- * set, which the host waits for. */
+ * streams are taken as ordered with each other, stream_clock.h), and a synchronous copy that
+ * may touch host memory, which the host waits for (a set or a device-to-device copy: not). */
 static void order_steps(const gc_use *u)
 {
 	static int legacy_seen;

@@ -31,6 +31,14 @@ $(BUILD)/tests/test_pystack: $(BUILD)/obj/tests/test_pystack.o $(BUILD)/obj/inte
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) -rdynamic -o $@ $^ $(TEST_LIBS)
 
+# graph_nodes.c's order check against graphs the test lays out (the driver's node queries,
+# the hub's report and the kernels' layouts are the test's).
+TESTS += $(BUILD)/tests/test_graph_nodes
+$(BUILD)/tests/test_graph_nodes: $(BUILD)/obj/tests/test_graph_nodes.o $(BUILD)/obj/interpose/graph_nodes.o
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
 all: $(TESTS)
 
 # The object against the stand-in driver (tests/fakecuda/fakecuda.mk builds both).

@@ -292,6 +292,18 @@ FC_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
     return CUDA_SUCCESS;
 }
 
+/* One device: 0, when the thread has a context (the primary one). */
+FC_EXPORT CUresult cuCtxGetDevice(CUdevice *dev)
+{
+    FC_COUNT(cuCtxGetDevice);
+    if (!dev)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!current_ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *dev = 0;
+    return CUDA_SUCCESS;
+}
+
 CUmemoryPool fc_default_pool(void) { return &default_pool; }
 
 FC_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)

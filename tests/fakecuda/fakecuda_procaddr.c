@@ -48,6 +48,7 @@ static const struct entry table[] = {
       { V(7000, cuDevicePrimaryCtxRelease), V(11000, cuDevicePrimaryCtxRelease_v2) } },
     { "cuCtxSetCurrent", { V(4000, cuCtxSetCurrent) } },
     { "cuCtxGetCurrent", { V(4000, cuCtxGetCurrent) } },
+    { "cuCtxGetDevice", { V(2000, cuCtxGetDevice) } },
     { "cuCtxSynchronize", { V(2000, cuCtxSynchronize), V(13000, cuCtxSynchronize_v2) } },
     { "cuDeviceGetDefaultMemPool", { V(11020, cuDeviceGetDefaultMemPool) } },
     { "cuMemPoolSetAttribute", { V(11020, cuMemPoolSetAttribute) } },

@@ -310,8 +310,8 @@ static const char *kind_name(gc_event_kind k)
  * b1 ptr (3) size (3) stream (2); b2 graph (2) exec (2) capture id (2) mode (2);
  * b3 flags (2) pool (1) tid (1) site (1) call (3: 0-3 by kind, 4-7 an odd one, picked by
  * the call bits with the rest of b3). A later kind takes its call (0-3) from the pool and tid bits,
- * its child graph (GC_EV_CHILD_GRAPH) from the exec bits, and its node (GC_EV_DESTROY_NODE)
- * from the ptr bits. Inputs older than the later kinds decode as before but for nibble 15
+ * its child graph (GC_EV_CHILD_GRAPH) or event (GC_EV_EVENT_RECORD, GC_EV_STREAM_WAIT) from
+ * the exec bits, and its node (GC_EV_DESTROY_NODE) from the ptr bits. Inputs older than the later kinds decode as before but for nibble 15
  * without the site bit, then GC_EV__COUNT. */
 static gc_event decode(const uint8_t *data, size_t i)
 {
@@ -342,6 +342,14 @@ static gc_event decode(const uint8_t *data, size_t i)
 	                   : D_ODD_CALL[(((call - 4) << 5) | (b[3] & 31)) % D_ODD_CALLS];
 	/* a refused call whose capture the hub found still active: by the graph bits' low one */
 	ev.capture_kept = ev.result && (b[2] & 1) ? ev.capture_id : 0;
+	/* stream order's records and waits: their event by the exec bits (an event the model
+	 * keeps, one it never saw recorded), and with the flags' low bit a _ptsz spelling (stream
+	 * 0 the thread's own); host functions the latter too */
+	if (ev.kind == GC_EV_EVENT_RECORD || ev.kind == GC_EV_STREAM_WAIT)
+		ev.event = D_EXEC[(b[2] >> 2) & 3];
+	if (ev.kind == GC_EV_EVENT_RECORD || ev.kind == GC_EV_STREAM_WAIT ||
+	    ev.kind == GC_EV_STREAM_STEP)
+		ev.per_thread = b[3] & 1;
 	ev.child = ev.kind == GC_EV_CHILD_GRAPH || ev.kind == GC_EV_COND_NODE
 	                   ? D_GRAPH[(b[2] >> 2) & 3] : 0;
 	int node_ev = ev.kind == GC_EV_NODE_USE || ev.kind == GC_EV_NODE_RESET ||
@@ -374,7 +382,7 @@ static gc_event exit_event(void)
  * matched to captures by stream, capture id and thread whatever its kind). */
 enum { P_PTR = 1, P_SIZE = 2, P_STREAM = 4, P_GRAPH = 8, P_EXEC = 16, P_FLAGS = 32,
        P_CAPTURE = 64, P_MODE = 128, P_TID = 256, P_SITE = 512, P_CHILD = 1024,
-       P_NODE = 2048, P_POOL = 4096 };
+       P_NODE = 2048, P_POOL = 4096, P_EVENT = 8192 };
 static const unsigned FIELDS[GC_EV__COUNT] = {
 	[GC_EV_ALLOC] = P_PTR | P_SIZE | P_STREAM | P_POOL | P_CAPTURE | P_TID | P_SITE,
 	[GC_EV_FREE] = P_PTR | P_STREAM | P_CAPTURE | P_TID | P_SITE,
@@ -402,8 +410,11 @@ static const unsigned FIELDS[GC_EV__COUNT] = {
 	[GC_EV_NODE_UNORDERED] = P_GRAPH | P_NODE | P_PTR | P_SIZE | P_FLAGS | P_SITE,
 	[GC_EV_STREAM_CREATE] = P_STREAM | P_FLAGS,
 	[GC_EV_STREAM_DESTROY] = P_STREAM,
-	[GC_EV_EVENT_RECORD] = P_STREAM | P_CAPTURE | P_TID,
-	[GC_EV_STREAM_WAIT] = P_STREAM | P_CAPTURE | P_TID,
+	[GC_EV_POOL_TRIM] = P_POOL | P_SIZE,
+	[GC_EV_GRAPH_MEM_TRIM] = P_FLAGS,
+	[GC_EV_COND_NODE] = P_GRAPH | P_CHILD | P_NODE,
+	[GC_EV_EVENT_RECORD] = P_EVENT | P_STREAM | P_CAPTURE | P_TID,
+	[GC_EV_STREAM_WAIT] = P_EVENT | P_STREAM | P_CAPTURE | P_TID,
 	[GC_EV_STREAM_STEP] = P_STREAM | P_TID,
 };
 
@@ -428,7 +439,10 @@ static void print_event(FILE *f, size_t i, const gc_event *ev)
 	FLD(P_CHILD, "child", ev->child);
 	FLD(P_NODE, "node", ev->node);
 	FLD(P_POOL, "pool", ev->pool);
+	FLD(P_EVENT, "event", ev->event);
 #undef FLD
+	if (ev->per_thread)
+		fprintf(f, " per_thread");
 	if (m & P_CAPTURE)
 		fprintf(f, " capture=%llu", (unsigned long long)ev->capture_id);
 	if (m & P_MODE)

@@ -91,7 +91,7 @@ uses=$(printf "1 use-after-free\n2 use-unmaterialized")
 stale=$(printf "1 launch-reused-pointer\n2 launch-stale-pointer")
 unordered="1 use-outside-graph-lifetime"  # the second allocation at the same address adds none
 stream0_ptds="1 free-foreign-in-capture"
-order=$(printf "2 unordered-free\n2 unordered-use")
+order=$(printf "2 unordered-free\n3 unordered-use")
 stream0_legacy=$(printf "2 api-error\n1 double-free")
 for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procaddr ptds"; do
 	set -- $way
@@ -158,6 +158,14 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	*"reserved at exit 0, more than"*"a launch: allocations of several launches were live at once (graphs launched concurrently, or allocations kept past a launch). GRAPHCHECK_GRAPH_MEMORY=0"*)
 		ok "$way graph-memory-trimmed: only the marks" ;;
 	*) bad "$way graph-memory-trimmed: line is '$line'" ;;
+	esac
+	# No context at exit: the device is not known, so no device's marks (device 0 guessed
+	# would be another device's, or one the program never used).
+	check "$way graph-memory-no-context" "$none" $prog graph-memory-no-context $extra
+	line=$(grep 'graph memory (information)' "$tmp/gc.txt")
+	case $line in
+	*"graph pool"*|"") bad "$way graph-memory-no-context: line is '$line'" ;;
+	*) ok "$way graph-memory-no-context: no device's marks" ;;
 	esac
 	# Stream order: allocated on A, used on B, freed on A, then allocated on A and freed on
 	# C, then C's memory at an address A launched on before launched on A, with no events

@@ -57,6 +57,7 @@ static CUDA_MEMCPY3D c3;
 #define SET_2D_ASYNC_32 SET_2D_ASYNC
 /* The synchronous forms: no stream, so not in the captures (sync_call is 0 there). */
 #define COPY(sp, st) if (sync_call) report(#sp, sp(live, dead, 16));
+#define COPY_DTOD COPY
 #define COPY_HTOD(sp, st) if (sync_call) report(#sp, sp(dead, host, 16));
 #define COPY_DTOH(sp, st) if (sync_call) report(#sp, sp(host, dead, 16));
 #define COPY_2D(sp, st) if (sync_call) report(#sp, sp(&c2));

@@ -620,7 +620,9 @@ static int capture_other_thread(bool clean)
  * streams, so both allocations are live at once (the pool's used mark passes the largest
  * graph's); the first is freed, the second never (leak-at-exit), and the first exec is
  * destroyed with no cuDeviceGraphMemTrim after. `graph-memory-trimmed`: both freed, both
- * execs destroyed, then cuDeviceGraphMemTrim: no record, the line says only what was used. */
+ * execs destroyed, then cuDeviceGraphMemTrim: no record, the line says only what was used.
+ * `graph-memory-no-context`: the same, then the thread's context unset before exit: the
+ * device is not known, so no device's marks are asked. */
 static void graph_of_one_alloc(CUstream s, size_t bytes, CUdeviceptr *p, CUgraph *g,
                                CUgraphExec *e)
 {
@@ -630,7 +632,7 @@ static void graph_of_one_alloc(CUstream s, size_t bytes, CUdeviceptr *p, CUgraph
     CK(cuGraphInstantiateWithFlags, (e, *g, 0));
 }
 
-static int graph_memory(bool trimmed)
+static int graph_memory(bool trimmed, bool no_context)
 {
     init_driver();
     CUstream s = NULL, s2 = NULL;
@@ -657,6 +659,8 @@ static int graph_memory(bool trimmed)
     }
     CK(cuStreamDestroy, (s));
     CK(cuStreamDestroy, (s2));
+    if (no_context)
+        CK(cuCtxSetCurrent, (NULL));
     printf("done\n");
     return 0;
 }
@@ -1045,6 +1049,23 @@ static int order(bool clean)
     CK(cuLaunchKernel, (fill, USES_N / 256, 1, 1, 256, 1, 1, 0, d, args, NULL));
     CK(cuMemFreeAsync, (p, CU_STREAM_LEGACY));
 
+    printf("== a synchronous set of other memory between A's allocation and B's kernel\n");
+    /* cuMemsetD8 of device memory does not make the host wait (CUDA's API sync behavior),
+     * and its stream does not wait for non-blocking A: B is not ordered after A. */
+    CUdeviceptr q = 0;
+    CK(cuMemAlloc, (&q, 4096));
+    CK(cuMemAllocAsync, (&p, USES_N * sizeof(float), a));
+    CK(cuMemsetD8, (q, 0, 4096));
+    if (clean) {
+        CK(cuEventRecord, (e, a));
+        CK(cuStreamWaitEvent, (b, e, 0));
+    }
+    CK(cuLaunchKernel, (fill, USES_N / 256, 1, 1, 256, 1, 1, 0, b, args, NULL));
+    CK(cuEventRecord, (e, b));
+    CK(cuStreamWaitEvent, (a, e, 0));
+    CK(cuMemFreeAsync, (p, a));
+    CK(cuMemFree, (q));
+
     CK(cuCtxSynchronize, ());
     CK(cuEventDestroy_v2, (e));
     CK(cuStreamDestroy_v2, (a));
@@ -1110,7 +1131,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "dropped-call", "dropped-call-clean",
                                         "capture-other-thread",
                                         "capture-other-thread-clean", "graph-memory",
-                                        "graph-memory-trimmed", "stale", "stale-clean",
+                                        "graph-memory-trimmed", "graph-memory-no-context", "stale", "stale-clean",
                                         "unordered", "unordered-clean", "order", "order-clean",
                                         "order-cost" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
@@ -1157,7 +1178,9 @@ int fc_run_scenario(int argc, char **argv)
              strcmp(name, "capture-other-thread-clean") == 0)
         rc = capture_other_thread(strcmp(name, "capture-other-thread-clean") == 0);
     else if (strcmp(name, "graph-memory") == 0 || strcmp(name, "graph-memory-trimmed") == 0)
-        rc = graph_memory(strcmp(name, "graph-memory-trimmed") == 0);
+        rc = graph_memory(strcmp(name, "graph-memory-trimmed") == 0, false);
+    else if (strcmp(name, "graph-memory-no-context") == 0)
+        rc = graph_memory(true, true);
     else if (strcmp(name, "order") == 0)
         rc = order(false);
     else if (strcmp(name, "order-clean") == 0)
@@ -1172,7 +1195,7 @@ int fc_run_scenario(int argc, char **argv)
     } else
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
-                "sync-alloc|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed]|"
+                "sync-alloc|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
                 "order|order-clean|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");

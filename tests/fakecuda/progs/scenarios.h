@@ -80,7 +80,8 @@
     X(cuStreamCreateWithPriority, "cuStreamCreateWithPriority", 5050)         \
     X(cuEventRecordWithFlags, "cuEventRecordWithFlags", 11010)                 \
     X(cuEventQuery, "cuEventQuery", 2000)                                      \
-    X(cuLaunchHostFunc, "cuLaunchHostFunc", 10000)
+    X(cuLaunchHostFunc, "cuLaunchHostFunc", 10000)                             \
+    X(cuMemsetD8_v2, "cuMemsetD8", 3020)
 
 #define FC_DRV_FIELD(spelling, name, version) __typeof__(spelling) *p_##spelling;
 struct fc_drv {
