@@ -62,6 +62,20 @@ int gc_dead_ranges_init(gc_dead_ranges *d, uint32_t capacity)
 
 /* ---- readers ------------------------------------------------------------------------ */
 
+/* How many of v[0..n), sorted (unless torn), are <= addr. */
+static uint32_t count_le(const uint64_t *v, uint32_t n, uint64_t addr)
+{
+	uint32_t a = 0, b = n;
+	while (a < b) {
+		uint32_t mid = a + (b - a) / 2;
+		if (LD(&v[mid]) <= addr)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
 /* The range containing addr in the index as read now (possibly torn: every index read is
  * bounds-checked, the seqlock discards the answer). */
 static int read_at(gc_dead_ranges *d, uint64_t addr, gc_dead_range *out)
@@ -71,14 +85,7 @@ static int read_at(gc_dead_ranges *d, uint64_t addr, gc_dead_range *out)
 		nb = d->bcap;
 	/* The last block whose first lo <= addr, then its last range with lo <= addr: the only
 	 * one that can contain it. */
-	uint32_t a = 0, b = nb;
-	while (a < b) {
-		uint32_t mid = a + (b - a) / 2;
-		if (LD(&d->top_lo[mid]) <= addr)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	uint32_t a = count_le(d->top_lo, nb, addr);
 	if (!a)
 		return 0;
 	uint32_t blk = LD(&d->top_blk[a - 1]);
@@ -88,14 +95,7 @@ static int read_at(gc_dead_ranges *d, uint64_t addr, gc_dead_range *out)
 	uint32_t n = LD(&k->n);
 	if (n > GC_DEAD_BLOCK)
 		n = GC_DEAD_BLOCK;
-	a = 0, b = n;
-	while (a < b) {
-		uint32_t mid = a + (b - a) / 2;
-		if (LD(&k->lo[mid]) <= addr)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	a = count_le(k->lo, n, addr);
 	if (!a)
 		return 0;
 	uint32_t id = LD(&k->id[a - 1]);
@@ -218,27 +218,12 @@ static void unlink_id(gc_dead_ranges *d, uint32_t id)
  * the block; 0 when there is none. */
 static int locate(const gc_dead_ranges *d, uint64_t addr, uint32_t *t, uint32_t *i)
 {
-	uint32_t a = 0, b = d->nb;
-	while (a < b) {
-		uint32_t mid = a + (b - a) / 2;
-		if (d->top_lo[mid] <= addr)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	uint32_t a = count_le(d->top_lo, d->nb, addr);
 	if (!a)
 		return 0;
 	const gc_dead_block *k = block_at(d, a - 1);
 	*t = a - 1;
-	a = 0, b = k->n;
-	while (a < b) {
-		uint32_t mid = a + (b - a) / 2;
-		if (k->lo[mid] <= addr)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	*i = a - 1;  /* a >= 1: the block's first lo <= addr */
+	*i = count_le(k->lo, k->n, addr) - 1;  /* >= 1 of them: the block's first lo <= addr */
 	return 1;
 }
 

@@ -348,8 +348,13 @@ static void *writer_at_capacity(void *arg)
 	return NULL;
 }
 
-static void run_readers(gc_dead_ranges *d, void *(*write)(void *))
+/* The ranges that stay, of kind k, then readers against the writer given. */
+static void run_readers(gc_dead_ranges *d, gc_dead_kind k, void *(*write)(void *))
 {
+	stay_kind = k;
+	for (uint64_t i = 0; i < STAYS; i++)
+		gc_dead_ranges_add(d, STAYS_LO + i * STAY_STEP, STAYS_LO + i * STAY_STEP + STAY_SIZE,
+		                   STAY_OWNER + i, k);
 	stop_writer = 0;
 	pthread_t w, r[READERS];
 	struct reader_result *res[READERS];
@@ -373,11 +378,7 @@ static void readers_racing_a_writer(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(512);
-	stay_kind = F;
-	for (uint64_t k = 0; k < STAYS; k++)
-		gc_dead_ranges_add(d, STAYS_LO + k * STAY_STEP, STAYS_LO + k * STAY_STEP + STAY_SIZE,
-		                   STAY_OWNER + k, F);
-	run_readers(d, writer);
+	run_readers(d, F, writer);
 	gc_dead_ranges_stats st;
 	gc_dead_ranges_stats_get(d, &st);
 	assert_int_equal(st.evicted_freed + st.evicted_unmaterialized, 0);
@@ -388,13 +389,9 @@ static void readers_racing_a_writer_at_capacity(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(256);
-	stay_kind = U;
-	for (uint64_t k = 0; k < STAYS; k++)
-		gc_dead_ranges_add(d, STAYS_LO + k * STAY_STEP, STAYS_LO + k * STAY_STEP + STAY_SIZE,
-		                   STAY_OWNER + k, U);
-	for (uint64_t k = 0; count(d) < 256; k++)  /* full */
+	for (uint64_t k = 0; k < 256 - STAYS; k++)  /* full once the stays are in */
 		gc_dead_ranges_add(d, 0x900000 + k * 0x100, 0x900000 + k * 0x100 + 0x80, 5000 + k, F);
-	run_readers(d, writer_at_capacity);
+	run_readers(d, U, writer_at_capacity);
 	gc_dead_ranges_stats st;
 	gc_dead_ranges_stats_get(d, &st);
 	assert_int_equal(st.count, 256);
