@@ -13,56 +13,100 @@
 /* Torn snapshots a reader retries before it waits on the writers' lock instead. */
 enum { OPTIMISTIC_TRIES = 4 };
 
+#define NIL UINT32_MAX
+#define HALF (GC_DEAD_BLOCK / 2)
+
+void gc_dead_ranges_destroy(gc_dead_ranges *d)
+{
+	free(d->top_lo);
+	free(d->top_blk);
+	free(d->blocks);
+	free(d->slots);
+	free(d->prev);
+	free(d->next);
+	free(d->free_blk);
+	*d = (gc_dead_ranges){ 0 };
+}
+
 int gc_dead_ranges_init(gc_dead_ranges *d, uint32_t capacity)
 {
 	*d = (gc_dead_ranges){ 0 };
 	if (!capacity)
 		capacity = 1;
+	/* Neighbours hold more than HALF between them, so nb <= 2 * cap / (HALF + 1) + 1. */
+	uint32_t bcap = capacity / 16 + 2;
+	d->top_lo = calloc(bcap, sizeof(*d->top_lo));
+	d->top_blk = calloc(bcap, sizeof(*d->top_blk));
+	d->blocks = calloc(bcap, sizeof(*d->blocks));
+	d->free_blk = calloc(bcap, sizeof(*d->free_blk));
 	d->slots = calloc(capacity, sizeof(*d->slots));
-	if (!d->slots)
+	d->prev = calloc(capacity, sizeof(*d->prev));
+	d->next = calloc(capacity, sizeof(*d->next));
+	if (!d->top_lo || !d->top_blk || !d->blocks || !d->free_blk || !d->slots || !d->prev ||
+	    !d->next) {
+		gc_dead_ranges_destroy(d);
 		return -1;
+	}
 	d->cap = capacity;
+	d->bcap = bcap;
+	for (uint32_t k = 0; k < bcap; k++)
+		d->free_blk[k] = bcap - 1 - k;
+	d->n_free_blk = bcap;
+	for (uint32_t k = 0; k < capacity; k++)
+		d->next[k] = k + 1 < capacity ? k + 1 : NIL;
+	d->free_id = 0;
+	d->head[0] = d->head[1] = d->tail[0] = d->tail[1] = NIL;
 	gc_spin_init(&d->lock);
 	return 0;
 }
 
-void gc_dead_ranges_destroy(gc_dead_ranges *d)
-{
-	free(d->slots);
-	d->slots = NULL;
-	d->cap = 0;
-}
-
 /* ---- readers ------------------------------------------------------------------------ */
 
-/* The slot containing addr in the array as read now (possibly torn), or -1. */
-static long find_in(const gc_dead_ranges *d, uint64_t addr, uint32_t n)
+/* How many of v[0..n), sorted (unless torn), are <= addr. */
+static uint32_t count_le(const uint64_t *v, uint32_t n, uint64_t addr)
 {
-	/* The last slot with lo <= addr: the only one that can contain it. */
-	uint32_t a = 0, b = n;  /* answer in [a - 1, b) */
+	uint32_t a = 0, b = n;
 	while (a < b) {
 		uint32_t mid = a + (b - a) / 2;
-		if (LD(&d->slots[mid].lo) <= addr)
+		if (LD(&v[mid]) <= addr)
 			a = mid + 1;
 		else
 			b = mid;
 	}
-	if (!a || addr >= LD(&d->slots[a - 1].hi))
-		return -1;
-	return (long)a - 1;
+	return a;
 }
 
+/* The range containing addr in the index as read now (possibly torn: every index read is
+ * bounds-checked, the seqlock discards the answer). */
 static int read_at(gc_dead_ranges *d, uint64_t addr, gc_dead_range *out)
 {
-	uint32_t n = LD(&d->n);
-	if (n > d->cap)  /* torn; the seq check will discard it */
-		n = d->cap;
-	long i = find_in(d, addr, n);
-	if (i < 0)
+	uint32_t nb = LD(&d->nb);
+	if (nb > d->bcap)
+		nb = d->bcap;
+	/* The last block whose first lo <= addr, then its last range with lo <= addr: the only
+	 * one that can contain it. */
+	uint32_t a = count_le(d->top_lo, nb, addr);
+	if (!a)
 		return 0;
-	const gc_dead_slot *s = &d->slots[i];
+	uint32_t blk = LD(&d->top_blk[a - 1]);
+	if (blk >= d->bcap)
+		return 0;
+	const gc_dead_block *k = &d->blocks[blk];
+	uint32_t n = LD(&k->n);
+	if (n > GC_DEAD_BLOCK)
+		n = GC_DEAD_BLOCK;
+	a = count_le(k->lo, n, addr);
+	if (!a)
+		return 0;
+	uint32_t id = LD(&k->id[a - 1]);
+	if (id >= d->cap)
+		return 0;
+	const gc_dead_slot *s = &d->slots[id];
+	uint64_t hi = LD(&s->hi);
+	if (addr >= hi)
+		return 0;
 	uint64_t meta = LD(&s->meta);
-	*out = (gc_dead_range){ .lo = LD(&s->lo), .hi = LD(&s->hi), .owner = LD(&s->owner),
+	*out = (gc_dead_range){ .lo = LD(&s->lo), .hi = hi, .owner = LD(&s->owner),
 	                        .kind = (gc_dead_kind)(meta & 1) };
 	return 1;
 }
@@ -106,12 +150,18 @@ static void write_begin(gc_dead_ranges *d)
 	ST(&d->seq, d->seq + 1);
 }
 
-/* The bounds become the array's extent, before the write section closes. */
+static gc_dead_block *block_at(const gc_dead_ranges *d, uint32_t t)
+{
+	return &d->blocks[d->top_blk[t]];
+}
+
+/* The bounds become the index's extent, before the write section closes. */
 static void write_end(gc_dead_ranges *d)
 {
-	if (d->n) {
-		ST(&d->lo_bound, d->slots[0].lo);
-		ST(&d->hi_bound, d->slots[d->n - 1].hi);
+	if (d->nb) {
+		const gc_dead_block *last = block_at(d, d->nb - 1);
+		ST(&d->lo_bound, d->top_lo[0]);
+		ST(&d->hi_bound, d->slots[last->id[last->n - 1]].hi);
 	} else {
 		ST(&d->lo_bound, 0);
 		ST(&d->hi_bound, 0);
@@ -127,92 +177,225 @@ static void put(gc_dead_slot *dst, const gc_dead_slot *src)
 	ST(&dst->meta, src->meta);
 }
 
-/* Opens a hole at i (slots i.. move up one); n < cap. */
-static void open_at(gc_dead_ranges *d, uint32_t i)
+/* ---- the age lists: by kind, oldest at the head --------------------------------------- */
+
+static int kind_of(const gc_dead_ranges *d, uint32_t id)
 {
-	for (uint32_t k = d->n; k > i; k--)
-		put(&d->slots[k], &d->slots[k - 1]);
-	ST(&d->n, d->n + 1);
+	return (int)(d->slots[id].meta & 1);
 }
 
-/* Removes slots [i, j). */
-static void close_range(gc_dead_ranges *d, uint32_t i, uint32_t j)
+static void link_after(gc_dead_ranges *d, uint32_t id, uint32_t after)
 {
-	if (i >= j)
-		return;
-	for (uint32_t k = j; k < d->n; k++)
-		put(&d->slots[i + k - j], &d->slots[k]);
-	ST(&d->n, d->n - (j - i));
+	int k = kind_of(d, id);
+	d->prev[id] = after;
+	d->next[id] = after == NIL ? d->head[k] : d->next[after];
+	if (d->next[id] == NIL)
+		d->tail[k] = id;
+	else
+		d->prev[d->next[id]] = id;
+	if (after == NIL)
+		d->head[k] = id;
+	else
+		d->next[after] = id;
 }
 
-/* Makes room for one more slot when full: the oldest freed range goes, else the oldest. */
+static void unlink_id(gc_dead_ranges *d, uint32_t id)
+{
+	int k = kind_of(d, id);
+	if (d->prev[id] == NIL)
+		d->head[k] = d->next[id];
+	else
+		d->next[d->prev[id]] = d->next[id];
+	if (d->next[id] == NIL)
+		d->tail[k] = d->prev[id];
+	else
+		d->prev[d->next[id]] = d->prev[id];
+}
+
+/* ---- the blocks ----------------------------------------------------------------------- */
+
+/* The last range with lo <= addr: its block's place t in the top array and its place i in
+ * the block; 0 when there is none. */
+static int locate(const gc_dead_ranges *d, uint64_t addr, uint32_t *t, uint32_t *i)
+{
+	uint32_t a = count_le(d->top_lo, d->nb, addr);
+	if (!a)
+		return 0;
+	const gc_dead_block *k = block_at(d, a - 1);
+	*t = a - 1;
+	*i = count_le(k->lo, k->n, addr) - 1;  /* >= 1 of them: the block's first lo <= addr */
+	return 1;
+}
+
+/* Top entries t.. move up one (open) or down one over t (close). */
+static void top_open(gc_dead_ranges *d, uint32_t t, uint64_t lo, uint32_t blk)
+{
+	for (uint32_t k = d->nb; k > t; k--) {
+		ST(&d->top_lo[k], d->top_lo[k - 1]);
+		ST(&d->top_blk[k], d->top_blk[k - 1]);
+	}
+	ST(&d->top_lo[t], lo);
+	ST(&d->top_blk[t], blk);
+	ST(&d->nb, d->nb + 1);
+}
+
+static void top_close(gc_dead_ranges *d, uint32_t t)
+{
+	d->free_blk[d->n_free_blk++] = d->top_blk[t];
+	for (uint32_t k = t + 1; k < d->nb; k++) {
+		ST(&d->top_lo[k - 1], d->top_lo[k]);
+		ST(&d->top_blk[k - 1], d->top_blk[k]);
+	}
+	ST(&d->nb, d->nb - 1);
+}
+
+/* Pairs [from, from + count) of src go to dst at place at (dst has room). */
+static void move_pairs(gc_dead_block *dst, uint32_t at, const gc_dead_block *src, uint32_t from,
+                       uint32_t count)
+{
+	for (uint32_t k = 0; k < count; k++) {
+		ST(&dst->lo[at + k], src->lo[from + k]);
+		ST(&dst->id[at + k], src->id[from + k]);
+	}
+}
+
+/* Puts range id (its lo) in order. The caller made room in the pool; blocks never run out
+ * (init's bound). */
+static void insert(gc_dead_ranges *d, uint64_t lo, uint32_t id)
+{
+	uint32_t t = 0, i = 0;
+	if (!d->nb) {
+		uint32_t blk = d->free_blk[--d->n_free_blk];
+		ST(&d->blocks[blk].n, 0);
+		top_open(d, 0, lo, blk);
+	} else if (locate(d, lo, &t, &i)) {
+		i++;
+	}
+	gc_dead_block *k = block_at(d, t);
+	if (k->n == GC_DEAD_BLOCK) {  /* full: its upper half becomes a block after it */
+		uint32_t blk = d->free_blk[--d->n_free_blk];
+		gc_dead_block *up = &d->blocks[blk];
+		move_pairs(up, 0, k, HALF, GC_DEAD_BLOCK - HALF);
+		ST(&up->n, GC_DEAD_BLOCK - HALF);
+		ST(&k->n, HALF);
+		top_open(d, t + 1, up->lo[0], blk);
+		if (i > HALF) {
+			t++;
+			i -= HALF;
+			k = up;
+		}
+	}
+	for (uint32_t j = k->n; j > i; j--) {
+		ST(&k->lo[j], k->lo[j - 1]);
+		ST(&k->id[j], k->id[j - 1]);
+	}
+	ST(&k->lo[i], lo);
+	ST(&k->id[i], id);
+	ST(&k->n, k->n + 1);
+	if (!i)
+		ST(&d->top_lo[t], lo);
+	d->n++;
+}
+
+/* Block t + 1 joins block t. */
+static void merge(gc_dead_ranges *d, uint32_t t)
+{
+	gc_dead_block *a = block_at(d, t), *b = block_at(d, t + 1);
+	move_pairs(a, a->n, b, 0, b->n);
+	ST(&a->n, a->n + b->n);
+	top_close(d, t + 1);
+}
+
+/* Takes the range at (t, i) out of the order and gives its slot back. */
+static void drop_at(gc_dead_ranges *d, uint32_t t, uint32_t i)
+{
+	gc_dead_block *k = block_at(d, t);
+	uint32_t id = k->id[i];
+	for (uint32_t j = i + 1; j < k->n; j++) {
+		ST(&k->lo[j - 1], k->lo[j]);
+		ST(&k->id[j - 1], k->id[j]);
+	}
+	ST(&k->n, k->n - 1);
+	if (!k->n)
+		top_close(d, t);
+	else if (!i)
+		ST(&d->top_lo[t], k->lo[0]);
+	/* Neighbours that fit in half a block merge: any two keep more than HALF together. */
+	if (k->n && t + 1 < d->nb && k->n + block_at(d, t + 1)->n <= HALF)
+		merge(d, t);
+	else if (k->n && t > 0 && block_at(d, t - 1)->n + k->n <= HALF)
+		merge(d, t - 1);
+	unlink_id(d, id);
+	d->next[id] = d->free_id;
+	d->free_id = id;
+	d->n--;
+}
+
+static void drop_id(gc_dead_ranges *d, uint32_t id)
+{
+	uint32_t t, i;
+	if (locate(d, d->slots[id].lo, &t, &i))  /* always found: lo is in the order */
+		drop_at(d, t, i);
+}
+
+/* A slot for a new range, its fields set and in its age list after `after` (NIL: newest). */
+static uint32_t new_slot(gc_dead_ranges *d, const gc_dead_slot *s, uint32_t after)
+{
+	uint32_t id = d->free_id;
+	d->free_id = d->next[id];
+	put(&d->slots[id], s);
+	link_after(d, id, after == NIL ? d->tail[s->meta & 1] : after);
+	return id;
+}
+
+/* Makes room for one more range when full: the oldest freed range goes, else the oldest. */
 static void evict_one(gc_dead_ranges *d)
 {
-	uint32_t victim = 0;
-	int victim_freed = 0;
-	for (uint32_t k = 0; k < d->n; k++) {
-		uint64_t m = d->slots[k].meta;
-		int freed = (m & 1) == GC_DEAD_FREED;
-		if ((freed && !victim_freed) ||
-		    (freed == victim_freed && (m >> 1) < (d->slots[victim].meta >> 1))) {
-			victim = k;
-			victim_freed = freed;
-		}
-	}
-	if (victim_freed)
+	if (d->head[GC_DEAD_FREED] != NIL) {
 		d->evicted_freed++;
-	else
+		drop_id(d, d->head[GC_DEAD_FREED]);
+	} else {
 		d->evicted_unmaterialized++;
-	close_range(d, victim, victim + 1);
-}
-
-/* First slot with hi > addr. */
-static uint32_t first_ending_after(const gc_dead_ranges *d, uint64_t addr)
-{
-	uint32_t a = 0, b = d->n;
-	while (a < b) {
-		uint32_t mid = a + (b - a) / 2;
-		if (d->slots[mid].hi > addr)
-			b = mid;
-		else
-			a = mid + 1;
+		drop_id(d, d->head[GC_DEAD_UNMATERIALIZED]);
 	}
-	return a;
 }
 
-/* Takes [lo, hi) out of every range (inside a write section). */
+/* Takes [lo, hi) out of every range (inside a write section), from the last range it
+ * overlaps down. */
 static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 {
-	uint32_t i = first_ending_after(d, lo);
-	if (i < d->n && d->slots[i].lo < lo && d->slots[i].hi > hi) {
-		/* Strictly inside one range: it splits in two, which needs a slot. */
-		if (d->n == d->cap) {
-			evict_one(d);
-			cut(d, lo, hi);  /* the split range may have been the one evicted */
+	uint32_t t, i;
+	while (locate(d, hi - 1, &t, &i)) {
+		gc_dead_block *k = block_at(d, t);
+		uint32_t id = k->id[i];
+		gc_dead_slot *s = &d->slots[id];
+		if (s->hi <= lo)
+			return;
+		if (s->lo < lo && s->hi > hi) {
+			/* Strictly inside one range: it splits in two, which needs a slot. */
+			if (d->n == d->cap) {
+				evict_one(d);  /* may be this range: look again */
+				continue;
+			}
+			gc_dead_slot right = *s;
+			right.lo = hi;
+			ST(&s->hi, lo);
+			insert(d, hi, new_slot(d, &right, id));  /* as old as its left part */
 			return;
 		}
-		gc_dead_slot right = d->slots[i];
-		right.lo = hi;
-		open_at(d, i + 1);
-		put(&d->slots[i + 1], &right);
-		ST(&d->slots[i].hi, lo);
-		return;
+		if (s->lo < lo) {  /* keeps its left part; nothing below overlaps */
+			ST(&s->hi, lo);
+			return;
+		}
+		if (s->hi > hi) {  /* keeps its right part: its lo moves up, the order stays */
+			ST(&s->lo, hi);
+			ST(&k->lo[i], hi);
+			if (!i)
+				ST(&d->top_lo[t], hi);
+			continue;
+		}
+		drop_at(d, t, i);
 	}
-	uint32_t j = i;  /* [i, j): the ranges [lo, hi) overlaps */
-	while (j < d->n && d->slots[j].lo < hi)
-		j++;
-	if (i == j)
-		return;
-	uint32_t del_from = i, del_to = j;
-	if (d->slots[i].lo < lo) {  /* keeps its left part */
-		ST(&d->slots[i].hi, lo);
-		del_from = i + 1;
-	}
-	if (d->slots[j - 1].hi > hi && j - 1 >= del_from) {  /* keeps its right part */
-		ST(&d->slots[j - 1].lo, hi);
-		del_to = j - 1;
-	}
-	close_range(d, del_from, del_to);
 }
 
 int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
@@ -226,11 +409,9 @@ int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t own
 		cut(d, lo, hi);
 	if (d->n == d->cap)
 		evict_one(d);
-	uint32_t i = d->n ? first_ending_after(d, lo) : 0;
 	gc_dead_slot s = { .lo = lo, .hi = hi, .owner = owner,
 	                   .meta = d->stamp++ << 1 | (uint64_t)kind };
-	open_at(d, i);
-	put(&d->slots[i], &s);
+	insert(d, lo, new_slot(d, &s, NIL));
 	write_end(d);
 	gc_spin_unlock(&d->lock);
 	return 0;
@@ -244,14 +425,10 @@ void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	if (hi <= LD(&d->lo_bound) || lo >= LD(&d->hi_bound))
 		return;
 	gc_spin_lock(&d->lock);
-	uint32_t i = first_ending_after(d, lo);
-	if (i < d->n && d->slots[i].lo < hi) {  /* overlaps: otherwise readers need no retry */
-		write_begin(d);
-		if (d->slots[i].lo >= lo && d->slots[i].hi <= hi &&
-		    (i + 1 == d->n || d->slots[i + 1].lo >= hi))
-			close_range(d, i, i + 1);  /* one range, wholly covered: an address reused */
-		else
-			cut(d, lo, hi);
+	uint32_t t, i;
+	if (locate(d, hi - 1, &t, &i) && d->slots[block_at(d, t)->id[i]].hi > lo) {
+		write_begin(d);  /* overlaps: otherwise readers need no retry */
+		cut(d, lo, hi);
 		write_end(d);
 	}
 	gc_spin_unlock(&d->lock);
@@ -259,26 +436,30 @@ void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 
 size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner)
 {
+	size_t gone = 0;
 	gc_spin_lock(&d->lock);
 	write_begin(d);
-	uint32_t kept = 0, n = d->n;
-	for (uint32_t k = 0; k < n; k++)
-		if (d->slots[k].owner != owner) {
-			if (kept != k)
-				put(&d->slots[kept], &d->slots[k]);
-			kept++;
+	for (int k = 0; k < 2; k++)
+		for (uint32_t id = d->head[k], nx; id != NIL; id = nx) {
+			nx = d->next[id];
+			if (d->slots[id].owner == owner) {
+				drop_id(d, id);
+				gone++;
+			}
 		}
-	ST(&d->n, kept);
 	write_end(d);
 	gc_spin_unlock(&d->lock);
-	return n - kept;
+	return gone;
 }
 
 void gc_dead_ranges_stats_get(gc_dead_ranges *d, gc_dead_ranges_stats *st)
 {
 	gc_spin_lock(&d->lock);
 	*st = (gc_dead_ranges_stats){ .count = d->n, .capacity = d->cap,
-	                              .bytes = sizeof(*d) + (size_t)d->cap * sizeof(*d->slots),
+	                              .bytes = sizeof(*d) +
+	                                       (size_t)d->cap * (sizeof(*d->slots) + 2 * sizeof(uint32_t)) +
+	                                       (size_t)d->bcap * (sizeof(*d->blocks) + sizeof(uint64_t) +
+	                                                          2 * sizeof(uint32_t)),
 	                              .evicted_freed = d->evicted_freed,
 	                              .evicted_unmaterialized = d->evicted_unmaterialized };
 	gc_spin_unlock(&d->lock);

@@ -4,19 +4,30 @@
  * almost no dead ranges, so the check must cost a handful of instructions when the words
  * fall outside the index's bounds, and must never take a lock or write shared memory then.
  *
- * Layout: one sorted array of non-overlapping ranges (an insert trims what it overlaps),
- * preallocated at init, so memory is bounded and no reader or writer allocates.
+ * Layout, preallocated at init (memory bounded; no reader or writer allocates): ranges
+ * [lo, hi), non-overlapping (an insert trims what it overlaps), each in a slot of a pool
+ * named by its id; in address order in blocks of GC_DEAD_BLOCK (lo, id) pairs, the blocks
+ * in order under a top array of their first lo. An add or remove shifts within one block; a
+ * full block splits in two, and two neighbours that fit in half a block merge, so any two
+ * neighbours hold more than half a block between them and the blocks stay few (at most
+ * capacity / 16 + 2, fixed at init). The slots of each kind are also in a list in age order.
  *   readers  bounds [lo_bound, hi_bound) read with acquire loads: a word outside them is
  *            rejected at once (empty index: lo_bound == hi_bound). A word inside them is
- *            looked up by binary search under a seqlock (no shared write); after a few
- *            torn reads in a row the reader takes the writers' lock instead.
- *   writers  one spin lock (spin.h); modify the array inside a seqlock write section and set the bounds
- *            to the array's extent at its end, so a range that stays dead through a
+ *            looked up by two binary searches (top, then block) under a seqlock (no shared
+ *            write), every index read bounds-checked, so a torn read is only wrong, never out
+ *            of the arrays; after a few torn reads in a row the reader takes the writers'
+ *            lock instead.
+ *   writers  one spin lock (spin.h); modify the index inside a seqlock write section and set the bounds
+ *            to its extent at its end, so a range that stays dead through a
  *            reader's call is inside both bounds the reader reads, whenever it reads them.
  *   full     adding or splitting at capacity evicts the oldest freed range (the oldest
- *            unmaterialized one if none is freed) and counts it: a miss may then be a
+ *            unmaterialized one if none is freed; pieces of one range split by covers are
+ *            as old as it, lowest address first) and counts it: a launch that then uses
+ *            the evicted memory is no longer reported (no record), and a miss may be a
  *            range the history lost (gc_dead_ranges_stats).
- * Writer cost is O(n) (array shifts, eviction scan), reader cost O(log n) inside the bounds.
+ * Cost: add, cover, a lookup and an eviction are O(log n) plus a shift within one block (a
+ * block split or merge shifts the top array too, at most once per GC_DEAD_BLOCK / 2 changes);
+ * a cover or add spanning k ranges is O(k log n); remove_owner is O(n).
  *
  * How the ledger is meant to call it (each under whichever ledger lock covers the event;
  * the index's lock is a leaf: never take a ledger lock while inside a gc_dead_ranges call):
@@ -51,23 +62,38 @@ typedef struct gc_dead_range {
 	gc_dead_kind kind;
 } gc_dead_range;
 
-/* One array slot. meta = age stamp << 1 | kind; every field is read and written atomically
- * (readers race with writers by design; the seqlock discards torn reads). */
+/* A range's slot. meta = age stamp << 1 | kind; every field shared with readers is read and
+ * written atomically (readers race with writers by design; the seqlock discards torn reads). */
 typedef struct gc_dead_slot {
 	uint64_t lo, hi, owner, meta;
 } gc_dead_slot;
+
+enum { GC_DEAD_BLOCK = 64 };  /* ranges per block: a shift moves at most 64 pairs */
+
+typedef struct gc_dead_block {
+	uint32_t n;                   /* pairs in use */
+	uint32_t id[GC_DEAD_BLOCK];   /* the ranges' slots */
+	uint64_t lo[GC_DEAD_BLOCK];   /* their lo, sorted: searched without visiting the slots */
+} gc_dead_block;
 
 typedef struct gc_dead_ranges {
 	/* What readers touch, on a line writers rarely write. */
 	_Alignas(64) uint64_t lo_bound;  /* [lo_bound, hi_bound); empty: equal */
 	uint64_t hi_bound;
-	unsigned seq;        /* seqlock: odd while a writer is changing the array */
-	uint32_t n;          /* ranges in use */
-	gc_dead_slot *slots; /* sorted by lo, non-overlapping; capacity fixed at init */
-	uint32_t cap;
+	unsigned seq;            /* seqlock: odd while a writer is changing the index */
+	uint32_t nb;             /* blocks in use, in order in top_lo / top_blk */
+	uint64_t *top_lo;        /* each block's first lo, sorted */
+	uint32_t *top_blk;       /* which block */
+	gc_dead_block *blocks;
+	gc_dead_slot *slots;     /* by id */
+	uint32_t cap, bcap;      /* slots, blocks: fixed at init */
 	/* Writers only. */
 	_Alignas(64) gc_spin lock;
-	uint64_t stamp;      /* age of the next range added */
+	uint32_t n;              /* ranges in use */
+	uint32_t *prev, *next;   /* by id: the age lists; free ids chained by next */
+	uint32_t head[2], tail[2], free_id;  /* age lists by kind: oldest at head */
+	uint32_t *free_blk, n_free_blk;      /* unused blocks, a stack */
+	uint64_t stamp;          /* age of the next range added */
 	uint64_t evicted_freed, evicted_unmaterialized;
 } gc_dead_ranges;
 

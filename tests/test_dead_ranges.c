@@ -221,13 +221,14 @@ static void outside_bounds_rejected_without_the_array(void **state)
 	gc_dead_ranges *d = fresh(16);
 	uint64_t words[4] = { 0x1000, 0x7fff, 0xa000, 0xdeadbeef };
 	gc_dead_range r;
-	d->slots[0] = (gc_dead_slot){ .lo = 0, .hi = UINT64_MAX, .owner = 99 };
-	d->n = 1;  /* poisoned; bounds still empty */
+	/* Poisoned: one range over everything, owner 99, behind empty bounds. */
+	gc_dead_ranges_add(d, 0, UINT64_MAX, 99, F);
+	d->lo_bound = d->hi_bound = 0;
 	assert_int_equal(gc_dead_ranges_check_words(d, words, 4, &r), -1);
 	assert_int_equal(gc_dead_ranges_lookup(d, 0x1000, &r), 0);
-	d->n = 0;
-	gc_dead_ranges_add(d, 0x8000, 0xa000, 1, F);
-	d->slots[0] = (gc_dead_slot){ .lo = 0, .hi = UINT64_MAX, .owner = 99 };
+	/* The same range behind the bounds of [0x8000, 0xa000). */
+	d->lo_bound = 0x8000;
+	d->hi_bound = 0xa000;
 	assert_int_equal(gc_dead_ranges_check_words(d, words, 4, &r), -1);
 	assert_int_equal(gc_dead_ranges_lookup(d, 0x7fff, &r), 0);
 	assert_int_equal(gc_dead_ranges_lookup(d, 0xa000, &r), 0);
@@ -276,6 +277,7 @@ enum { READS = 100000 };
 enum { READS = 2000000 };
 #endif
 static int stop_writer;
+static gc_dead_kind stay_kind = GC_DEAD_FREED;  /* the ranges that stay: their kind */
 
 /* Until the readers are done, churns ranges below and above the ones that stay (every
  * change shifts all of their slots), right against them, and covers that trim or empty
@@ -319,7 +321,7 @@ static void *reader(void *arg)
 		if (at != 1)
 			res.missed++;
 		else if (r.lo != lo || r.hi != lo + STAY_SIZE || r.owner != STAY_OWNER + k ||
-		         r.kind != GC_DEAD_FREED)
+		         r.kind != stay_kind)
 			res.wrong++;
 		res.checks++;
 	}
@@ -328,17 +330,35 @@ static void *reader(void *arg)
 	return out;
 }
 
-static void readers_racing_a_writer(void **state)
+/* At capacity: frees at fresh addresses (a 1,024-range cycle) below and above the ones that
+ * stay (unmaterialized, so never the ones evicted), each add evicting the oldest freed
+ * range, blocks splitting and merging; covers that trim and remove some. */
+static void *writer_at_capacity(void *arg)
 {
-	(void)state;
-	gc_dead_ranges *d = fresh(512);
-	for (uint64_t k = 0; k < STAYS; k++)
-		gc_dead_ranges_add(d, STAYS_LO + k * STAY_STEP, STAYS_LO + k * STAY_STEP + STAY_SIZE,
-		                   STAY_OWNER + k, F);
+	gc_dead_ranges *d = arg;
+	for (uint64_t i = 0; !__atomic_load_n(&stop_writer, __ATOMIC_ACQUIRE); i++) {
+		uint64_t off = (i % 1024) * 0x100, back = ((i * 7) % 1024) * 0x100;
+		gc_dead_ranges_add(d, 0x100000 + off, 0x100000 + off + 0x80, 1000 + i, F);
+		gc_dead_ranges_add(d, 0x800000 + off, 0x800000 + off + 0x80, 2000 + i, F);
+		if (i % 4 == 0)
+			gc_dead_ranges_cover(d, 0x100000 + back + 0x20, 0x100000 + back + 0x40);
+		if (i % 6 == 0)
+			gc_dead_ranges_cover(d, 0x800000 + back, 0x800000 + back + 0x200);
+	}
+	return NULL;
+}
+
+/* The ranges that stay, of kind k, then readers against the writer given. */
+static void run_readers(gc_dead_ranges *d, gc_dead_kind k, void *(*write)(void *))
+{
+	stay_kind = k;
+	for (uint64_t i = 0; i < STAYS; i++)
+		gc_dead_ranges_add(d, STAYS_LO + i * STAY_STEP, STAYS_LO + i * STAY_STEP + STAY_SIZE,
+		                   STAY_OWNER + i, k);
 	stop_writer = 0;
 	pthread_t w, r[READERS];
 	struct reader_result *res[READERS];
-	assert_int_equal(pthread_create(&w, NULL, writer, d), 0);
+	assert_int_equal(pthread_create(&w, NULL, write, d), 0);
 	for (int i = 0; i < READERS; i++)
 		assert_int_equal(pthread_create(&r[i], NULL, reader, d), 0);
 	for (int i = 0; i < READERS; i++)
@@ -352,9 +372,163 @@ static void readers_racing_a_writer(void **state)
 		assert_int_equal(res[i]->wrong, 0);
 		free(res[i]);
 	}
+}
+
+static void readers_racing_a_writer(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(512);
+	run_readers(d, F, writer);
 	gc_dead_ranges_stats st;
 	gc_dead_ranges_stats_get(d, &st);
 	assert_int_equal(st.evicted_freed + st.evicted_unmaterialized, 0);
+	gc_dead_ranges_destroy(d);
+}
+
+static void readers_racing_a_writer_at_capacity(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(256);
+	for (uint64_t k = 0; k < 256 - STAYS; k++)  /* full once the stays are in */
+		gc_dead_ranges_add(d, 0x900000 + k * 0x100, 0x900000 + k * 0x100 + 0x80, 5000 + k, F);
+	run_readers(d, U, writer_at_capacity);
+	gc_dead_ranges_stats st;
+	gc_dead_ranges_stats_get(d, &st);
+	assert_int_equal(st.count, 256);
+	assert_true(st.evicted_freed > 256);  /* the writer went round the index more than once */
+	assert_int_equal(st.evicted_unmaterialized, 0);
+	for (uint64_t k = 0; k < STAYS; k++)
+		expect_range(d, STAYS_LO + k * STAY_STEP, STAYS_LO + k * STAY_STEP,
+		             STAYS_LO + k * STAY_STEP + STAY_SIZE, STAY_OWNER + k, U);
+	gc_dead_ranges_destroy(d);
+}
+
+/* ---- the index against a model, at capacity ------------------------------------------- */
+
+/* The meaning, written plainly: an unsorted list; eviction takes the oldest freed range
+ * (lowest stamp, then lowest address: the pieces of a split range are as old as it), else
+ * the oldest unmaterialized one. */
+enum { MODEL_CAP = 300, MODEL_MAX = 400 };
+struct model_range { uint64_t lo, hi, owner, stamp; gc_dead_kind kind; };
+static struct model_range model[MODEL_MAX];
+static size_t model_n;
+static uint64_t model_stamp, model_evicted[2];
+
+static void model_drop(size_t i)
+{
+	model[i] = model[--model_n];
+}
+
+static void model_evict(void)
+{
+	size_t v = model_n;
+	for (size_t i = 0; i < model_n; i++) {
+		const struct model_range *a = &model[i], *b = &model[v];
+		if (v == model_n || (a->kind == F && b->kind != F) ||
+		    (a->kind == b->kind && (a->stamp < b->stamp ||
+		                            (a->stamp == b->stamp && a->lo < b->lo))))
+			v = i;
+	}
+	model_evicted[model[v].kind]++;
+	model_drop(v);
+}
+
+static void model_cut(uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < model_n; i++)
+		if (model[i].lo < lo && model[i].hi > hi) {  /* a split: needs a slot */
+			if (model_n == MODEL_CAP) {
+				model_evict();
+				model_cut(lo, hi);
+				return;
+			}
+			model[model_n] = model[i];
+			model[model_n++].lo = hi;
+			model[i].hi = lo;
+			return;
+		}
+	for (size_t i = 0; i < model_n;) {
+		struct model_range *m = &model[i];
+		if (m->hi <= lo || m->lo >= hi) {
+			i++;
+		} else if (m->lo < lo) {
+			m->hi = lo, i++;
+		} else if (m->hi > hi) {
+			m->lo = hi, i++;
+		} else {
+			model_drop(i);
+		}
+	}
+}
+
+static void model_add(uint64_t lo, uint64_t hi, uint64_t owner, gc_dead_kind kind)
+{
+	model_cut(lo, hi);
+	if (model_n == MODEL_CAP)
+		model_evict();
+	model[model_n++] = (struct model_range){ lo, hi, owner, model_stamp++, kind };
+}
+
+static void expect_model(gc_dead_ranges *d, uint64_t *rng)
+{
+	gc_dead_ranges_stats st;
+	gc_dead_ranges_stats_get(d, &st);
+	assert_int_equal(st.count, model_n);
+	assert_int_equal(st.evicted_freed, model_evicted[F]);
+	assert_int_equal(st.evicted_unmaterialized, model_evicted[U]);
+	for (size_t i = 0; i < model_n; i++) {
+		expect_range(d, model[i].lo, model[i].lo, model[i].hi, model[i].owner, model[i].kind);
+		expect_range(d, model[i].hi - 1, model[i].lo, model[i].hi, model[i].owner,
+		             model[i].kind);
+	}
+	for (int k = 0; k < 16; k++) {  /* random addresses: in a range exactly when the model says */
+		*rng ^= *rng << 13, *rng ^= *rng >> 7, *rng ^= *rng << 17;
+		uint64_t a = *rng % 0x40000, owner = 0;
+		for (size_t i = 0; i < model_n; i++)
+			if (model[i].lo <= a && a < model[i].hi)
+				owner = model[i].owner;
+		assert_int_equal(owner_at(d, a), owner);
+	}
+}
+
+/* Random adds (mostly freed, some unmaterialized), covers and removals by owner over 256 KB,
+ * owners from 1: the index goes round its capacity many times, its blocks splitting and
+ * merging, and must agree with the model after every step. */
+static void full_index_matches_a_model(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(MODEL_CAP);
+	model_n = 0, model_stamp = 0, model_evicted[0] = model_evicted[1] = 0;
+	uint64_t rng = 0x2545F4914F6CDD1Dull;
+#ifdef TSAN
+	enum { STEPS = 3000 };
+#else
+	enum { STEPS = 30000 };
+#endif
+	for (uint64_t step = 1; step <= STEPS; step++) {
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		uint64_t r = rng;
+		uint64_t lo = (r >> 8) % 0x40000 & ~(uint64_t)0xf, hi = lo + 0x10 + (r >> 32) % 0x200;
+		if (r % 10 < 7) {
+			gc_dead_kind kind = r % 10 < 5 ? F : U;
+			gc_dead_ranges_add(d, lo, hi, step, kind);
+			model_add(lo, hi, step, kind);
+		} else if (r % 10 < 9) {
+			gc_dead_ranges_cover(d, lo, lo + (hi - lo) / 4);
+			model_cut(lo, lo + (hi - lo) / 4);
+		} else {
+			uint64_t owner = step - 1 - (r >> 40) % 200, gone = 0;
+			for (size_t i = 0; i < model_n;)
+				if (model[i].owner == owner)
+					model_drop(i), gone++;
+				else
+					i++;
+			assert_int_equal(gc_dead_ranges_remove_owner(d, owner), gone);
+		}
+		expect_model(d, &rng);
+	}
+	assert_true(model_evicted[F] > 1000);  /* it was at capacity most of the time */
+	assert_true(model_evicted[U] > 0);
 	gc_dead_ranges_destroy(d);
 }
 
@@ -372,6 +546,8 @@ int main(void)
 		cmocka_unit_test(outside_bounds_rejected_without_the_array),
 		cmocka_unit_test(empty_again_after_everything_is_covered),
 		cmocka_unit_test(readers_racing_a_writer),
+		cmocka_unit_test(readers_racing_a_writer_at_capacity),
+		cmocka_unit_test(full_index_matches_a_model),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,6 +31,8 @@ bench-cpu: $(BENCH_LEDGER) $(BENCH_DEAD) $(LIB) $(BUILD)/fakecuda/prog_linked \
 		echo "dead-range index, instructions per check of 4 words (callgrind, incl. call)" && \
 		callgrind_annotate --inclusive=yes $(BUILD)/bench/dead_ranges.cg | tr -d , | \
 			awk '/dr_check_[a-z]+ \[/ { match($$0, /dr_check_[a-z]+/); \
-				printf "  %-10s %6.1f\n", substr($$0, RSTART + 9, RLENGTH - 9), $$1 / 100000 }'; fi
+				printf "  %-10s %6.1f\n", substr($$0, RSTART + 9, RLENGTH - 9), $$1 / 100000 } \
+			     /dr_add_full \[/ { printf "  %-10s %6.1f (per add at a fresh address, index full)\n", \
+				"add-full", $$1 / 10000 }'; fi
 	$(Q)sh tests/bench/standin.sh $(BUILD)
 	$(Q)sh tests/bench/callgrind.sh $(BUILD)

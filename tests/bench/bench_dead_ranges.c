@@ -2,7 +2,8 @@
  * (gc_dead_ranges_check_words) with the index empty, with 1,000 dead ranges and the words
  * outside their bounds, with the words inside the bounds but in no range, and with a hit;
  * and ns per writer event (a free that adds a range, an allocation that covers it again) at
- * 1,000 ranges. Each scenario runs through its own noinline function, so that
+ * 1,000 ranges; and ns per free into a full index (16,384 ranges, as the ledger's: each add at
+ * a fresh address evicts the oldest freed range). Each scenario runs through its own noinline function, so that
  *   bench_dead_ranges --calls N
  * under callgrind (make bench-cpu does it when valgrind is installed) gives instructions per
  * check as that function's inclusive count / N. Usage: bench_dead_ranges [CHECKS, 20000000]. */
@@ -16,7 +17,9 @@
 enum { RANGES = 1000 };
 #define BASE 0x7f0000000000ull  /* ranges: 0x800 bytes every 0x1000 from BASE */
 
-static gc_dead_ranges empty, full;
+enum { FULL_CAP = 16384 };  /* the ledger's DEAD_RANGES_MAX */
+static gc_dead_ranges empty, full, at_cap;
+static uint64_t next_fresh = 0x7d0000000000ull;
 static gc_dead_range hit;
 
 #define CHECK4(name, index)                                                        \
@@ -57,6 +60,21 @@ static double time_checks(long (*fn)(const uint64_t *), const uint64_t *w, long 
 	return ns;
 }
 
+/* A free at a fresh address into the full index: it evicts the oldest freed range. */
+__attribute__((noinline)) static void dr_add_full(uint64_t i)
+{
+	gc_dead_ranges_add(&at_cap, next_fresh, next_fresh + 0x400, i, GC_DEAD_FREED);
+	next_fresh += 0x1000;
+}
+
+static double time_adds_full(long n)
+{
+	double t0 = now_ns();
+	for (long i = 0; i < n; i++)
+		dr_add_full((uint64_t)i);
+	return (now_ns() - t0) / (double)n;
+}
+
 /* A free (add) and the allocation that covers it again, at a random one of the ranges. */
 static double time_writes(long n)
 {
@@ -78,14 +96,18 @@ int main(int argc, char **argv)
 		calls = atol(argv[2]);
 	else if (argc > 1)
 		n = atol(argv[1]);
-	if (gc_dead_ranges_init(&empty, 4096) || gc_dead_ranges_init(&full, 4096)) {
+	if (gc_dead_ranges_init(&empty, 4096) || gc_dead_ranges_init(&full, 4096) ||
+	    gc_dead_ranges_init(&at_cap, FULL_CAP)) {
 		fprintf(stderr, "bench_dead_ranges: out of memory\n");
 		return 1;
 	}
 	for (uint64_t k = 0; k < RANGES; k++)
 		gc_dead_ranges_add(&full, BASE + k * 0x1000, BASE + k * 0x1000 + 0x800, k,
 		                   k % 2 ? GC_DEAD_FREED : GC_DEAD_UNMATERIALIZED);
+	for (long k = 0; k < FULL_CAP; k++)  /* full: the next add at a fresh address evicts */
+		dr_add_full((uint64_t)k);
 	if (calls > 0) {  /* for callgrind: the same calls, no clock */
+		time_adds_full(calls / 10);
 		time_checks(dr_check_empty, live, calls, -1);
 		time_checks(dr_check_outside, live, calls, -1);
 		time_checks(dr_check_gap, gap, calls, -1);
@@ -102,7 +124,10 @@ int main(int argc, char **argv)
 	       time_checks(dr_check_hit, one_dead, n / 10, 3));
 	printf("  %-46s %6.2f\n", "ns per writer event (add or cover), 1,000 ranges",
 	       time_writes(n / 100));
+	printf("  %-46s %6.1f\n", "ns per free into a full index (16,384 ranges)",
+	       time_adds_full(n / 1000 > 20000 ? 20000 : n / 1000));
 	gc_dead_ranges_destroy(&empty);
 	gc_dead_ranges_destroy(&full);
+	gc_dead_ranges_destroy(&at_cap);
 	return 0;
 }
