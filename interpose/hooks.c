@@ -283,7 +283,7 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 #define LAUNCH_HOST_FUNC(spelling, ptsz)                                                   \
 	WRAPPER(spelling, (CUstream s, CUhostFn fn, void *data), (s, fn, data), 0, ORDER_WHEN, \
 	        .kind = GC_EV_STREAM_STEP, .stream = U64(s), .per_thread = ptsz,              \
-	        .capture_id = CAPTURE_OF(s, ptsz))
+	        .capture_id = CAPTURE_OF(s, ptsz), .flags = GC_STEP_HOST_FUNC)
 
 /* ---- uses: kernel launches, copies and sets -------------------------------------- */
 

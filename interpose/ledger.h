@@ -93,6 +93,7 @@ enum {
 	GC_EXIT_LEAKS_FULL = 1,       /* GC_EV_EXIT's flags: GRAPHCHECK_LEAK_CHECK=full */
 	GC_STREAM_NON_BLOCKING = 1,   /* CU_STREAM_NON_BLOCKING */
 	GC_SYNC_CONTEXT = 1,          /* GC_EV_SYNCHRONIZE's flags: every stream of the context */
+	GC_STEP_HOST_FUNC = 1,        /* GC_EV_STREAM_STEP's flags: a cuLaunchHostFunc */
 };
 
 typedef struct gc_event {

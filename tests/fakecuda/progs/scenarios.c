@@ -1030,6 +1030,14 @@ static int order(bool clean)
     CK(cuMemsetD32Async, (p, 0, 4, c));
     CK(cuMemFreeAsync, (p, c));
 
+    printf("== allocated on A, copied to the host on B, a host function on B, freed on A\n");
+    CK(cuMemAllocAsync, (&p, 4096, a));
+    CK(cuEventRecord, (e, a));
+    CK(cuStreamWaitEvent, (b, e, 0));
+    CK(cuMemcpyDtoHAsync, (host, p, sizeof host, b));
+    CK(cuLaunchHostFunc, (b, order_host_fn, NULL));  /* the program waits for it to run */
+    CK(cuMemFreeAsync, (p, a));
+
     printf("== A's own memory launched on A, then its address given to C and launched on A\n");
     CK(cuMemAllocAsync, (&p, USES_N * sizeof(float), a));
     CK(cuLaunchKernel, (fill, USES_N / 256, 1, 1, 256, 1, 1, 0, a, args, NULL));
