@@ -22,9 +22,18 @@ static const char *mode_name(int mode)
 
 /* ---- capture-invalidated ---------------------------------------------------- */
 
+/* A wait on the whole context (cuCtxSynchronize; a wait with no stream, event or per-thread
+ * stream, as traces before those fields have it), or a 907, whose event's capture is not
+ * known: every capture may be the one it broke. */
+static int context_wide(const gc_event *ev)
+{
+	return ev->kind == GC_EV_SYNCHRONIZE && !ev->stream &&
+	       ((!ev->event && !ev->per_thread) || ev->result == GC_CUDA_ERROR_CAPTURED_EVENT);
+}
+
 /* Which captures a refused call broke. Pass 0: the capture of the call's own stream.
  * Pass 1 (none found): by the capture modes' rules, GLOBAL captures of any thread and
- * THREAD_LOCAL ones of this thread; a context-wide sync (no stream) hits every capture. */
+ * THREAD_LOCAL ones of this thread; a context-wide wait hits every capture. */
 static int affects(const struct capture *c, const gc_event *ev, int pass)
 {
 	if (!c->active || c->invalidated)
@@ -32,7 +41,7 @@ static int affects(const struct capture *c, const gc_event *ev, int pass)
 	if (pass == 0)
 		return (ev->stream && c->stream == ev->stream) ||
 		       (ev->capture_id && c->h.key == ev->capture_id);
-	if (ev->kind == GC_EV_SYNCHRONIZE && !ev->stream)
+	if (context_wide(ev))
 		return 1;
 	return c->mode == GC_MODE_GLOBAL || c->mode < 0 ||
 	       (c->mode == GC_MODE_THREAD_LOCAL && c->tid == ev->tid);
@@ -75,7 +84,7 @@ static const char *mode_rule(const struct capture *c, const gc_event *ev, int pa
 		               "included, whichever thread makes it."
 		             : "An operation on the capturing stream that cannot be captured "
 		               "invalidates the capture under every mode.";
-	if (ev->kind == GC_EV_SYNCHRONIZE && !ev->stream)
+	if (context_wide(ev))
 		return "A context-wide wait waits on every stream, the capturing one included, so it "
 		       "invalidates every capture.";
 	if (c->mode == GC_MODE_THREAD_LOCAL)

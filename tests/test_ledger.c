@@ -782,6 +782,30 @@ static void capture_invalidated_other_thread_global(void **state)
 	expect_none(f);
 }
 
+/* An event's wait (or a per-thread stream's) is no context-wide wait: a 900 from it breaks
+ * the captures the modes' rules say (the GLOBAL one), not every capture. */
+static void capture_invalidated_by_event_wait(void **state)
+{
+	fx *f = *state;
+	gc_event g = begin(S1, 1, GC_MODE_GLOBAL), r = begin(S2, 2, GC_MODE_RELAXED);
+	g.tid = 1;
+	r.tid = 2;
+	apply(f, g);
+	apply(f, r);
+	apply(f, (gc_event){.kind = GC_EV_SYNCHRONIZE, .call = "cuEventSynchronize", .event = 0xE1,
+	                    .tid = 3, .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED});
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+	assert_non_null(strstr(f->v[0].message, "during capture 1"));
+	assert_null(strstr(f->v[0].message, "context-wide"));
+	apply(f, (gc_event){.kind = GC_EV_SYNCHRONIZE, .call = "cuStreamSynchronize_ptsz",
+	                    .per_thread = 1, .tid = 3,
+	                    .result = GC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED});
+	/* the RELAXED capture's stream was not waited on: not it, one graphcheck did not see */
+	expect(f, 1, GC_RULE_CAPTURE_INVALIDATED);
+	assert_null(strstr(f->v[0].message, "capture 2"));
+	assert_non_null(strstr(f->v[0].message, "did not see begin"));
+}
+
 /* A RELAXED capture is broken by another thread only through its own stream. */
 static void capture_invalidated_other_thread_on_stream(void **state)
 {
@@ -1719,6 +1743,7 @@ int main(void)
 		T(invalidated_capture_drops_allocations),
 		T(capture_invalidated_other_thread_global),
 		T(capture_invalidated_other_thread_on_stream),
+		T(capture_invalidated_by_event_wait),
 		T(capture_invalidated_rules_named),
 		T(dropped_call_copy),
 		T(dropped_call_clean),
