@@ -90,6 +90,7 @@ static void on_fatal_signal(int sig)
 
 static void fork_prepare(void)
 {
+	gc_trace_fork_prepare();
 	gc_kernel_args_fork_prepare();  /* held only while asking the driver, never under others */
 	gc_ledger_fork_prepare(ledger);
 	gc_sites_fork_prepare();
@@ -104,6 +105,7 @@ static void fork_parent(void)
 	gc_sites_fork_parent();
 	gc_ledger_fork_parent(ledger);
 	gc_kernel_args_fork_parent();
+	gc_trace_fork_parent();
 }
 
 static void fork_child(void)

@@ -119,8 +119,21 @@ void gc_trace_open(const gc_options *o, int driver_version)
 	open_trace(o->trace_file);
 }
 
+/* Held across fork (outermost of graphcheck's locks: a site line is written under it, with
+ * the sites' and the output's taken inside), so that a child never inherits it held. */
+void gc_trace_fork_prepare(void)
+{
+	pthread_mutex_lock(&site_lock);
+}
+
+void gc_trace_fork_parent(void)
+{
+	pthread_mutex_unlock(&site_lock);
+}
+
 void gc_trace_reopen_child(void)
 {
+	pthread_mutex_init(&site_lock, NULL);
 	if (!on() || !strstr(pattern_copy, "%p"))
 		return;
 	gc_outfile_close(&trace_out);

@@ -15,6 +15,9 @@ void gc_trace_open(const gc_options *o, int driver_version);
 /* Writes the event's line, after a line for each call site not written before. */
 void gc_trace_event(const gc_event *ev);
 /* After fork, in the child: a %p trace starts again for the new pid. */
+void gc_trace_fork_prepare(void);
+void gc_trace_fork_parent(void);
+/* In a forked child: the lock made anew, and a %p trace opened for the child. */
 void gc_trace_reopen_child(void);
 
 #endif
