@@ -423,6 +423,9 @@ static inline int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, i
 		gc_order_event(l, ev);
 		return 0;
 	}
+	if ((ev->kind == GC_EV_MEM_FREE || ev->kind == GC_EV_MEM_ALLOC) &&
+	    ev->result == GC_CUDA_SUCCESS)
+		gc_order_device_wait(l);
 	int plain = plain_event(ev);
 	if (plain == 0 && gc_order_free_checked(l, ev))
 		plain = -1;  /* made or used on another stream: judged on the locked path */

@@ -200,6 +200,15 @@ int gc_order_free_checked(gc_ledger *l, const gc_event *ev)
 	return hit.kind == ORDER_SHARED || (hit.owner & 0xffff) != gc_stream_tag(key_of(ev));
 }
 
+void gc_order_device_wait(gc_ledger *l)
+{
+	if (!gc_streams_active(l->streams))
+		return;
+	gc_streams_lock(l->streams);
+	gc_streams_join_all(l->streams);
+	gc_streams_unlock(l->streams);
+}
+
 void gc_order_freed(gc_ledger *l, uint64_t ptr)
 {
 	gc_dead_range hit;

@@ -1038,6 +1038,14 @@ static int order(bool clean)
     CK(cuLaunchHostFunc, (b, order_host_fn, NULL));  /* the program waits for it to run */
     CK(cuMemFreeAsync, (p, a));
 
+    printf("== allocated on A, a cuMemFree (the device waits), then set and freed on C\n");
+    CUdeviceptr sync_mem = 0;
+    CK(cuMemAllocAsync, (&p, 4096, a));
+    CK(cuMemAlloc, (&sync_mem, 4096));
+    CK(cuMemFree, (sync_mem));
+    CK(cuMemsetD32Async, (p, 0, 4, c));
+    CK(cuMemFreeAsync, (p, c));
+
     printf("== A's own memory launched on A, then its address given to C and launched on A\n");
     CK(cuMemAllocAsync, (&p, USES_N * sizeof(float), a));
     CK(cuLaunchKernel, (fill, USES_N / 256, 1, 1, 256, 1, 1, 0, a, args, NULL));
