@@ -90,8 +90,8 @@ extern struct gc_dead_ranges *gc_hub_dead, *gc_hub_order;
 static inline int gc_hub_index_empty(struct gc_dead_ranges *d)
 {
 	/* An empty index has equal bounds (dead_ranges.h). */
-	return !d || __atomic_load_n(&d->lo_bound, __ATOMIC_RELAXED) ==
-	                     __atomic_load_n(&d->hi_bound, __ATOMIC_RELAXED);
+	return __atomic_load_n(&d->lo_bound, __ATOMIC_RELAXED) ==
+	       __atomic_load_n(&d->hi_bound, __ATOMIC_RELAXED);
 }
 
 /* Whether any memory is dead or watched for stream order now: when not, a successful use

@@ -361,8 +361,6 @@ void gc_check_order_free(gc_ledger *l, out *o, const gc_event *ev, const struct 
 /* Whether a use record (rule, call site, allocation id) was written already; notes it if not
  * (ledger.c, under the graph lock). */
 int gc_use_seen(gc_ledger *l, gc_rule rule, uint32_t site, uint64_t id);
-/* A verdict about allocation a (may be NULL) with an empty message (ledger_rules.c). */
-gc_verdict *gc_rules_verdict(out *o, gc_rule rule, const struct alloc *a);
 
 /* ---- ledger_pending.c: errors held for the thread's next call (no lock) ------------------ */
 

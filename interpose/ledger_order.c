@@ -7,7 +7,6 @@
  * allocation) so that its free can be judged against them. */
 #include "interpose/ledger_internal.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -247,15 +246,6 @@ static const char *use_words(int use, int arg, char *buf, size_t n)
 	return buf;
 }
 
-static void say(gc_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(gc_verdict *v, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(v->message, sizeof(v->message), fmt, ap);
-	va_end(ap);
-}
-
 /* The live stream-ordered record the entry at base stands for. */
 static struct alloc *live_at(gc_ledger *l, uint64_t base)
 {
@@ -315,8 +305,7 @@ void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev)
 	char sa[80], sb[80], ub[64];
 	stream_name(akey, sa, sizeof(sa));
 	stream_name(key, sb, sizeof(sb));
-	gc_verdict *v = gc_rules_verdict(o, GC_RULE_UNORDERED_USE, a);
-	say(v, "%s on %s passes 0x%llx to %s, byte %llu into allocation #%u (%llu bytes) made by "
+	gc_verdict_on(o, GC_RULE_UNORDERED_USE, a, "%s on %s passes 0x%llx to %s, byte %llu into allocation #%u (%llu bytes) made by "
 	    "%s on %s; %s is not ordered after that allocation (no event recorded on it after the "
 	    "allocation and waited for here, no synchronization), so this may run before the memory "
 	    "is allocated or after the pool gave it to another allocation. Record an event on %s "
@@ -352,9 +341,8 @@ void gc_check_order_free(gc_ledger *l, out *o, const gc_event *ev, const struct 
 	char sa[80], sb[80], su[80], ub[64];
 	stream_name(akey, sa, sizeof(sa));
 	stream_name(key, sb, sizeof(sb));
-	gc_verdict *v = gc_rules_verdict(o, GC_RULE_UNORDERED_FREE, a);
 	if (!late.call) {
-		say(v, "%s on %s frees allocation #%u (%llu bytes at 0x%llx) made by %s on %s, but %s "
+		gc_verdict_on(o, GC_RULE_UNORDERED_FREE, a, "%s on %s frees allocation #%u (%llu bytes at 0x%llx) made by %s on %s, but %s "
 		    "is not ordered after that allocation: the free may run before it. Record an event "
 		    "on %s after %s and make %s wait for it (cuStreamWaitEvent) before the free, or "
 		    "free it on %s.",
@@ -363,12 +351,12 @@ void gc_check_order_free(gc_ledger *l, out *o, const gc_event *ev, const struct 
 		return;
 	}
 	stream_name(late.key, su, sizeof(su));
-	v->alloc.use_site = late.site;
-	say(v, "%s on %s frees allocation #%u (%llu bytes at 0x%llx) made by %s on %s, but its "
+	gc_verdict *v = gc_verdict_on(o, GC_RULE_UNORDERED_FREE, a, "%s on %s frees allocation #%u (%llu bytes at 0x%llx) made by %s on %s, but its "
 	    "last use on %s, by %s in %s, is not ordered before the free: the pool may give the "
 	    "memory to another allocation while that work still runs. Record an event on %s after "
 	    "that use and make %s wait for it (cuStreamWaitEvent) before the free.",
 	    ev->call, sb, a->seq, (unsigned long long)a->size, (unsigned long long)a->h.key,
 	    gc_store_call_name(a), sa, su, late.call, use_words(late.use, late.arg, ub, sizeof(ub)),
 	    su, sb);
+	v->alloc.use_site = late.site;
 }

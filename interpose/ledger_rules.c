@@ -69,11 +69,6 @@ gc_verdict *gc_verdict_on(out *o, gc_rule rule, const struct alloc *a, const cha
 	return v;
 }
 
-gc_verdict *gc_rules_verdict(out *o, gc_rule rule, const struct alloc *a)
-{
-	return verdict_on(o, rule, a, "%s", "");
-}
-
 /* "graph 0x55.. (captured by capture 3)" or "a graph still being captured (capture 3)". */
 static const char *graph_name(const struct graph *g, char *buf, size_t n)
 {

@@ -121,10 +121,10 @@ void gc_hub_use(const gc_use *u)
 		k = gc_kernel_of(u->func);
 		/* A batch not filled was the last: no call to find there are no more. */
 		size_t n = WORDS_BATCH;
-		for (size_t from = 0; d && arg < 0 && n == WORDS_BATCH &&
+		for (size_t from = 0; arg < 0 && n == WORDS_BATCH &&
 		     (n = gc_kernel_words(k, u->kernel_params, u->extra, from, w, param, WORDS_BATCH));
 		     from += n) {
-			long at = d ? gc_dead_ranges_check_words(d, w, n, &hit) : -1;
+			long at = gc_dead_ranges_check_words(d, w, n, &hit);
 			if (at >= 0) {
 				word = w[at];
 				arg = param[at];
@@ -132,7 +132,7 @@ void gc_hub_use(const gc_use *u)
 				order_words(u, k, o, w, param, n);
 			}
 		}
-	} else if (d) {  /* a copy or a set */
+	} else {  /* a copy or a set */
 		w[GC_USE_DST] = u->dst;
 		w[GC_USE_SRC] = u->src;
 		size_t n = u->what == GC_USE_COPY ? 2 : 1;
