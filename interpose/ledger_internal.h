@@ -347,9 +347,9 @@ void gc_order_event(gc_ledger *l, const gc_event *ev);
  * made (stamped and watched once two streams are in use); a free that took the fast path. */
 void gc_order_alloc(gc_ledger *l, const gc_event *ev, int retired);
 void gc_order_freed(gc_ledger *l, uint64_t ptr);
-/* A successful cuMemFree or cuMemAlloc: the device waited for (cudaFree and cudaMalloc
- * synchronize it in practice, and programs lean on it): every stream joins the host. Taking
- * it so only adds order. */
+/* A successful cuMemFree or cuMemAlloc, taken as a wait for the whole device (held to
+ * synchronize it; not measured on the H200): every stream joins the host. Taking it so only
+ * adds order. */
 void gc_order_device_wait(gc_ledger *l);
 /* Whether a free outside graphs must be judged (its allocation was made, or used, on
  * another stream): it then takes the locked path. */

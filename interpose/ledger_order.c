@@ -114,9 +114,10 @@ void gc_order_event(gc_ledger *l, const gc_event *ev)
 		break;
 	case GC_EV_STREAM_STEP:
 		gc_streams_step(s, key);
-		/* A host function tells the host, when it runs, that the stream got there (XLA waits
-		 * for its copies so: a false unordered-free in JAX on the H200, run7). When it runs
-		 * is not seen: taken as now, which only adds order. Captured, it is a graph node. */
+		/* A host function can tell the program, when it runs, that the stream got there
+		 * (without this, a false unordered-free in JAX on the H200, run7; none with it,
+		 * run10). When it runs is not seen: taken as now, which only adds order. Captured,
+		 * it is a graph node. */
 		if ((ev->flags & GC_STEP_HOST_FUNC) && !ev->capture_id)
 			gc_streams_join_stream(s, key);
 		break;
