@@ -158,7 +158,7 @@ static void init(void)
 		return;
 	}
 	gc_backtrace_init();
-	gc_py_init();
+	gc_py_init(opts.python_frames);
 	load_suppressions();
 	gc_driver_init();
 	ctx_current = (CUresult(*)(CUcontext *))gc_driver_lookup("cuCtxGetCurrent");

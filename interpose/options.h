@@ -27,7 +27,10 @@ typedef struct gc_options {
 	int verbose;
 	int gen_suppressions;
 	int graph_memory;
+	int python_frames;   /* GC_PY_AUTO, GC_PY_API or GC_PY_OFF */
 } gc_options;
+
+enum { GC_PY_AUTO, GC_PY_API, GC_PY_OFF };
 
 typedef const char *(*gc_getenv_fn)(const char *name);
 

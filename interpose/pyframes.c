@@ -31,14 +31,18 @@ static struct {
 } py;
 static int have_api;       /* every function above but `current` was found */
 static int no_qualname;    /* co_qualname is 3.11+: before, co_name */
+static int py_mode;        /* GC_PY_AUTO or GC_PY_API (GC_PY_OFF looks nothing up) */
 
 static void *sym(const char *name)
 {
 	return dlsym(RTLD_DEFAULT, name);
 }
 
-void gc_py_init(void)
+void gc_py_init(int mode)
 {
+	py_mode = mode;
+	if (mode == GC_PY_OFF)
+		return;  /* as for a program without Python: no frame is ever read */
 	*(void **)&py.gil_check = sym("PyGILState_Check");
 	if (!py.gil_check)
 		return;  /* no interpreter: nothing else is looked up, nothing is paid */
@@ -298,13 +302,24 @@ int gc_py_capture(gc_py_cache *c, void **out, int max, gc_py_state *st)
 	pyobj *mine = py.this_thread();
 	if (!mine)
 		return 0;  /* this thread never ran Python */
+	/* Read as memory (pystack.h) whether or not the thread holds the GIL: it is inside our
+	 * hook, so its frames hold still, and the reads cost a tenth of the API's calls, which
+	 * build frame objects (3.11+) and look attributes up. */
+	struct raw_out o = {c, out, 0};
+	if (py_mode == GC_PY_AUTO &&
+	    gc_pystack_walk(mine, max, raw_frame, &o, &c->raw_memo, c->text_file,
+	                    c->text_function) >= 0) {
+		*st = GC_PY_FRAMES;
+		return o.n;
+	}
 	/* PyGILState_Check answers 1 while its check is off (sub-interpreters, before the
 	 * interpreter is set up): where the holder can be asked, it must be this thread. */
 	if (!py.gil_check() || (py.current && py.current() != mine)) {
-		/* It released the GIL in a C extension and is inside our hook: its frames hold
-		 * still, and are read as memory (pystack.h). */
-		struct raw_out o = {c, out, 0};
-		if (gc_pystack_walk(mine, max, raw_frame, &o, &c->raw_memo, c->text_file,
+		/* It released the GIL in a C extension: memory is the only way (api mode tries
+		 * it only here). */
+		o.n = 0;
+		if (py_mode == GC_PY_AUTO ||
+		    gc_pystack_walk(mine, max, raw_frame, &o, &c->raw_memo, c->text_file,
 		                    c->text_function) < 0) {
 			*st = GC_PY_NO_GIL;
 			return 0;

@@ -1,9 +1,9 @@
 /* Python frames of the calling thread: when the program is a Python interpreter (or embeds
- * one) and this thread holds the GIL, its Python stack (file, line, function) is read
- * through CPython's C API, found at run time (dlsym: graphcheck links only libc). Never
- * takes the GIL, never runs Python code, and keeps no Python reference past the call.
- * A thread that released the GIL (in a C extension) has its stack read as memory instead
- * (pystack.h).
+ * one), its Python stack (file, line, function) is read as memory where the interpreter's
+ * layout is known (pystack.h: CPython 3.10 to 3.13, GIL held or not), else, when the thread
+ * holds the GIL, through CPython's C API, found at run time (dlsym: graphcheck links only
+ * libc). Never takes the GIL, never runs Python code, and keeps no Python reference past
+ * the call.
  *
  * A Python frame is interned once (graphcheck's memory) and named by a tagged pointer that
  * no code address can be, so it travels with native frames through the site table
@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "interpose/options.h"
 #include "interpose/pystack.h"
 
 /* What a capture found. */
@@ -43,8 +44,9 @@ typedef struct gc_py_frame {
 	int line;
 } gc_py_frame;
 
-/* Looks the API up (once; from the hub's start-up). */
-void gc_py_init(void);
+/* Looks the API up (once; from the hub's start-up). mode: GRAPHCHECK_PYTHON_FRAMES's
+ * (options.h: GC_PY_AUTO, GC_PY_API, GC_PY_OFF: as if the process had no Python). */
+void gc_py_init(int mode);
 /* True when the process has an interpreter's API: the only cost for other programs. */
 int gc_py_present(void);
 /* Up to max tagged Python frames of the calling thread, innermost first; *st says why

@@ -79,17 +79,22 @@ void gc_pystack_init(void)
 
 /* ---- reads ----------------------------------------------------------------------------- */
 
+/* Hot code reads plain memory: the checked path is out of line, and the walk is inlined
+ * into each of its two callers, so that r->checked is a constant there. */
+#define HOT static inline __attribute__((always_inline))
+
 struct reader {
 	int checked;  /* through process_vm_readv: a bad address fails instead of faulting */
 	int fault;    /* a checked read failed */
 };
 
-static int plausible(uintptr_t p, uintptr_t align)
+HOT int plausible(uintptr_t p, uintptr_t align)
 {
 	return p >= 4096 && p < ((uintptr_t)1 << 56) && !(p & (align - 1));
 }
 
-static int rd_checked(struct reader *r, void *dst, uintptr_t src, size_t n)
+static __attribute__((noinline)) int rd_checked(struct reader *r, void *dst, uintptr_t src,
+                                                size_t n)
 {
 	int saved = errno;
 	struct iovec to = {dst, n}, from = {(void *)src, n};
@@ -102,7 +107,7 @@ static int rd_checked(struct reader *r, void *dst, uintptr_t src, size_t n)
 }
 
 /* Inline: the sizes are constants, and a plain read is a load. */
-static inline int rd(struct reader *r, void *dst, uintptr_t src, size_t n)
+HOT int rd(struct reader *r, void *dst, uintptr_t src, size_t n)
 {
 	if (!r->checked) {
 		memcpy(dst, (const void *)src, n);
@@ -111,7 +116,7 @@ static inline int rd(struct reader *r, void *dst, uintptr_t src, size_t n)
 	return rd_checked(r, dst, src, n);
 }
 
-static int rd_ptr(struct reader *r, uintptr_t at, uintptr_t *out)
+HOT int rd_ptr(struct reader *r, uintptr_t at, uintptr_t *out)
 {
 	if (!r->checked) {
 		*out = *(const uintptr_t *)at;
@@ -120,7 +125,7 @@ static int rd_ptr(struct reader *r, uintptr_t at, uintptr_t *out)
 	return rd(r, out, at, sizeof(*out));
 }
 
-static int rd_int(struct reader *r, uintptr_t at, int *out)
+HOT int rd_int(struct reader *r, uintptr_t at, int *out)
 {
 	if (!r->checked) {
 		*out = *(const int *)at;
@@ -130,7 +135,7 @@ static int rd_int(struct reader *r, uintptr_t at, int *out)
 }
 
 /* An object's type is t (its address read, not followed). */
-static int is_a(struct reader *r, uintptr_t obj, const void *t)
+HOT int is_a(struct reader *r, uintptr_t obj, const void *t)
 {
 	uintptr_t ty;
 	return plausible(obj, 8) && rd_ptr(r, obj + OB_TYPE, &ty) && ty == (uintptr_t)t;
@@ -289,7 +294,7 @@ static int line_of(struct reader *r, uintptr_t lt, int first, int addr)
 
 /* One frame at fr: *back its caller; 1 with f filled, 0 for a frame that is not the
  * program's (C entry, not started), -1 when something read is not what it should be. */
-static int frame_at(struct reader *r, gc_pystack_memo *m, uintptr_t fr, uintptr_t *back,
+HOT int frame_at(struct reader *r, gc_pystack_memo *m, uintptr_t fr, uintptr_t *back,
                     gc_pystack_frame *f, struct gc_pystack_memo_entry **slot, char *file,
                     char *function)
 {
@@ -366,7 +371,7 @@ static int frame_at(struct reader *r, gc_pystack_memo *m, uintptr_t fr, uintptr_
 /* Frames from tstate's innermost on, up to max passed to fn (none when fn is NULL);
  * *complete: the chain's end was reached. The number of the program's frames seen, or -1
  * where something read was not what it should be. */
-static int walk(struct reader *r, const void *tstate, int max, gc_pystack_fn fn, void *ctx,
+HOT int walk(struct reader *r, const void *tstate, int max, gc_pystack_fn fn, void *ctx,
                 gc_pystack_memo *m, char *file, char *function, int *complete)
 {
 	uintptr_t fr;

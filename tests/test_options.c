@@ -49,6 +49,7 @@ static void defaults(void **state)
 	assert_int_equal(o.leak_check, 1);
 	assert_int_equal(o.history, 4096);
 	assert_int_equal(o.verbose, 0);
+	assert_int_equal(o.python_frames, GC_PY_AUTO);
 }
 
 static void good_values(void **state)
@@ -57,7 +58,8 @@ static void good_values(void **state)
 	static const char *const pairs[] = {
 		"GRAPHCHECK_LOG_FILE", "/tmp/gc-%p.log", "GRAPHCHECK_BACKTRACE_DEPTH", "0",
 		"GRAPHCHECK_ON_ERROR", "ABORT", "GRAPHCHECK_LEAK_CHECK", "no",
-		"GRAPHCHECK_HISTORY", "100000000", "GRAPHCHECK_VERBOSE", "true", NULL};
+		"GRAPHCHECK_HISTORY", "100000000", "GRAPHCHECK_VERBOSE", "true",
+		"GRAPHCHECK_PYTHON_FRAMES", "Off", NULL};
 	gc_options o;
 	char w[4096];
 	assert_int_equal(load(&o, pairs, w, sizeof(w)), 0);
@@ -67,6 +69,7 @@ static void good_values(void **state)
 	assert_int_equal(o.leak_check, 0);
 	assert_int_equal(o.history, 100000000);
 	assert_int_equal(o.verbose, 1);
+	assert_int_equal(o.python_frames, GC_PY_OFF);
 }
 
 /* GRAPHCHECK_LEAK_CHECK takes full (every site) besides the booleans; no other boolean does. */
@@ -89,10 +92,11 @@ static void bad_values_warned_defaults_used(void **state)
 	static const char *const pairs[] = {
 		"GRAPHCHECK_BACKTRACE_DEPTH", "lots", "GRAPHCHECK_ALLOC_BACKTRACE_DEPTH", "65",
 		"GRAPHCHECK_ON_ERROR", "explode", "GRAPHCHECK_LEAK_CHECK", "maybe",
-		"GRAPHCHECK_HISTORY", "-1", "GRAPHCHECK_VERBOSE", "", NULL};
+		"GRAPHCHECK_HISTORY", "-1", "GRAPHCHECK_VERBOSE", "",
+		"GRAPHCHECK_PYTHON_FRAMES", "fast", NULL};
 	gc_options o;
 	char w[4096];
-	assert_int_equal(load(&o, pairs, w, sizeof(w)), 6);
+	assert_int_equal(load(&o, pairs, w, sizeof(w)), 7);
 	assert_int_equal(o.backtrace_depth, 8);
 	assert_int_equal(o.alloc_backtrace_depth, 0);
 	assert_int_equal(o.on_error, GC_ON_ERROR_CONTINUE);
@@ -103,6 +107,9 @@ static void bad_values_warned_defaults_used(void **state)
 	assert_non_null(strstr(w, "GRAPHCHECK_ON_ERROR='explode' is not one of continue, abort"));
 	assert_non_null(strstr(w, "GRAPHCHECK_LEAK_CHECK='maybe' is not 0/1"));
 	assert_non_null(strstr(w, "GRAPHCHECK_HISTORY='-1'"));
+	assert_non_null(strstr(w, "GRAPHCHECK_PYTHON_FRAMES='fast' is not one of auto, api, off; "
+	                          "using auto\n"));
+	assert_int_equal(o.python_frames, GC_PY_AUTO);
 }
 
 static void too_long_path(void **state)
