@@ -47,12 +47,13 @@ FU=$(line_of "# BUG-LINE free-unknown")
 FOLD2=$(line_of "# FOLD-OTHER-LINE")
 UNI=$(line_of "# BUG-LINE unicode")
 
-# run PY MODE [cdll]: logs in $tmp/MODE.txt and $tmp/MODE.json
+# run PY MODE [cdll]: logs in $tmp/MODE.txt and $tmp/MODE.json; PYF: GRAPHCHECK_PYTHON_FRAMES
 run() {
 	py=$1 mode=$2
 	shift
 	rm -f "$tmp/$mode.txt" "$tmp/$mode.json"
 	GRAPHCHECK_LOG_FILE=$tmp/$mode.txt GRAPHCHECK_JSON_FILE=$tmp/$mode.json LD_PRELOAD=$LIB \
+		GRAPHCHECK_PYTHON_FRAMES=${PYF:-auto} \
 		timeout 60 "$py" "$SCRIPT" "$FAKE" "$@" > "$tmp/$mode.out" 2>&1 ||
 		echo "  ($py $mode exited $?: $(head -c 300 "$tmp/$mode.out"))"
 }
@@ -77,7 +78,9 @@ for py in $PYS; do
 	v=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 	t="$py ($v)"
 
-	run "$py" double-free
+	# ctypes.PyDLL holds the GIL: the C API's reading (api), whose stacks the memory reads
+	# below must equal.
+	PYF=api; run "$py" double-free; PYF=
 	want="#0 $SCRIPT:$DF in double_free"
 	grep -qF -- "$want" "$tmp/double-free.txt" &&
 	grep -A1 -F "==graphcheck==   python:" "$tmp/double-free.txt" | grep -qF -- "$want" &&
@@ -115,7 +118,19 @@ for py in $PYS; do
 
 	# the whole stacks the C API gives, to compare with those read as memory below
 	api_df=$(jqv "$tmp/double-free.json" '[.py_backtrace, .alloc.py_backtrace, .alloc.free_py_backtrace] | tojson')
-	run "$py" thread
+	# The default (auto) reads a thread holding the GIL as memory too: the same stacks.
+	run "$py" double-free
+	got=$(jqv "$tmp/double-free.json" '[.py_backtrace, .alloc.py_backtrace, .alloc.free_py_backtrace] | tojson')
+	[ -n "$api_df" ] && [ "$got" = "$api_df" ] &&
+		ok "$t GIL held, read as memory (auto): the call's, allocation's and free's stacks equal the C API's" ||
+		bad "$t auto with the GIL held: '$got' vs '$api_df'"
+	PYF=off; run "$py" double-free; PYF=
+	got=$(jqv "$tmp/double-free.json" '"\(.rule) \(.py_backtrace) \(.alloc.py_backtrace)"')
+	[ "$got" = "double-free null null" ] && ! grep -q "python:" "$tmp/double-free.txt" &&
+		ok "$t GRAPHCHECK_PYTHON_FRAMES=off: the record, no Python frames" ||
+		bad "$t off: '$got'; $(grep -m2 "python:" "$tmp/double-free.txt")"
+
+	PYF=api; run "$py" thread; PYF=
 	got=$(jqv "$tmp/thread.json" '"\(.py_backtrace[0].line) \(.py_backtrace[0].function)"')
 	[ "$got" = "$DF double_free" ] && ok "$t a Python thread's record: first frame :$DF" || bad "$t thread: '$got'"
 	api_th=$(jqv "$tmp/thread.json" '.py_backtrace | tojson')
@@ -145,7 +160,7 @@ for py in $PYS; do
 	[ "$got" = "3@$FU 1@$FOLD2" ] && ok "$t ctypes.CDLL folding by Python line: $got" || bad "$t CDLL folding: '$got' (want 3@$FU 1@$FOLD2)"
 
 	# A non-ASCII function name (UCS-2 text) and a long location entry: as the API reads them.
-	run "$py" unicode
+	PYF=api; run "$py" unicode; PYF=
 	api_u=$(jqv "$tmp/unicode.json" '.py_backtrace | tojson')
 	run "$py" unicode cdll
 	got=$(jqv "$tmp/unicode.json" '.py_backtrace | tojson')
