@@ -8,7 +8,8 @@
 #   make bench       (or: make build/libgraphcheck.so build/graphcheck && sh tests/bench/run.sh)
 # Environment: GRAPHCHECK_BENCH_ROUNDS (default 5); any other GRAPHCHECK_* variable reaches
 # the graphcheck runs (gc-bt8 overrides ALLOC_BACKTRACE_DEPTH); NVCC (default nvcc).
-# GRAPHCHECK_BENCH_ONLY="W1 W2 ...": only those workloads (the others' rows print n/a).
+# GRAPHCHECK_BENCH_ONLY="W1 W2 ...": only those workloads (the others' rows print n/a);
+# GRAPHCHECK_BENCH_LEDGER=0: not the ledger benchmark (CPU only, a minute or two).
 # Takes about 8-10 minutes on an H200 (the uses' workloads alone, 3 rounds: about 4).
 set -u
 B=${1:-build}
@@ -178,8 +179,10 @@ fi
 
 echo "== ledger alone (CPU)"
 LEDGER=$B/bench/bench_ledger
-[ -x "$LEDGER" ] || make -s "$LEDGER" > /dev/null
-if [ -x "$LEDGER" ]; then
+[ "${GRAPHCHECK_BENCH_LEDGER:-1}" = 0 ] || [ -x "$LEDGER" ] || make -s "$LEDGER" > /dev/null
+if [ "${GRAPHCHECK_BENCH_LEDGER:-1}" = 0 ]; then
+	echo "skipped (GRAPHCHECK_BENCH_LEDGER=0)"
+elif [ -x "$LEDGER" ]; then
 	# 20,000 events a kind: with the dead-memory index full (16,384 ranges) a free of a fresh
 	# address costs tens of microseconds (issue 13), and the default million would take
 	# hours. The records alone (no-uses, GRAPHCHECK_USES=0) are printed after.
