@@ -13,6 +13,7 @@
 #include "interpose/driver.h"
 #include "interpose/graphmem.h"
 #include "interpose/kernel_args.h"
+#include "interpose/live_at_exit.h"
 #include "interpose/log.h"
 #include "interpose/options.h"
 #include "interpose/outfile.h"
@@ -69,7 +70,9 @@ static void at_exit(void)
 	}
 	in_hub = 1;  /* calls made by other atexit handlers go straight through */
 	write_held(0);
-	if (opts.leak_check) {
+	if (opts.leak_check == GC_LEAK_BRIEF && gc_py_interpreter()) {
+		gc_live_at_exit_note(ledger);  /* Python's objects live at its exit: not leaks */
+	} else if (opts.leak_check) {
 		gc_event ev = {.kind = GC_EV_EXIT, .call = "exit",
 		               .flags = opts.leak_check == GC_LEAK_FULL ? GC_EXIT_LEAKS_FULL : 0};
 		gc_hub_report(&ev);

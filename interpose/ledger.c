@@ -623,6 +623,13 @@ void gc_ledger_graph_mem(gc_ledger *l, gc_graph_mem *gm)
 	unlock_all(l);
 }
 
+void gc_ledger_live_totals(gc_ledger *l, gc_live_totals *t)
+{
+	lock_all(l);
+	gc_leak_totals(l, t);
+	unlock_all(l);
+}
+
 double gc_ledger_mean_probes(gc_ledger *l)
 {
 	lock_all(l);

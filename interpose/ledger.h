@@ -210,6 +210,14 @@ typedef struct gc_graph_mem {
 } gc_graph_mem;
 void gc_ledger_graph_mem(gc_ledger *l, gc_graph_mem *gm);
 
+/* The allocations the leak check would report now (stream-ordered and graph, live), counted
+ * without a record: a Python program's exit says them in one information line instead. */
+typedef struct gc_live_totals {
+	uint64_t count, bytes;
+	uint64_t graph_count, graph_bytes;  /* of them, graph allocations */
+} gc_live_totals;
+void gc_ledger_live_totals(gc_ledger *l, gc_live_totals *t);
+
 /* True while any capture the ledger knows of is active: hooks skip capture queries otherwise. */
 int gc_ledger_capturing(const gc_ledger *l);
 /* The count behind it, for the hub to read inline (atomically, relaxed) in every wrapper. */

@@ -305,6 +305,8 @@ void gc_check_instantiate(out *o, const gc_event *ev, const struct graph *g);
 void gc_check_launch(out *o, const gc_event *ev, const struct exec *e);
 /* GC_EV_EXIT: one leak-at-exit record, brief or (GC_EXIT_LEAKS_FULL) every site. */
 void gc_check_leaks(gc_ledger *l, out *o, const gc_event *ev);
+/* The same allocations' totals, no record (the caller holds the ledger's locks). */
+void gc_leak_totals(gc_ledger *l, gc_live_totals *t);
 /* A call refused (or that would be) because a graph has memory nodes: cuGraphClone,
  * cuGraphAddChildGraphNode (not moved), cuGraphDestroyNode, cuGraphExecUpdate, an
  * instantiation for device launch. */

@@ -547,11 +547,36 @@ struct leak_walk {
 	uint64_t graph_count, graph_bytes;  /* of them, graph allocations */
 };
 
+/* What the leak check reports: stream-ordered and graph allocations live now, not
+ * synchronous ones (cuMemAlloc's) nor a parent's (inherited across fork). */
+static int leaks(const struct alloc *a)
+{
+	return a->state == S_LIVE && a->kind != K_SYNC && !(a->flags & F_INHERITED);
+}
+
+static void total_visit(gc_hnode *n, void *arg)
+{
+	gc_live_totals *t = arg;
+	const struct alloc *a = (const struct alloc *)n;
+	if (!leaks(a))
+		return;
+	t->count++;
+	t->bytes += a->size;
+	t->graph_count += a->kind == K_GRAPH;
+	t->graph_bytes += a->kind == K_GRAPH ? a->size : 0;
+}
+
+void gc_leak_totals(gc_ledger *l, gc_live_totals *t)
+{
+	*t = (gc_live_totals){0};
+	gc_store_each(l, total_visit, t);
+}
+
 static void leak_visit(gc_hnode *n, void *arg)
 {
 	struct leak_walk *w = arg;
 	struct alloc *a = (struct alloc *)n;
-	if (a->state != S_LIVE || a->kind == K_SYNC || (a->flags & F_INHERITED))
+	if (!leaks(a))
 		return;
 	w->count++;
 	w->bytes += a->size;

@@ -69,6 +69,11 @@ void gc_py_init(int mode)
 	           py.err_fetch && py.err_restore && py.err_clear && py.gc_disable && py.gc_enable;
 }
 
+int gc_py_interpreter(void)
+{
+	return dlsym(RTLD_DEFAULT, "Py_IsInitialized") != NULL;
+}
+
 int gc_py_present(void)
 {
 	return py.gil_check != NULL;

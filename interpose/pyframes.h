@@ -47,6 +47,9 @@ typedef struct gc_py_frame {
 /* Looks the API up (once; from the hub's start-up). mode: GRAPHCHECK_PYTHON_FRAMES's
  * (options.h: GC_PY_AUTO, GC_PY_API, GC_PY_OFF: as if the process had no Python). */
 void gc_py_init(int mode);
+/* True when a Python interpreter is in the process, whatever GRAPHCHECK_PYTHON_FRAMES says
+ * (a dlsym: not for hot paths). */
+int gc_py_interpreter(void);
 /* True when the process has an interpreter's API: the only cost for other programs. */
 int gc_py_present(void);
 /* Up to max tagged Python frames of the calling thread, innermost first; *st says why

@@ -450,7 +450,7 @@ rp_line_kind rp_parse_line(const char *buf, size_t len, rp_record **rec, rp_summ
 			}
 		} else if (strcmp(type, "start") == 0) {
 			kind = parse_start(&p, o) ? RP_LINE_START : RP_LINE_BAD;
-		} else if (strcmp(type, "graph_memory") == 0) {
+		} else if (strcmp(type, "graph_memory") == 0 || strcmp(type, "live_at_exit") == 0) {
 			kind = RP_LINE_INFO;
 		} else if (strcmp(type, "summary") == 0) {
 			memset(sum, 0, sizeof(*sum));

@@ -24,6 +24,9 @@ for line in open(sys.argv[1]):
         continue
     if r.get("type") == "violation":
         recs.append(r)
+    elif r.get("type") == "live_at_exit":
+        print("  live at exit (information, no record): %d allocations, %d bytes" % (
+            r.get("count", 0), r.get("bytes", 0)))
 if not recs:
     print("  records: none")
 for r in recs:
@@ -54,8 +57,11 @@ fi
 if python3 -c 'from cuda.bindings import driver' 2> /dev/null || python3 -c 'from cuda import cuda' 2> /dev/null; then
 	echo "seed_pipeline.py expected: free-foreign-in-capture at :132 (allocated at :121)," \
 		"use-unmaterialized at :145 and free-unmaterialized at :146 (allocated at :129)," \
-		"leak-at-exit 10 allocated at :121; --fixed: none"
+		"launch-reused-pointer (warning) at :139; live at exit: 10 allocations (information" \
+		"line), with GRAPHCHECK_LEAK_CHECK=full leak-at-exit 10 allocated at :121;" \
+		"--fixed: launch-reused-pointer (warning) at :142"
 	check seed_pipeline_py python3 tests/gpu/seed_pipeline.py
+	check seed_pipeline_py_leakfull env GRAPHCHECK_LEAK_CHECK=full python3 tests/gpu/seed_pipeline.py
 	check seed_pipeline_py_fixed python3 tests/gpu/seed_pipeline.py --fixed
 else
 	echo "cuda-python: skipped (no cuda.bindings)"

@@ -47,13 +47,14 @@ FU=$(line_of "# BUG-LINE free-unknown")
 FOLD2=$(line_of "# FOLD-OTHER-LINE")
 UNI=$(line_of "# BUG-LINE unicode")
 
-# run PY MODE [cdll]: logs in $tmp/MODE.txt and $tmp/MODE.json; PYF: GRAPHCHECK_PYTHON_FRAMES
+# run PY MODE [cdll]: logs in $tmp/MODE.txt and $tmp/MODE.json; PYF: GRAPHCHECK_PYTHON_FRAMES,
+# LEAKF: GRAPHCHECK_LEAK_CHECK
 run() {
 	py=$1 mode=$2
 	shift
 	rm -f "$tmp/$mode.txt" "$tmp/$mode.json"
 	GRAPHCHECK_LOG_FILE=$tmp/$mode.txt GRAPHCHECK_JSON_FILE=$tmp/$mode.json LD_PRELOAD=$LIB \
-		GRAPHCHECK_PYTHON_FRAMES=${PYF:-auto} \
+		GRAPHCHECK_PYTHON_FRAMES=${PYF:-auto} GRAPHCHECK_LEAK_CHECK=${LEAKF:-1} \
 		timeout 60 "$py" "$SCRIPT" "$FAKE" "$@" > "$tmp/$mode.out" 2>&1 ||
 		echo "  ($py $mode exited $?: $(head -c 300 "$tmp/$mode.out"))"
 }
@@ -104,7 +105,16 @@ for py in $PYS; do
 	got=$(jqv "$tmp/free-unknown.json" '"\(.rule) \(.py_backtrace[0].line) \(.py_backtrace[0].function)"')
 	[ "$got" = "free-unknown $FU free_unknown" ] && ok "$t free-unknown at :$FU" || bad "$t free-unknown: '$got'"
 
+	# Live at exit, by default: one information line, no record (Python does not free
+	# every object at exit); GRAPHCHECK_LEAK_CHECK=full: the record, at the allocation's line.
 	run "$py" leak
+	got=$(jq -r 'select(.type == "live_at_exit") | "\(.count) \(.bytes)"' "$tmp/leak.json" 2> /dev/null)
+	[ "$got" = "1 8192" ] && ! grep -q '"violation"' "$tmp/leak.json" &&
+	grep -q "^==graphcheck== live at exit (information): 1 stream-ordered or graph allocation (8192 bytes) still live when this Python program ended" "$tmp/leak.txt" &&
+	grep -q "0 errors, 0 warnings" "$tmp/leak.txt" &&
+		ok "$t live at exit by default: the information line (text and JSON), no record" ||
+		bad "$t live at exit: '$got'; $(head -c 600 "$tmp/leak.txt")"
+	LEAKF=full; run "$py" leak; LEAKF=
 	got=$(jqv "$tmp/leak.json" '"\(.rule) \(.leaks[0].py_backtrace[0].file):\(.leaks[0].py_backtrace[0].line)"')
 	"$R" --fail-on=never "$tmp/leak.json" > "$tmp/r.txt" 2>&1
 	[ "$got" = "leak-at-exit $SCRIPT:$ALLOC" ] && grep -E "^leak-at-exit" "$tmp/r.txt" | grep -qF "$SCRIPT:$ALLOC in alloc" &&
