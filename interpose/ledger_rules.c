@@ -543,8 +543,7 @@ void gc_check_pool_destroy(gc_ledger *l, out *o, const gc_event *ev)
 struct leak_walk {
 	gc_leak_group *groups;
 	size_t n, cap;
-	uint64_t count, bytes;
-	uint64_t graph_count, graph_bytes;  /* of them, graph allocations */
+	gc_live_totals t;
 };
 
 /* What the leak check reports: stream-ordered and graph allocations live now, not
@@ -578,10 +577,7 @@ static void leak_visit(gc_hnode *n, void *arg)
 	struct alloc *a = (struct alloc *)n;
 	if (!leaks(a))
 		return;
-	w->count++;
-	w->bytes += a->size;
-	w->graph_count += a->kind == K_GRAPH;
-	w->graph_bytes += a->kind == K_GRAPH ? a->size : 0;
+	total_visit(n, &w->t);
 	for (size_t i = 0; i < w->n; i++) {
 		gc_leak_group *g = &w->groups[i];
 		if (g->site == a->site && g->call == gc_store_call_name(a) &&
@@ -613,12 +609,12 @@ static int by_bytes_desc(const void *x, const void *y)
  * and 2 pool allocations (8192 bytes), still live when the program ended" */
 static const char *leak_split(const struct leak_walk *w, char *buf, size_t n)
 {
-	uint64_t pc = w->count - w->graph_count, pb = w->bytes - w->graph_bytes;
+	uint64_t pc = w->t.count - w->t.graph_count, pb = w->t.bytes - w->t.graph_bytes;
 	int k = 0;
-	if (w->graph_count)
+	if (w->t.graph_count)
 		k = snprintf(buf, n, "%llu graph allocation%s (%llu bytes), which stay reserved in the "
-		             "graph pool until freed", (unsigned long long)w->graph_count,
-		             w->graph_count == 1 ? "" : "s", (unsigned long long)w->graph_bytes);
+		             "graph pool until freed", (unsigned long long)w->t.graph_count,
+		             w->t.graph_count == 1 ? "" : "s", (unsigned long long)w->t.graph_bytes);
 	if (pc && k >= 0 && (size_t)k < n)
 		snprintf(buf + k, n - (size_t)k, "%s%llu pool allocation%s (%llu bytes, "
 		         "stream-ordered), still live when the program ended", k ? ", and " : "",
@@ -633,7 +629,7 @@ void gc_check_leaks(gc_ledger *l, out *o, const gc_event *ev)
 {
 	struct leak_walk w = {0};
 	gc_store_each(l, leak_visit, &w);
-	if (!w.count) {
+	if (!w.t.count) {
 		free(w.groups);
 		return;
 	}
@@ -644,8 +640,8 @@ void gc_check_leaks(gc_ledger *l, out *o, const gc_event *ev)
 	                        "%llu stream-ordered or graph allocation%s (%llu bytes) still live "
 	                        "at exit: %s. %s Free them with cuMemFreeAsync before the program "
 	                        "ends if they are not meant to last to its end, or trim the pool.",
-	                        (unsigned long long)w.count, w.count == 1 ? "" : "s",
-	                        (unsigned long long)w.bytes, leak_split(&w, sb, sizeof(sb)),
+	                        (unsigned long long)w.t.count, w.t.count == 1 ? "" : "s",
+	                        (unsigned long long)w.t.bytes, leak_split(&w, sb, sizeof(sb)),
 	                        full ? "Every site is listed below, largest first."
 	                        : w.n == 1 ? "Their site is below."
 	                                   : "The largest of their sites is below; "
@@ -653,8 +649,8 @@ void gc_check_leaks(gc_ledger *l, out *o, const gc_event *ev)
 	size_t shown = full ? (w.n < GC_LEAK_GROUPS ? w.n : GC_LEAK_GROUPS) : 1;
 	v->n_leaks = (int)shown;
 	memcpy(v->leaks, w.groups, shown * sizeof(*w.groups));
-	v->leak_count = w.count;
-	v->leak_bytes = w.bytes;
+	v->leak_count = w.t.count;
+	v->leak_bytes = w.t.bytes;
 	free(w.groups);
 }
 
