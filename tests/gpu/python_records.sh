@@ -4,6 +4,7 @@
 # PyTorch's graph capture, and the cost on PyTorch eager training (backend:cudaMallocAsync):
 # tool / native of the timed section, best of 3 runs each, alternating. Every record's first Python frame is printed.
 # Usage (from the repository root): sh tests/gpu/python_records.sh [LOGDIR]
+# PY_RECORDS_COST=0: the records only, not the cost runs (about two minutes).
 set -u
 OUT=${1:-${LOGDIR:-tests/gpu/logs/python}}
 mkdir -p "$OUT"
@@ -86,8 +87,10 @@ if python3 -c 'import torch' 2> /dev/null; then
 			      name, best["native"], best["graphcheck"], best["graphcheck"] / best["native"] }' \
 			"$OUT/cost_$name.txt"
 	}
-	cost cnn64 --steps 300 --batch 128 --width 64
-	cost cnn16_launch_bound --steps 300 --batch 16 --width 16
+	if [ "${PY_RECORDS_COST:-1}" != 0 ]; then
+		cost cnn64 --steps 300 --batch 128 --width 64
+		cost cnn16_launch_bound --steps 300 --batch 16 --width 16
+	fi
 else
 	echo "torch: skipped (no torch)"
 fi
