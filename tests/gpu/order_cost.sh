@@ -18,6 +18,6 @@ med() { grep "^$1" "$2" | awk '{ print $NF }' | sort -n | sed -n 3p; }
 	echo "graphcheck:"; cat /tmp/order_cost.gc
 	for k in "record+wait" "own-stream launch"; do
 		n=$(med "$k" /tmp/order_cost.native) g=$(med "$k" /tmp/order_cost.gc)
-		echo "$k: native median $n ns, graphcheck $g ns, added $(echo "$g - $n" | bc -l) ns per call"
+		echo "$k: native median $n ns, graphcheck $g ns, added $(awk -v g="$g" -v n="$n" "BEGIN { printf \"%.1f\", g - n }") ns per call"
 	done
 } > "$OUT"
