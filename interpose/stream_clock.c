@@ -16,7 +16,7 @@ typedef struct vclock {
 
 struct sstream {
 	gc_hnode h;         /* key: gc_stream_key */
-	int slot;           /* -1: none left */
+	int slot;           /* -1: none left; SLOT_LATER: created, no op seen yet */
 	int non_blocking;   /* created with CU_STREAM_NON_BLOCKING; unknown streams are blocking */
 	uint64_t host_gen;  /* the host clock's generation last joined */
 	vclock vc;
@@ -118,21 +118,37 @@ static void reset(gc_streams *s, struct sstream *st)
 	}
 }
 
-/* Every caller makes an op on the stream: one on the legacy stream orders the blocking ones. */
-static struct sstream *get(gc_streams *s, uint64_t key)
+/* A stream created but not used yet holds no slot: frameworks create streams by the dozen up
+ * front (PyTorch's pools: 128 on the H200, run12), and slots given at creation would all be
+ * gone before the program's own streams. Its creation still turns the model on (a second
+ * stream created is one the program means to use: allocations from then on are watched). */
+#define SLOT_LATER (-2)
+
+static struct sstream *node(gc_streams *s, uint64_t key)
 {
-	if (key == GC_STREAM_LEGACY_KEY)
-		gc_streams_legacy_op(s);
 	gc_hnode *n = gc_table_find(&s->streams, key);
 	if (n)
 		return (struct sstream *)n;
 	struct sstream *st = gc_slab_alloc(&s->stream_slab);
 	if (!st)
 		return NULL;
+	memset(st, 0, sizeof(*st));
 	st->h.key = key;
-	reset(s, st);
+	st->slot = SLOT_LATER;
 	gc_table_insert(&s->streams, &st->h);
-	gc_streams_seen(s, key);
+	return st;
+}
+
+/* Every caller makes an op on the stream: one on the legacy stream orders the blocking ones. */
+static struct sstream *get(gc_streams *s, uint64_t key)
+{
+	if (key == GC_STREAM_LEGACY_KEY)
+		gc_streams_legacy_op(s);
+	struct sstream *st = node(s, key);
+	if (st && st->slot == SLOT_LATER) {
+		reset(s, st);
+		gc_streams_seen(s, key);
+	}
 	return st;
 }
 
@@ -155,13 +171,13 @@ static void tick(struct sstream *st)
 
 void gc_streams_created(gc_streams *s, uint64_t key, uint64_t flags)
 {
-	gc_hnode *n = gc_table_find(&s->streams, key);
-	struct sstream *st = n ? (struct sstream *)n : get(s, key);
+	struct sstream *st = node(s, key);
 	if (!st)
 		return;
-	if (n)
-		reset(s, st);  /* a handle given out again: a new stream, on a new slot */
+	/* A handle given out again is a new stream: a new slot at its first op. */
+	st->slot = SLOT_LATER;
 	st->non_blocking = (flags & 1) != 0;
+	gc_streams_seen(s, key);
 }
 
 void gc_streams_destroyed(gc_streams *s, uint64_t key)

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "interpose/ledger.h"
+#include "interpose/stream_clock.h"
 
 #define A 0xa0    /* streams created non-blocking */
 #define B 0xb0
@@ -311,6 +312,19 @@ static void address_given_out_before_its_free(void **state)
 	expect(f, 1, GC_RULE_UNORDERED_FREE);
 }
 
+/* A framework's stream pools, created up front and never used (PyTorch: 128), take no
+ * slot: the program's own streams, created after them, are still judged. */
+static void unused_streams_take_no_slot(void **state)
+{
+	fx *f = *state;
+	for (uint64_t i = 0; i < 2 * GC_CLOCK_SLOTS; i++)
+		apply(f, create(0x900000 + 0x10 * i, GC_STREAM_NON_BLOCKING));
+	streams(f);
+	apply(f, alloc(P, A));
+	apply(f, use(P, B, 51));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -324,6 +338,7 @@ int main(void)
 		T(per_thread_streams),
 		T(refused_and_captured_uses),
 		T(address_given_out_before_its_free),
+		T(unused_streams_take_no_slot),
 	};
 	return cmocka_run_group_tests_name("ledger_order", tests, NULL, NULL);
 }
