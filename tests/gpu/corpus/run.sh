@@ -4,6 +4,7 @@
 # is the native one and graphcheck recorded no error. Usage (on a GPU machine, from the repo
 # root, after `make`): sh tests/gpu/corpus/run.sh OUT_DIR. Prints one line a program and
 # "N passed, N failed". Programs whose Python package is missing are skipped.
+# CORPUS_ONLY="NAME ...": only those cases.
 set -u
 OUT=${1:-tests/gpu/logs/corpus}
 GC=${GC:-build/graphcheck}
@@ -19,6 +20,7 @@ nvcc -g -cudart shared -o "$BIN/thread_first_alloc_shared" "$DIR/thread_first_al
 # case NAME ENV-ASSIGNMENTS PROGRAM [ARGS]
 case_() {
 	name=$1 envs=$2; shift 2
+	case " ${CORPUS_ONLY:-$name} " in *" $name "*) ;; *) return ;; esac
 	env $envs "$@" > "$OUT/$name.native.out" 2>&1
 	native=$?
 	rm -f "$OUT/$name.json"
