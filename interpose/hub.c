@@ -33,6 +33,8 @@ GC_TLS int gc_hub_in;
 GC_TLS void *gc_hub_caller;
 static int no_captures;  /* what gc_hub_captures reads until the ledger is made */
 int *gc_hub_captures = &no_captures;
+static const int model_off;  /* what gc_hub_ordering reads until the ledger is made */
+const int *gc_hub_ordering = &model_off;
 #define in_hub gc_hub_in
 #define my_caller gc_hub_caller
 static GC_TLS uint64_t my_tid;
@@ -173,6 +175,7 @@ static void init(void)
 	__atomic_store_n(&gc_hub_dead, gc_ledger_dead_ranges(ledger), __ATOMIC_RELAXED);
 	__atomic_store_n(&gc_hub_order, gc_ledger_order_ranges(ledger), __ATOMIC_RELAXED);
 	gc_hub_captures = gc_ledger_captures_count(ledger);
+	gc_hub_ordering = gc_ledger_ordering_flag(ledger);
 	if (opts.trace_file[0]) {
 		CUresult (*version)(int *) = (CUresult(*)(int *))gc_driver_lookup("cuDriverGetVersion");
 		int v = 0;
@@ -227,10 +230,6 @@ uint64_t gc_hub_capture_query(uint64_t stream, int ptsz, uint64_t *graph)
 	return id;
 }
 
-int gc_hub_order_on(void)
-{
-	return gc_ledger_ordering(ledger);
-}
 
 static uint64_t thread_id(void)
 {

@@ -20,6 +20,7 @@ extern GC_TLS int gc_hub_in;        /* the guard: this thread is inside graphche
 extern GC_TLS void *gc_hub_caller;  /* the program's call instruction */
 extern int gc_hub_ready;            /* started (release-stored once) */
 extern int *gc_hub_captures;        /* the ledger's count of active captures */
+extern const int *gc_hub_ordering;  /* the stream model's on flag */
 /* The first call's side of enter: start-up; 1 when graphcheck runs, else the guard is off. */
 int gc_hub_start(void);
 
@@ -103,8 +104,11 @@ static inline int gc_hub_uses_checked(void)
 }
 
 /* Whether the stream model is on (two streams seen): until then a successful record, wait or
- * host wait is no event. */
-int gc_hub_order_on(void);
+ * host wait is no event. A load, inline in every record, wait and launch. */
+static inline int gc_hub_order_on(void)
+{
+	return __atomic_load_n(gc_hub_ordering, __ATOMIC_RELAXED);
+}
 
 /* Reads the use's words, checks them against the dead memory, and reports a GC_EV_USE when
  * one hits or the call failed. Called inside the guard. */

@@ -561,6 +561,11 @@ int gc_ledger_ordering(const gc_ledger *l)
 	return l && gc_streams_active(l->streams);
 }
 
+const int *gc_ledger_ordering_flag(const gc_ledger *l)
+{
+	return gc_streams_active_flag(l->streams);
+}
+
 int gc_ledger_capturing(const gc_ledger *l)
 {
 	return __atomic_load_n(&l->active_captures, __ATOMIC_RELAXED) > 0;

@@ -185,6 +185,8 @@ struct gc_dead_ranges *gc_ledger_dead_ranges(gc_ledger *l);
  * stream model is on (two streams seen; read without a lock). */
 struct gc_dead_ranges *gc_ledger_order_ranges(gc_ledger *l);
 int gc_ledger_ordering(const gc_ledger *l);
+/* The flag behind it, for the hub to read inline in every record, wait and launch. */
+const int *gc_ledger_ordering_flag(const gc_ledger *l);
 
 /* A call that failed with INVALID_CONTEXT on a thread without a current context is held,
  * not reported: the CUDA runtime (shared or static) answers that by binding its primary

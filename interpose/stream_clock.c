@@ -3,12 +3,12 @@
  * found by its index. Bounded: GC_CLOCK_SLOTS streams are judged, GC_CLOCK_EVENTS events kept. */
 #include "interpose/stream_clock.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "interpose/hash_table.h"
 #include "interpose/slab.h"
+#include "interpose/spin.h"
 
 typedef struct vclock {
 	uint32_t t[GC_CLOCK_SLOTS];
@@ -28,7 +28,7 @@ struct sevent {
 };
 
 struct gc_streams {
-	pthread_mutex_t lock;
+	gc_spin lock;       /* spin.h: held for a table lookup and a clock join or two */
 	gc_table streams, events;
 	gc_slab stream_slab, event_slab;
 	struct sstream *by_slot[GC_CLOCK_SLOTS];
@@ -52,7 +52,7 @@ gc_streams *gc_streams_new(void)
 	}
 	gc_slab_init(&s->stream_slab, sizeof(struct sstream));
 	gc_slab_init(&s->event_slab, sizeof(struct sevent));
-	pthread_mutex_init(&s->lock, NULL);
+	gc_spin_init(&s->lock);
 	s->host_gen = 1;
 	return s;
 }
@@ -65,28 +65,32 @@ void gc_streams_free(gc_streams *s)
 	gc_table_destroy(&s->events);
 	gc_slab_destroy(&s->stream_slab);
 	gc_slab_destroy(&s->event_slab);
-	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
 void gc_streams_fork_child(gc_streams *s)
 {
-	pthread_mutex_init(&s->lock, NULL);
+	gc_spin_init(&s->lock);
 }
 
 void gc_streams_lock(gc_streams *s)
 {
-	pthread_mutex_lock(&s->lock);
+	gc_spin_lock(&s->lock);
 }
 
 void gc_streams_unlock(gc_streams *s)
 {
-	pthread_mutex_unlock(&s->lock);
+	gc_spin_unlock(&s->lock);
 }
 
 int gc_streams_active(const gc_streams *s)
 {
 	return s && __atomic_load_n(&s->active, __ATOMIC_RELAXED);
+}
+
+const int *gc_streams_active_flag(const gc_streams *s)
+{
+	return &s->active;
 }
 
 void gc_streams_seen(gc_streams *s, uint64_t key)

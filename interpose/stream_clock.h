@@ -66,6 +66,8 @@ void gc_streams_unlock(gc_streams *s);
 /* Whether two streams have been seen (by key): until then nothing is stamped or watched.
  * Read without the lock. */
 int gc_streams_active(const gc_streams *s);
+/* The flag behind it, for a caller to read inline (atomically, relaxed). */
+const int *gc_streams_active_flag(const gc_streams *s);
 /* A stream seen in an allocation or free: may make the model active (no lock needed). */
 void gc_streams_seen(gc_streams *s, uint64_t key);
 
