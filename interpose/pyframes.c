@@ -32,6 +32,7 @@ static struct {
 static int have_api;       /* every function above but `current` was found */
 static int no_qualname;    /* co_qualname is 3.11+: before, co_name */
 static int py_mode;        /* GC_PY_AUTO or GC_PY_API (GC_PY_OFF looks nothing up) */
+static int py_ran;         /* Py_IsInitialized said 1 here once (start-up or a capture): atomic */
 
 static void *sym(const char *name)
 {
@@ -40,6 +41,10 @@ static void *sym(const char *name)
 
 void gc_py_init(int mode)
 {
+	/* Asked whatever the mode: at exit, after Py_FinalizeEx, it says 0 (gc_py_interpreter). */
+	int (*initialized)(void) = (int (*)(void))sym("Py_IsInitialized");
+	if (initialized && initialized())
+		__atomic_store_n(&py_ran, 1, __ATOMIC_RELAXED);
 	py_mode = mode;
 	if (mode == GC_PY_OFF)
 		return;  /* as for a program without Python: no frame is ever read */
@@ -71,7 +76,10 @@ void gc_py_init(int mode)
 
 int gc_py_interpreter(void)
 {
-	return dlsym(RTLD_DEFAULT, "Py_IsInitialized") != NULL;
+	/* The symbol alone is not Python running: a C program may link a library that links
+	 * libpython and never start it. */
+	int (*initialized)(void) = (int (*)(void))sym("Py_IsInitialized");
+	return initialized && (__atomic_load_n(&py_ran, __ATOMIC_RELAXED) || initialized());
 }
 
 int gc_py_present(void)
@@ -304,6 +312,8 @@ int gc_py_capture(gc_py_cache *c, void **out, int max, gc_py_state *st)
 	}
 	if (!py.initialized())
 		return 0;
+	if (!__atomic_load_n(&py_ran, __ATOMIC_RELAXED))
+		__atomic_store_n(&py_ran, 1, __ATOMIC_RELAXED);
 	pyobj *mine = py.this_thread();
 	if (!mine)
 		return 0;  /* this thread never ran Python */

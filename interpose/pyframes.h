@@ -47,8 +47,9 @@ typedef struct gc_py_frame {
 /* Looks the API up (once; from the hub's start-up). mode: GRAPHCHECK_PYTHON_FRAMES's
  * (options.h: GC_PY_AUTO, GC_PY_API, GC_PY_OFF: as if the process had no Python). */
 void gc_py_init(int mode);
-/* True when a Python interpreter is in the process, whatever GRAPHCHECK_PYTHON_FRAMES says
- * (a dlsym: not for hot paths). */
+/* True when a Python interpreter ran in the process (Py_IsInitialized said 1 at start-up,
+ * in a capture or now), whatever GRAPHCHECK_PYTHON_FRAMES says; not when libpython is merely
+ * loaded (a dlsym: not for hot paths). */
 int gc_py_interpreter(void);
 /* True when the process has an interpreter's API: the only cost for other programs. */
 int gc_py_present(void);

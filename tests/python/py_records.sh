@@ -195,4 +195,21 @@ GRAPHCHECK_LOG_FILE=$tmp/c.txt GRAPHCHECK_JSON_FILE=$tmp/c.json LD_PRELOAD=$PRE 
 n=$(grep -c '"violation"' "$tmp/c.json" 2> /dev/null || echo 0)
 [ "$n" -gt 0 ] && ! grep -q "python:" "$tmp/c.txt" && ! grep -q "py_backtrace\|py_note" "$tmp/c.json" &&
 	ok "C program: $n records, no python block or field" || bad "C program: $n records; $(grep -m2 "python:" "$tmp/c.txt")"
+
+# A C program with libpython loaded but never started (a library it uses links libpython;
+# here preloaded): not a Python program, so its live memory at exit is the leak-at-exit
+# record, not the information line.
+PYLIB=
+[ -n "$PYTHON_OK" ] && PYLIB=$(python3 -c 'import os, sysconfig as s; v = s.get_config_var
+print(os.path.join(v("LIBDIR"), v("LDLIBRARY")) if v("Py_ENABLE_SHARED") else "")' 2> /dev/null)
+if [ -n "$PYLIB" ] && [ -f "$PYLIB" ]; then
+	rm -f "$tmp/cpy.json"
+	GRAPHCHECK_JSON_FILE=$tmp/cpy.json LD_PRELOAD=$LIB:$PYLIB "$B/fakecuda/prog_linked" seed > /dev/null 2>&1
+	n=$(jq -r 'select(.type == "violation") | .rule' "$tmp/cpy.json" 2> /dev/null | grep -c '^leak-at-exit$')
+	[ "$n" = 1 ] && ! grep -q '"live_at_exit"' "$tmp/cpy.json" &&
+		ok "C program with libpython loaded, never started: the leak-at-exit record, no live_at_exit line" ||
+		bad "C program with libpython loaded: $n leak-at-exit records; $(grep -m1 live_at_exit "$tmp/cpy.json")"
+else
+	echo "skip the C program with libpython: no shared libpython (or no python3)"
+fi
 echo "$pass passed, $fail failed"
