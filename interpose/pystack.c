@@ -342,7 +342,9 @@ HOT int frame_at(struct reader *r, gc_pystack_memo *m, uintptr_t fr, uintptr_t *
 		return -1;
 	/* Seen before (same code object, instruction, table and names): the caller's id, no
 	 * string read, no table decoded. A code object freed and another made at its address
-	 * with the same table, names and first line at the same address is taken as the same. */
+	 * with its table, names and first line at the same addresses is taken as the same (a
+	 * risk accepted: a re-run notebook cell's new objects were found at new addresses on
+	 * 3.10-3.13; the table's contents are not compared, which would cost its decoding). */
 	struct gc_pystack_memo_entry key = {code, lt, fname, name, addr, first, 0};
 	struct gc_pystack_memo_entry *e = NULL;
 	if (m && !r->checked) {

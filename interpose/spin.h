@@ -3,7 +3,9 @@
  * costs about 60 instructions a pair (callgrind). A waiter spins a little, then yields, then
  * sleeps in short naps, so a holder that was preempted (or a long section: the exit walk,
  * an eviction) is waited for without burning a core. ThreadSanitizer follows it through
- * the atomics. Not recursive; never held across a call into the driver or the program. */
+ * the atomics. Not recursive; never held across a call into the driver or the program's
+ * code, nor while taking another graphcheck lock; a section may grow a table or slab (malloc,
+ * which may be the program's allocator: it never calls back into graphcheck's locks). */
 #ifndef GC_SPIN_H
 #define GC_SPIN_H
 

@@ -178,8 +178,19 @@ void gc_streams_created(gc_streams *s, uint64_t key, uint64_t flags)
 	struct sstream *st = node(s, key);
 	if (!st)
 		return;
-	/* A handle given out again is a new stream: a new slot at its first op. */
-	st->slot = SLOT_LATER;
+	if (st->slot >= 0) {
+		/* A handle given out again is a new stream on its old slot (slots are never given
+		 * back, and a program that makes and destroys streams in a loop would use them
+		 * all): it knows nothing of the others yet, and its own time goes on past the old
+		 * stream's, so what waited for the old one is not taken as waiting for the new.
+		 * The old stream's work and the new one's count as ordered (one slot). */
+		uint32_t own = st->vc.t[st->slot];
+		memset(&st->vc, 0, sizeof(st->vc));
+		st->vc.t[st->slot] = own + 1;
+		st->host_gen = 0;
+	} else {
+		st->slot = SLOT_LATER;  /* a slot at its first op (none left: tried again then) */
+	}
 	st->non_blocking = (flags & 1) != 0;
 	gc_streams_seen(s, key);
 }

@@ -325,6 +325,34 @@ static void unused_streams_take_no_slot(void **state)
 	expect(f, 1, GC_RULE_UNORDERED_USE);
 }
 
+/* A handle made, used and destroyed in a loop keeps its slot: the program's own streams
+ * after it are still judged; and the new stream on the handle is not ordered after what
+ * waited for the old one. */
+static void recreated_streams_keep_their_slot(void **state)
+{
+	fx *f = *state;
+	for (int i = 0; i < 2 * GC_CLOCK_SLOTS; i++) {
+		apply(f, create(0x900000, GC_STREAM_NON_BLOCKING));
+		apply(f, record(0xe1, 0x900000));
+		apply(f, (gc_event){.kind = GC_EV_STREAM_DESTROY, .stream = 0x900000});
+	}
+	streams(f);
+	apply(f, alloc(P, A));
+	apply(f, use(P, B, 51));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+	/* allocated on the handle's stream, B waits for its event; the handle made again */
+	apply(f, create(0x900000, GC_STREAM_NON_BLOCKING));
+	apply(f, alloc(Q, 0x900000));
+	apply(f, record(0xe2, 0x900000));
+	apply(f, wait(B, 0xe2));
+	apply(f, use(Q, B, 52));
+	expect_none(f);
+	apply(f, create(0x900000, GC_STREAM_NON_BLOCKING));
+	apply(f, alloc(Q + 0x10000, 0x900000));  /* the new stream's, after B's wait */
+	apply(f, use(Q + 0x10000, B, 53));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -339,6 +367,7 @@ int main(void)
 		T(refused_and_captured_uses),
 		T(address_given_out_before_its_free),
 		T(unused_streams_take_no_slot),
+		T(recreated_streams_keep_their_slot),
 	};
 	return cmocka_run_group_tests_name("ledger_order", tests, NULL, NULL);
 }

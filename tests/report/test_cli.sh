@@ -65,6 +65,12 @@ has "$tmp/err" "cannot open for writing" "bad -o: message"
 expect 2 "missing log beside a malformed one" "$R" "$T/no-such.jsonl" "$T/malformed/truncated.jsonl"
 has "$tmp/out" "(1 records in 1 files)" "missing log: the other log is still read"
 
+# The information lines at exit (graph_memory, a Python program's live_at_exit): read, not
+# records, not unknown.
+expect 0 "information lines" "$R" "$T/python_info_lines.jsonl"
+has "$tmp/out" "(0 records in 1 files)" "information lines: no record"
+if grep -q "unknown record type" "$tmp/err"; then bad "information lines: taken as unknown"; else ok; fi
+
 # ---- the gate: each --fail-on value ------------------------------------------------------
 # log, then the status for: no option, error, warning, never
 for row in "seed_pipeline 1 1 1 0" "warnings_only 0 0 1 0" "clean 0 0 0 0" \
