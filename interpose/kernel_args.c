@@ -45,9 +45,18 @@ static int answered(CUresult r)
 	return r == CUDA_SUCCESS || r == CUDA_ERROR_INVALID_VALUE;
 }
 
+/* The driver could not answer on this thread now (no context yet, or none left), and may
+ * later: anything else it says about a handle is its last word. */
+static int not_now(CUresult r)
+{
+	return r == CUDA_ERROR_INVALID_CONTEXT || r == CUDA_ERROR_NOT_INITIALIZED ||
+	       r == CUDA_ERROR_DEINITIALIZED || r == CUDA_ERROR_CONTEXT_IS_DESTROYED;
+}
+
 /* Asks the driver: the handle is a CUfunction, or (the runtime may pass one) a CUkernel.
- * NO_LAYOUT when neither kind knows it; NULL when the driver could not answer now (no
- * context on this thread, ...): not kept, asked again at the next launch. */
+ * NO_LAYOUT when neither kind knows it, or the driver keeps no layout for it (a kernel built
+ * without one: NOT_SUPPORTED), kept so that it is asked once; NULL when the driver could not
+ * answer now (no context on this thread, ...): not kept, asked again at the next launch. */
 static gc_kernel *ask(uint64_t func)
 {
 	void *h = (void *)(uintptr_t)func;
@@ -60,10 +69,8 @@ static gc_kernel *ask(uint64_t func)
 		info = func_info, name = func_name;
 	else if (kernel_info && answered(rk = kernel_info(h, 0, &off, &size)))
 		info = kernel_info, name = kernel_name;
-	if (!info)
-		return rf == CUDA_ERROR_INVALID_HANDLE &&
-		               (!kernel_info || rk == CUDA_ERROR_INVALID_HANDLE)
-		           ? NO_LAYOUT : NULL;
+	if (!info)  /* asking at every launch costs two driver calls and a lock each time */
+		return not_now(rf) || not_now(rk) ? NULL : NO_LAYOUT;
 	while (n < 0xffff && info(h, n, &off, &size) == CUDA_SUCCESS)
 		n++;
 	gc_kernel *k = malloc(sizeof *k + n * (sizeof k->p[0] + sizeof k->word[0]));

@@ -207,9 +207,14 @@ static const struct fc_kernel *find(const struct fc_image *list, const void *h)
     return NULL;
 }
 
+/* FAKECUDA_NO_PARAM_INFO=1: the driver keeps no parameter layout for any kernel (a cubin
+ * built without it): both queries answer CUDA_ERROR_NOT_SUPPORTED. */
 static CUresult param_info(const struct fc_image *const *list, const void *h, size_t i,
                            size_t *off, size_t *size)
 {
+    const char *none = getenv("FAKECUDA_NO_PARAM_INFO");
+    if (none && *none && strcmp(none, "0") != 0)
+        return CUDA_ERROR_NOT_SUPPORTED;
     fc_lock();
     const struct fc_kernel *k = find(*list, h);
     CUresult r = !k ? CUDA_ERROR_INVALID_HANDLE

@@ -272,6 +272,19 @@ else
 	printf '%s\n' "$got" | diff "$tmp/want.sp" - | head -10
 fi
 
+# A driver that keeps no parameter layout (NOT_SUPPORTED from both queries: a kernel built
+# without one) is asked once per kernel, not at every launch (two driver calls and a lock
+# each time: a cost every launch of such a kernel paid before).
+FAKECUDA_NO_PARAM_INFO=1 FAKECUDA_DUMP_CALLS=1 GRAPHCHECK_LOG_FILE=/dev/null \
+	GRAPHCHECK_LEAK_CHECK=0 LD_PRELOAD=$PRE "$P/prog_bench" launch4-dead 1 500 > "$tmp/np.out" 2> "$tmp/np.err"
+asked=$(sed -n 's/^fakecuda: calls cuFuncGetParamInfo //p' "$tmp/np.err")
+launched=$(sed -n 's/^fakecuda: calls cuLaunchKernel //p' "$tmp/np.err")
+if [ "${asked:-0}" = 1 ] && [ "${launched:-0}" = 500 ]; then
+	ok "no layout from the driver: asked once for 500 launches"
+else
+	bad "no layout from the driver: cuFuncGetParamInfo called ${asked:-0} times for ${launched:-0} launches"
+fi
+
 # The spellings of interpose/hooks.def that reached graphcheck through the preload in the
 # runs above (a trace event names the spelling called). Not yet reached by any scenario (a
 # program calling each by its own name is still to be written), so a wrapper wired wrong
