@@ -92,6 +92,8 @@ static void on_free(gc_ledger *l, out *o, const gc_event *ev)
 		on_free_in_graph(l, o, ev, c->graph, how);
 }
 
+static void memory_node_in(gc_ledger *l, out *o, const gc_event *ev, const struct graph *g);
+
 static void on_free_node(gc_ledger *l, out *o, const gc_event *ev)
 {
 	if (!free_rules_apply(ev))
@@ -99,7 +101,7 @@ static void on_free_node(gc_ledger *l, out *o, const gc_event *ev)
 	struct graph *g = gc_graph_get(l, ev->graph);
 	char how[96];
 	snprintf(how, sizeof(how), "in a free node of graph 0x%llx", (unsigned long long)ev->graph);
-	gc_check_cond_body(o, ev, g);
+	memory_node_in(l, o, ev, g);
 	if (g)
 		on_free_in_graph(l, o, ev, g, how);
 }
@@ -118,7 +120,7 @@ static void on_alloc_in_graph(gc_ledger *l, out *o, const gc_event *ev)
 		                       : (struct capture *)gc_table_find(&l->captures, ev->capture_id);
 		g = c ? c->graph : NULL;
 	}
-	gc_check_cond_body(o, ev, g);
+	memory_node_in(l, o, ev, g);
 	if (!ok)
 		return;
 	l->gm_graph_allocs++;
@@ -141,6 +143,8 @@ static void on_instantiate(gc_ledger *l, out *o, const gc_event *ev)
 		return;
 	gc_check_instantiate(o, ev, g);
 	gc_check_memory_node_restriction(l, o, ev);  /* for device launch */
+	if (ev->result != GC_CUDA_SUCCESS && g->cond_refused)
+		o->explained = 1;  /* a memory node in a conditional body: reported at its add */
 	if (ev->result == GC_CUDA_SUCCESS && ev->exec) {
 		gc_exec_instantiated(l, g, ev);
 		gc_graphmem_instantiated(l, g);
@@ -302,10 +306,26 @@ static void on_cond_node(gc_ledger *l, const gc_event *ev)
 	struct graph *body;
 	if (ev->result != GC_CUDA_SUCCESS)
 		return;
+	if (ev->graph)
+		(void)gc_graph_get(l, ev->graph);  /* known, to be marked (memory_node_in) */
 	if (ev->child && (body = gc_graph_get(l, ev->child)))
-		body->cond_body = 1;
+		body->cond_body = 1, body->cond_parent = ev->graph;
 	if (ev->node && (body = gc_graph_get(l, ev->node)))
-		body->cond_body = 1;
+		body->cond_body = 1, body->cond_parent = ev->graph;
+}
+
+/* A memory node put in g: the record when g is a conditional node's body, and the graphs
+ * above it marked, whose instantiation the driver then refuses (H200: the node is accepted,
+ * the instantiation answers 1), so that refusal is not an api-error again. */
+static void memory_node_in(gc_ledger *l, out *o, const gc_event *ev, const struct graph *g)
+{
+	gc_check_cond_body(o, ev, g);
+	for (int depth = 0; g && g->cond_body && depth < 16; depth++) {
+		struct graph *up = gc_graph_find(l, g->cond_parent);
+		if (up)
+			up->cond_refused = 1;
+		g = up;
+	}
 }
 
 int gc_use_seen(gc_ledger *l, gc_rule rule, uint32_t site, uint64_t id)

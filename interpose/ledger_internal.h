@@ -94,6 +94,9 @@ struct graph {
 	int in_table;
 	struct graph *prev, *next;  /* every graph record, for teardown */
 	int cond_body;       /* a conditional node's body: no memory nodes may go in */
+	uint64_t cond_parent;  /* a body's: the graph holding its conditional node */
+	int cond_refused;    /* a memory node went into one of its conditional nodes' bodies:
+	                      * its instantiation fails (already reported) */
 };
 
 /* A word of one of an exec's nodes that points into memory from outside its graph, and

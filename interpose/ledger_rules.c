@@ -494,8 +494,9 @@ void gc_check_cond_body(out *o, const gc_event *ev, const struct graph *g)
 	verdict(o, GC_RULE_MEMORY_NODE_RESTRICTION,
 	        "%s puts a memory %s node in %s, a body of a conditional node: a conditional "
 	        "node's bodies may hold only kernel, empty, child graph, copy, set and conditional "
-	        "nodes (the driver refuses memory nodes there). Allocate before the conditional "
-	        "node in the parent graph and free after it, or outside the graph.",
+	        "nodes (the driver may accept the node, then refuses to instantiate the graph: "
+	        "CUDA_ERROR_INVALID_VALUE on the H200). Allocate before the conditional node in "
+	        "the parent graph and free after it, or outside the graph.",
 	        ev->call, ev->kind == GC_EV_FREE_NODE || ev->kind == GC_EV_FREE ? "free"
 	                                                                        : "allocation",
 	        graph_name(g, gb, sizeof(gb)));

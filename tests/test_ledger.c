@@ -565,6 +565,19 @@ static void memory_node_in_conditional_body(void **state)
 	apply(f, child(0x110, 0x300, GC_CHILD_OWNERSHIP_MOVE, INVALID));
 	expect(f, 1, GC_RULE_MEMORY_NODE_RESTRICTION);
 	assert_non_null(strstr(f->v[0].message, "a conditional node's body"));
+	/* As the H200 does (tests/gpu/restriction_probe.cu, run15): the node is accepted, the
+	 * graph holding the conditional node is refused at instantiate. The record was the
+	 * node's: the refusal is not an api-error again. A graph without it still gets one. */
+	apply(f, cond_node(0x400, 0x410, 0));
+	apply(f, (gc_event){.kind = GC_EV_ALLOC_NODE, .call = "cuGraphAddMemAllocNode",
+	                    .graph = 0x410, .ptr = 0xC000, .size = 64});
+	expect(f, 1, GC_RULE_MEMORY_NODE_RESTRICTION);
+	assert_non_null(strstr(f->v[0].message, "then refuses to instantiate the graph"));
+	apply(f, inst(0x400, 0, 0, INVALID));
+	expect_none(f);
+	apply(f, cond_node(0x500, 0x510, 0));
+	apply(f, inst(0x500, 0, 0, INVALID));
+	expect(f, 1, GC_RULE_API_ERROR);
 }
 
 static void memory_node_conditional_clean(void **state)
