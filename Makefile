@@ -63,6 +63,7 @@ LAUNCHER := $(BUILD)/graphcheck
 
 # The ledger and what it is built on: also the fuzzer's list (tests/fuzz/fuzz_ledger.mk).
 LEDGER_SRCS := interpose/ledger.c interpose/ledger_store.c interpose/ledger_graph.c interpose/ledger_rules.c \
+               interpose/ledger_restrict.c interpose/ledger_leaks.c interpose/ledger_uses.c \
                interpose/dead_ranges.c interpose/ledger_pending.c interpose/rule_table.c \
                interpose/hash_table.c interpose/slab.c interpose/ledger_capture.c \
                interpose/ledger_graphmem.c interpose/ledger_order.c interpose/stream_clock.c \

@@ -287,6 +287,16 @@ typedef struct out {
 gc_verdict *gc_verdict_on(out *o, gc_rule rule, const struct alloc *a, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* Names for messages (ledger_rules.c): "graph 0x55.. (captured by capture 3)", and
+ * "allocation #4 (256 bytes) made by cuMemAllocAsync on stream 0x.. outside any graph". */
+const char *gc_graph_name(const struct graph *g, char *buf, size_t n);
+const char *gc_alloc_origin(const struct alloc *a, char *buf, size_t n);
+
+static inline int gc_graph_has_mem_nodes(const struct graph *g)
+{
+	return g->n_allocs > 0 || g->n_xfrees > 0;
+}
+
 /* ---- ledger_capture.c: capture-invalidated, capture-dropped-call -------------------------- */
 
 /* A call that broke a capture (CAPTURE_UNSUPPORTED, or 907 from a wait): 1 if it is one. */

@@ -1,0 +1,124 @@
+/* The rules of uses (use-unmaterialized, use-after-free), of a launched graph's nodes
+ * (launch-stale-pointer, launch-reused-pointer, use-outside-graph-lifetime) and the message of
+ * stream order's (unordered-use/free). As ledger_rules.c: verdicts only; ledger.c applies. */
+#include "interpose/ledger_internal.h"
+
+#include <stdio.h>
+
+/* ---- uses ------------------------------------------------------------------ */
+
+/* "argument 2 of kernel k" / "the destination of cuMemcpyAsync" / "cuMemsetD8Async" */
+static const char *use_name(const gc_event *ev, char *buf, size_t n)
+{
+	if (ev->use == GC_USE_KERNEL)
+		snprintf(buf, n, "argument %d of kernel %.120s", ev->arg,
+		         ev->func_name ? ev->func_name : "?");
+	else if (ev->use == GC_USE_COPY)
+		snprintf(buf, n, "the %s of the copy", ev->arg == GC_USE_SRC ? "source" : "destination");
+	else
+		snprintf(buf, n, "the memory set");
+	return buf;
+}
+
+void gc_check_use(out *o, const gc_event *ev, const gc_dead_range *hit, const struct alloc *a)
+{
+	char ub[200], ob[256], head[600];
+	int unmaterialized = hit->kind == GC_DEAD_UNMATERIALIZED;
+	const char *what = ev->use == GC_USE_KERNEL ? "The kernel will read or write" :
+	                   ev->use == GC_USE_COPY ? "The copy reads or writes" : "The set writes";
+	snprintf(head, sizeof(head), "%s passes 0x%llx as %s, byte %llu into %s", ev->call,
+	         (unsigned long long)ev->ptr, use_name(ev, ub, sizeof(ub)),
+	         (unsigned long long)(ev->ptr - (a ? a->h.key : hit->owner)),
+	         a ? gc_alloc_origin(a, ob, sizeof(ob))
+	           : unmaterialized ? "a graph allocation no longer recorded"
+	                            : "a stream-ordered allocation that left the history");
+	if (unmaterialized) {
+		int pending = a && a->state == S_PENDING;
+		gc_verdict_on(o, GC_RULE_USE_UNMATERIALIZED, a,
+		           "%s, which is not live: %s. %s memory that is not mapped (the driver "
+		           "answers CUDA_ERROR_ILLEGAL_ADDRESS at a later synchronize, or garbage). %s",
+		           head,
+		           pending ? "its graph has not been launched yet, and a graph allocation exists "
+		                     "only after a launch of its graph reaches the allocation node"
+		                   : "it was freed since its graph's last launch",
+		           what,
+		           pending ? "Launch the graph before this use, or allocate the memory outside "
+		                     "the graph."
+		                   : "Use it before the free, or launch its graph again first.");
+	} else {
+		gc_verdict_on(o, GC_RULE_USE_AFTER_FREE, a,
+		           "%s, which was freed, and no live allocation covers that address now. %s "
+		           "memory the pool may give to another allocation. Free it after its last use "
+		           "in stream order.", head, what);
+	}
+	o->explained = 1;  /* a failed copy of dead memory is this, not an api-error */
+}
+
+/* "kernel node 0x.. (argument 2 of kernel k)", "memcpy node 0x.. (its source)", ... */
+static const char *node_name(int use, int arg, const char *func, uint64_t node, char *buf,
+                             size_t n)
+{
+	if (use == GC_USE_KERNEL)
+		snprintf(buf, n, "kernel node 0x%llx (argument %d of kernel %.120s)",
+		         (unsigned long long)node, arg, func ? func : "?");
+	else if (use == GC_USE_COPY)
+		snprintf(buf, n, "memcpy node 0x%llx (its %s)", (unsigned long long)node,
+		         arg == GC_USE_SRC ? "source" : "destination");
+	else
+		snprintf(buf, n, "memset node 0x%llx (its destination)", (unsigned long long)node);
+	return buf;
+}
+
+void gc_check_watch(out *o, const gc_event *ev, const struct exec *e, const struct watch *w,
+                    const struct alloc *now, const struct alloc *then, const gc_dead_range *hit)
+{
+	char nb[220], ob[256], tb[256], head[560];
+	snprintf(head, sizeof(head), "%s of exec 0x%llx runs its %s, which holds 0x%llx",
+	         ev->call, (unsigned long long)e->h.key,
+	         node_name(w->use, w->arg, w->func_name, w->node, nb, sizeof(nb)),
+	         (unsigned long long)w->ptr);
+	if (now) {
+		gc_verdict_on(o, GC_RULE_LAUNCH_REUSED_POINTER, now,
+		           "%s: byte %llu into %s; at instantiate it was %s, freed since, its address "
+		           "handed out again. This works only while the pool returns the same address, "
+		           "which the API does not promise. Keep one buffer for the exec's life, or "
+		           "update the node (cuGraphExecKernelNodeSetParams, cuGraphExecUpdate).",
+		           head, (unsigned long long)(w->ptr - now->h.key),
+		           gc_alloc_origin(now, ob, sizeof(ob)),
+		           then ? gc_alloc_origin(then, tb, sizeof(tb)) : "an allocation no longer recorded");
+		return;
+	}
+	int pending = then && then->state == S_PENDING;
+	int unmaterialized = hit && hit->kind == GC_DEAD_UNMATERIALIZED;
+	gc_verdict_on(o, GC_RULE_LAUNCH_STALE_POINTER, then,
+	           "%s: byte %llu into %s, not live at this launch: %s. The node touches unmapped "
+	           "memory (700 at a later synchronize, or garbage). %s",
+	           head, (unsigned long long)(w->ptr - w->base),
+	           then ? gc_alloc_origin(then, ob, sizeof(ob)) : "an allocation no longer recorded",
+	           pending ? "its graph has not been launched yet"
+	           : unmaterialized ? "it was freed since its graph's last launch"
+	                            : "it was freed after this graph was instantiated",
+	           unmaterialized ? "Launch the allocation's graph first, or allocate the memory "
+	                            "outside any graph."
+	                          : "Free it after the exec's last launch, or update the node "
+	                            "(cuGraphExecKernelNodeSetParams, cuGraphExecUpdate) first.");
+	o->explained = 1;
+}
+
+void gc_check_unordered(out *o, const gc_event *ev, const struct alloc *a)
+{
+	char nb[220], ob[256];
+	int after = !(ev->flags & GC_ORDER_NOT_AFTER_ALLOC);
+	gc_verdict_on(o, GC_RULE_USE_OUTSIDE_GRAPH_LIFETIME, a,
+	           "%s of graph 0x%llx: its %s uses 0x%llx, byte %llu into %s, but the node is %s, "
+	           "so a launch may run it while the memory is not mapped. Add the edge (the use "
+	           "after the allocation node and before the free node).",
+	           ev->call, (unsigned long long)ev->graph,
+	           node_name(ev->use, ev->arg, ev->func_name, ev->node, nb, sizeof(nb)),
+	           (unsigned long long)ev->ptr, (unsigned long long)ev->size,
+	           gc_alloc_origin(a, ob, sizeof(ob)),
+	           !after && (ev->flags & GC_ORDER_NOT_BEFORE_FREE)
+	               ? "neither after its allocation node nor before its free node"
+	           : !after ? "not ordered after its allocation node"
+	                    : "not ordered before its free node");
+}
