@@ -41,9 +41,10 @@ static void *sym(const char *name)
 
 void gc_py_init(int mode)
 {
-	/* Asked whatever the mode: at exit, after Py_FinalizeEx, it says 0 (gc_py_interpreter). */
-	int (*initialized)(void) = (int (*)(void))sym("Py_IsInitialized");
-	if (initialized && initialized())
+	/* Looked up and asked whatever the mode (gc_py_interpreter uses it at exit, where, after
+	 * Py_FinalizeEx, it says 0). */
+	*(void **)&py.initialized = sym("Py_IsInitialized");
+	if (py.initialized && py.initialized())
 		__atomic_store_n(&py_ran, 1, __ATOMIC_RELAXED);
 	py_mode = mode;
 	if (mode == GC_PY_OFF)
@@ -51,7 +52,6 @@ void gc_py_init(int mode)
 	*(void **)&py.gil_check = sym("PyGILState_Check");
 	if (!py.gil_check)
 		return;  /* no interpreter: nothing else is looked up, nothing is paid */
-	*(void **)&py.initialized = sym("Py_IsInitialized");
 	*(void **)&py.this_thread = sym("PyGILState_GetThisThreadState");
 	*(void **)&py.current = sym("PyThreadState_GetUnchecked");
 	if (!py.current)
@@ -78,7 +78,9 @@ int gc_py_interpreter(void)
 {
 	/* The symbol alone is not Python running: a C program may link a library that links
 	 * libpython and never start it. */
-	int (*initialized)(void) = (int (*)(void))sym("Py_IsInitialized");
+	int (*initialized)(void) = py.initialized;
+	if (!initialized)  /* an interpreter loaded since start-up (dlopen) */
+		*(void **)&initialized = sym("Py_IsInitialized");
 	return initialized && (__atomic_load_n(&py_ran, __ATOMIC_RELAXED) || initialized());
 }
 

@@ -49,7 +49,7 @@ typedef struct gc_py_frame {
 void gc_py_init(int mode);
 /* True when a Python interpreter ran in the process (Py_IsInitialized said 1 at start-up,
  * in a capture or now), whatever GRAPHCHECK_PYTHON_FRAMES says; not when libpython is merely
- * loaded (a dlsym: not for hot paths). */
+ * loaded. At exit (a dlsym when no interpreter was there at start-up). */
 int gc_py_interpreter(void);
 /* True when the process has an interpreter's API: the only cost for other programs. */
 int gc_py_present(void);
