@@ -137,6 +137,7 @@ run: all
 DEB_PKGS := libcmocka-dev libjansson-dev libdw-dev libelf-dev jq clang libclang-rt-14-dev
 DEB_PKGS += valgrind  # make bench-cpu: instructions per call (callgrind)
 DEB_PKGS += python3   # tests/python: Python frames (else those runs are skipped)
+DEB_PKGS += libpython3-dev  # tests/python: a C program that loads libpython (else skipped)
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

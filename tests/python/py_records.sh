@@ -200,8 +200,9 @@ n=$(grep -c '"violation"' "$tmp/c.json" 2> /dev/null || echo 0)
 # here preloaded): not a Python program, so its live memory at exit is the leak-at-exit
 # record, not the information line.
 PYLIB=
+# The runtime library (INSTSONAME; LDLIBRARY is the -dev package's link to it).
 [ -n "$PYTHON_OK" ] && PYLIB=$(python3 -c 'import os, sysconfig as s; v = s.get_config_var
-print(os.path.join(v("LIBDIR"), v("LDLIBRARY")) if v("Py_ENABLE_SHARED") else "")' 2> /dev/null)
+print(os.path.join(v("LIBDIR"), v("INSTSONAME") or v("LDLIBRARY")) if v("Py_ENABLE_SHARED") else "")' 2> /dev/null)
 if [ -n "$PYLIB" ] && [ -f "$PYLIB" ]; then
 	rm -f "$tmp/cpy.json"
 	GRAPHCHECK_JSON_FILE=$tmp/cpy.json LD_PRELOAD=$LIB:$PYLIB "$B/fakecuda/prog_linked" seed > /dev/null 2>&1
