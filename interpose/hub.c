@@ -230,7 +230,6 @@ uint64_t gc_hub_capture_query(uint64_t stream, int ptsz, uint64_t *graph)
 	return id;
 }
 
-
 static uint64_t thread_id(void)
 {
 	if (!my_tid)
@@ -238,13 +237,13 @@ static uint64_t thread_id(void)
 	return my_tid;
 }
 
-/* The events whose call site the ledger keeps: allocations and frees that succeeded (for
- * later explanations), and uses (a bad use is recorded once per site). */
 uint64_t gc_hub_tid(void)
 {
 	return thread_id();
 }
 
+/* The events whose call site the ledger keeps: allocations and frees that succeeded (for
+ * later explanations), and uses (a bad use is recorded once per site). */
 static int keeps_site(const gc_event *ev)
 {
 	gc_event_kind k = ev->kind;
