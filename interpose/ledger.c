@@ -92,7 +92,19 @@ static void on_free(gc_ledger *l, out *o, const gc_event *ev)
 		on_free_in_graph(l, o, ev, c->graph, how);
 }
 
-static void memory_node_in(gc_ledger *l, out *o, const gc_event *ev, const struct graph *g);
+/* A memory node put in g: the record when g is a conditional node's body, and the graphs
+ * above it marked, whose instantiation the driver then refuses (H200: the node is accepted,
+ * the instantiation answers 1), so that refusal is not an api-error again. */
+static void memory_node_in(gc_ledger *l, out *o, const gc_event *ev, const struct graph *g)
+{
+	gc_check_cond_body(o, ev, g);
+	for (int depth = 0; g && g->cond_body && depth < 16; depth++) {
+		struct graph *up = gc_graph_find(l, g->cond_parent);
+		if (up)
+			up->cond_refused = 1;
+		g = up;
+	}
+}
 
 static void on_free_node(gc_ledger *l, out *o, const gc_event *ev)
 {
@@ -314,19 +326,6 @@ static void on_cond_node(gc_ledger *l, const gc_event *ev)
 		body->cond_body = 1, body->cond_parent = ev->graph;
 }
 
-/* A memory node put in g: the record when g is a conditional node's body, and the graphs
- * above it marked, whose instantiation the driver then refuses (H200: the node is accepted,
- * the instantiation answers 1), so that refusal is not an api-error again. */
-static void memory_node_in(gc_ledger *l, out *o, const gc_event *ev, const struct graph *g)
-{
-	gc_check_cond_body(o, ev, g);
-	for (int depth = 0; g && g->cond_body && depth < 16; depth++) {
-		struct graph *up = gc_graph_find(l, g->cond_parent);
-		if (up)
-			up->cond_refused = 1;
-		g = up;
-	}
-}
 
 int gc_use_seen(gc_ledger *l, gc_rule rule, uint32_t site, uint64_t id)
 {
