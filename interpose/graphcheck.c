@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -291,6 +292,23 @@ static void forward(int sig, siginfo_t *si, void *uc)
 		kill(child_pid, sig);
 }
 
+/* The program died of SIG: so does the launcher, so that its caller sees what it would have
+ * seen without graphcheck (a shell's "Aborted", Python's negative returncode), not an exit
+ * with 128 + SIG. No core of the launcher: the program's own core, if any, is the one. */
+static void __attribute__((noreturn)) die_of(int sig, const sigset_t *mask)
+{
+	struct rlimit no_core = {0, 0};
+	setrlimit(RLIMIT_CORE, &no_core);
+	signal(sig, SIG_DFL);
+	sigset_t only;
+	sigemptyset(&only);
+	sigaddset(&only, sig);
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	sigprocmask(SIG_UNBLOCK, &only, NULL);
+	raise(sig);
+	exit(128 + sig);  /* a signal whose default is not to end a process */
+}
+
 int main(int argc, char **argv)
 {
 	long error_exitcode = -1;
@@ -394,14 +412,11 @@ int main(int argc, char **argv)
 			die("waitpid: %s", strerror(errno));
 	unsigned long long errors = recorded_errors();
 	remove_run_dir();
-	if (fatal_signal) {
-		signal(fatal_signal, SIG_DFL);
-		sigprocmask(SIG_SETMASK, &saved, NULL);  /* a blocked pending signal is acted on here */
-		raise(fatal_signal);
-	}
+	if (fatal_signal)
+		die_of(fatal_signal, &saved);
 	if (error_exitcode >= 0 && errors > 0)
 		return (int)error_exitcode;
 	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
+		die_of(WTERMSIG(status), &saved);
 	return WEXITSTATUS(status);
 }

@@ -125,6 +125,25 @@ for sig in TERM:143 HUP:129; do
 		bad "SIG$sig to the launcher: status $lrc (want $want), program still running: $alive, run directory '$rd' left: $([ -e "$rd" ] && echo yes)"
 done
 
+# A program that dies of a signal: the launcher dies of the same one (what the caller would
+# have seen without graphcheck; a shell cannot tell that from exit 128+N, Python can), and
+# leaves no core of its own. The gate's status still wins when the program recorded errors.
+if command -v python3 > /dev/null; then
+	status_of() {
+		launch python3 -c 'import subprocess, sys
+print(subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode)' "$@"
+	}
+	st=$(cd "$tmp" && ulimit -c unlimited 2> /dev/null; status_of "$GC" --log-file=/dev/null -- "$RELA" die abort 0)
+	[ "$st" = -6 ] && [ -z "$(ls "$tmp" | grep core)" ] &&
+		ok "abort() in the program: the launcher dies of SIGABRT too (returncode $st), no core of its own" ||
+		bad "abort() in the program: launcher returncode '$st' (want -6), files: $(ls "$tmp" | tr '\n' ' ')"
+	st=$(status_of "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" die segv 2)
+	[ "$st" = 9 ] && ok "a segfault after 2 errors under --error-exitcode=9: status $st" ||
+		bad "a segfault after 2 errors under --error-exitcode=9: status '$st', want 9"
+else
+	echo "skip signal pass-through (no python3)"
+fi
+
 # ---- row 17: relative log paths -----------------------------------------------------------
 mkdir -p "$tmp/rel/sub"
 (cd "$tmp/rel" && GRAPHCHECK_LOG_FILE=t.txt launch "$GC" --json-file=j-%p.json -- \
