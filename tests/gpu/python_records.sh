@@ -71,7 +71,7 @@ if python3 -c 'import torch' 2> /dev/null; then
 	check torch_unmaterialized python3 tests/gpu/torch_unmaterialized.py
 	check torch_unmaterialized_clean python3 tests/gpu/torch_unmaterialized.py --clean
 	check torch_graph python3 tests/gpu/torch_graph.py
-	check torch_train python3 tests/gpu/torch_train.py --steps 50 --warmup 10
+	check torch_train python3 tests/gpu/torch_train.py --steps 50 --warmup 10 --deterministic
 	# cost: NAME ARGS: best timed seconds of 3 native and 3 graphcheck runs, alternating
 	cost() {
 		name=$1; shift

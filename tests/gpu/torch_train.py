@@ -3,9 +3,17 @@ graphcheck's cost on a Python program: every step allocates and frees dozens of 
 each a cuMemAllocAsync/cuMemFreeAsync with PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync,
 and each a Python frame read by graphcheck (PyTorch releases the GIL around its ops).
 Prints the timed section's seconds: 'timed STEPS steps SECONDS s'.
-Usage: python3 torch_train.py [--steps N] [--batch B] [--width W]"""
+--deterministic: cuDNN's and cuBLAS's deterministic algorithms, so that the loss printed is
+the same from run to run (natively it varies in the third digit otherwise) and a run under
+graphcheck can be compared with a native one.
+Usage: python3 torch_train.py [--steps N] [--batch B] [--width W] [--deterministic]"""
 import argparse
+import os
+import sys
 import time
+
+if "--deterministic" in sys.argv:
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # read when cuBLAS starts
 
 import torch
 import torch.nn as nn
@@ -15,7 +23,11 @@ ap.add_argument("--steps", type=int, default=300)
 ap.add_argument("--warmup", type=int, default=30)
 ap.add_argument("--batch", type=int, default=128)
 ap.add_argument("--width", type=int, default=64)
+ap.add_argument("--deterministic", action="store_true")
 a = ap.parse_args()
+if a.deterministic:
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cudnn.benchmark = False
 assert torch.cuda.is_available()
 torch.manual_seed(0)
 w = a.width
@@ -48,4 +60,4 @@ for _ in range(a.steps):
 torch.cuda.synchronize()
 t = time.perf_counter() - t0
 print("timed %d steps %.4f s loss %.4f allocator %s"
-      % (a.steps, t, float(loss), torch.cuda.get_allocator_backend()))
+      % (a.steps, t, loss.item(), torch.cuda.get_allocator_backend()))
