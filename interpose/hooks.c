@@ -16,7 +16,8 @@
 
 /* One wrapper, whole: the guard is entered and left in this one scope.
  *   type, report  what the call becomes (a gc_event for gc_hub_report, a gc_use for
- *                 gc_hub_use), both with .call and .result
+ *                 gc_hub_use, a gc_record_wait for gc_hub_record_wait), each with .call
+ *                 and .result
  *   params, args  the spelling's parameter list, and its names as the call's arguments
  *   cap_before    the stream's capture, asked before the call (0 where not needed): a free,
  *                 a launch or an end of capture belongs to the capture the stream was in
@@ -268,18 +269,21 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 #define STREAM_DESTROY(spelling, ptsz)                                                     \
 	WRAPPER(spelling, (CUstream s), (s), 0, ORDER_WHEN,                                   \
 	        .kind = GC_EV_STREAM_DESTROY, .stream = U64(s))
-#define RECORD_EVENT(e, s, ptsz)                                                           \
-	.kind = GC_EV_EVENT_RECORD, .event = U64(e), .stream = U64(s), .per_thread = ptsz,    \
+/* Records and waits: a gc_record_wait, which gc_hub_record_wait applies to the clocks
+ * without building an event when it can (their budget is 30 ns a call). */
+#define RECORD_WAIT_WRAPPER(...) WRAPPER_OF(gc_record_wait, gc_hub_record_wait, __VA_ARGS__)
+#define RECORD_WAIT(wait_, e, s, ptsz)                                                     \
+	.wait = wait_, .event = U64(e), .stream = U64(s), .per_thread = ptsz,                  \
 	.capture_id = CAPTURE_OF(s, ptsz)
 #define EVENT_RECORD(spelling, ptsz)                                                       \
-	WRAPPER(spelling, (CUevent e, CUstream s), (e, s), 0, ORDER_WHEN, RECORD_EVENT(e, s, ptsz))
+	RECORD_WAIT_WRAPPER(spelling, (CUevent e, CUstream s), (e, s), 0, ORDER_WHEN,          \
+	                    RECORD_WAIT(0, e, s, ptsz))
 #define EVENT_RECORD_FLAGS(spelling, ptsz)                                                 \
-	WRAPPER(spelling, (CUevent e, CUstream s, unsigned flags), (e, s, flags), 0, ORDER_WHEN, \
-	        RECORD_EVENT(e, s, ptsz))
+	RECORD_WAIT_WRAPPER(spelling, (CUevent e, CUstream s, unsigned flags), (e, s, flags), 0, \
+	                    ORDER_WHEN, RECORD_WAIT(0, e, s, ptsz))
 #define STREAM_WAIT_EVENT(spelling, ptsz)                                                  \
-	WRAPPER(spelling, (CUstream s, CUevent e, unsigned flags), (s, e, flags), 0, ORDER_WHEN, \
-	        .kind = GC_EV_STREAM_WAIT, .event = U64(e), .stream = U64(s), .per_thread = ptsz, \
-	        .capture_id = CAPTURE_OF(s, ptsz))
+	RECORD_WAIT_WRAPPER(spelling, (CUstream s, CUevent e, unsigned flags), (s, e, flags), 0, \
+	                    ORDER_WHEN, RECORD_WAIT(1, e, s, ptsz))
 #define LAUNCH_HOST_FUNC(spelling, ptsz)                                                   \
 	WRAPPER(spelling, (CUstream s, CUhostFn fn, void *data), (s, fn, data), 0, ORDER_WHEN, \
 	        .kind = GC_EV_STREAM_STEP, .stream = U64(s), .per_thread = ptsz,              \

@@ -22,6 +22,7 @@
 #include "interpose/scratch.h"
 #include "interpose/signals.h"
 #include "interpose/sites.h"
+#include "interpose/stream_clock.h"
 #include "interpose/suppress.h"
 #include "interpose/trace.h"
 
@@ -441,6 +442,21 @@ void gc_hub_report(gc_event *ev)
 	int n = gc_ledger_apply(ledger, ev, sc->verdicts, GC_VERDICTS_MAX);
 	if (n)
 		write_verdicts(sc, ev, n, nframes);
+}
+
+void gc_hub_record_wait(const gc_record_wait *c)
+{
+	/* The common case straight to the clocks: what gc_hub_report would do with its event
+	 * (no site kept, no frames, no verdict possible) less the event. my_tid set: this
+	 * thread's first event, which activates its log, went the full way. */
+	if (c->result == CUDA_SUCCESS && !c->capture_id && my_tid && !gc_trace_on() &&
+	    gc_ledger_record_wait(ledger, c->wait, c->event,
+	                          gc_stream_key(c->stream, c->per_thread, my_tid)))
+		return;
+	gc_event ev = {.kind = c->wait ? GC_EV_STREAM_WAIT : GC_EV_EVENT_RECORD, .call = c->call,
+	               .result = c->result, .event = c->event, .stream = c->stream,
+	               .per_thread = c->per_thread, .capture_id = c->capture_id};
+	gc_hub_report(&ev);
 }
 
 /* The rare end of a report: the verdicts' records, with the call's frames (nframes of them

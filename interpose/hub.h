@@ -76,6 +76,20 @@ typedef struct gc_use {
 	                               * host waits for it (sets and device-to-device copies: not) */
 } gc_use;
 
+/* ---- stream order's records and waits ------------------------------------------------ */
+
+/* A cuEventRecord(WithFlags) or cuStreamWaitEvent as its wrapper sees it. Not a gc_event:
+ * the budget for these is 30 ns a call (issue 14), and the common one (it succeeded, outside
+ * any capture, model on) goes to the stream clocks without an event built or reported. */
+typedef struct gc_record_wait {
+	const char *call;
+	int result;
+	int wait;                     /* 0 a record, 1 a wait */
+	int per_thread;
+	uint64_t event, stream, capture_id;
+} gc_record_wait;
+void gc_hub_record_wait(const gc_record_wait *c);
+
 /* A module or library unloaded: the kernels' layouts known so far are forgotten (their
  * handles may come back for other kernels). */
 typedef struct gc_unload {

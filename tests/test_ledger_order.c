@@ -161,6 +161,34 @@ static void ordered_by_events(void **state)
 	expect(f, 1, GC_RULE_UNORDERED_FREE);
 }
 
+/* gc_ledger_record_wait, the hub's direct path for a successful record or wait outside any
+ * capture, orders as their events do; while an error is held it declines (returns 0, does
+ * nothing), so that the event goes the full way and settles it. */
+static void ordered_by_the_direct_path(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	apply(f, alloc(P, A));
+	assert_int_equal(gc_ledger_record_wait(f->l, 0, E1, A), 1);
+	assert_int_equal(gc_ledger_record_wait(f->l, 1, E1, B), 1);
+	apply(f, use(P, B, 51));
+	expect_none(f);
+	assert_int_equal(gc_ledger_record_wait(f->l, 0, E2, B), 1);
+	assert_int_equal(gc_ledger_record_wait(f->l, 1, E2, A), 1);
+	apply(f, mfree(P, A));
+	expect_none(f);
+	/* without the wait: the use is unordered, as through events */
+	apply(f, alloc(Q, A));
+	assert_int_equal(gc_ledger_record_wait(f->l, 0, E1, A), 1);
+	apply(f, use(Q, C, 52));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+	/* an error held for the thread's next call: declined */
+	gc_event held = {.kind = GC_EV_ALLOC, .call = "cuMemAllocAsync", .stream = A, .size = 64,
+	                 .result = GC_CUDA_ERROR_INVALID_CONTEXT, .no_context = 1};
+	apply(f, held);
+	assert_int_equal(gc_ledger_record_wait(f->l, 0, E1, A), 0);
+}
+
 static void ordered_by_host_waits(void **state)
 {
 	fx *f = *state;
@@ -359,6 +387,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(use_and_free_unordered),
 		T(ordered_by_events),
+		T(ordered_by_the_direct_path),
 		T(ordered_by_host_waits),
 		T(silent_when_unknown),
 		T(blocking_streams_and_the_legacy_stream),
