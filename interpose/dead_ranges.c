@@ -56,6 +56,7 @@ int gc_dead_ranges_init(gc_dead_ranges *d, uint32_t capacity)
 		d->next[k] = k + 1 < capacity ? k + 1 : NIL;
 	d->free_id = 0;
 	d->head[0] = d->head[1] = d->tail[0] = d->tail[1] = NIL;
+	d->front = NIL;
 	gc_spin_init(&d->lock);
 	return 0;
 }
@@ -76,10 +77,25 @@ static uint32_t count_le(const uint64_t *v, uint32_t n, uint64_t addr)
 	return a;
 }
 
+static int read_slot(const gc_dead_slot *s, uint64_t lo, uint64_t hi, gc_dead_range *out)
+{
+	uint64_t meta = LD(&s->meta);
+	*out = (gc_dead_range){ .lo = lo, .hi = hi, .owner = LD(&s->owner),
+	                        .kind = (gc_dead_kind)(meta & 1) };
+	return 1;
+}
+
 /* The range containing addr in the index as read now (possibly torn: every index read is
- * bounds-checked, the seqlock discards the answer). */
+ * bounds-checked, the seqlock discards the answer): the front, then the blocks. */
 static int read_at(gc_dead_ranges *d, uint64_t addr, gc_dead_range *out)
 {
+	uint32_t f = LD(&d->front);
+	if (f < d->cap) {
+		const gc_dead_slot *s = &d->slots[f];
+		uint64_t lo = LD(&s->lo), hi = LD(&s->hi);
+		if (addr - lo < hi - lo)
+			return read_slot(s, lo, hi, out);
+	}
 	uint32_t nb = LD(&d->nb);
 	if (nb > d->bcap)
 		nb = d->bcap;
@@ -105,10 +121,7 @@ static int read_at(gc_dead_ranges *d, uint64_t addr, gc_dead_range *out)
 	uint64_t hi = LD(&s->hi);
 	if (addr >= hi)
 		return 0;
-	uint64_t meta = LD(&s->meta);
-	*out = (gc_dead_range){ .lo = LD(&s->lo), .hi = hi, .owner = LD(&s->owner),
-	                        .kind = (gc_dead_kind)(meta & 1) };
-	return 1;
+	return read_slot(s, LD(&s->lo), hi, out);
 }
 
 int gc_dead_ranges_lookup_slow(gc_dead_ranges *d, uint64_t addr, gc_dead_range *hit)
@@ -155,17 +168,37 @@ static gc_dead_block *block_at(const gc_dead_ranges *d, uint32_t t)
 	return &d->blocks[d->top_blk[t]];
 }
 
-/* The bounds become the index's extent, before the write section closes. */
+/* The end of the last range in the blocks (there is one). */
+static uint64_t order_hi(const gc_dead_ranges *d)
+{
+	const gc_dead_block *last = block_at(d, d->nb - 1);
+	return d->slots[last->id[last->n - 1]].hi;
+}
+
+/* Whether [lo, hi) meets the blocks' extent (then locate says whether it meets a range). */
+static int order_spans(const gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+{
+	return d->nb && hi > d->top_lo[0] && lo < order_hi(d);
+}
+
+/* The bounds become the extent of the blocks and the front, before the write section
+ * closes. */
 static void write_end(gc_dead_ranges *d)
 {
+	uint64_t lo = UINT64_MAX, hi = 0;
 	if (d->nb) {
-		const gc_dead_block *last = block_at(d, d->nb - 1);
-		ST(&d->lo_bound, d->top_lo[0]);
-		ST(&d->hi_bound, d->slots[last->id[last->n - 1]].hi);
-	} else {
-		ST(&d->lo_bound, 0);
-		ST(&d->hi_bound, 0);
+		lo = d->top_lo[0];
+		hi = order_hi(d);
 	}
+	if (d->front != NIL) {
+		const gc_dead_slot *f = &d->slots[d->front];
+		lo = f->lo < lo ? f->lo : lo;
+		hi = f->hi > hi ? f->hi : hi;
+	}
+	if (!d->n)
+		lo = hi = 0;
+	ST(&d->lo_bound, lo);
+	ST(&d->hi_bound, hi);
 	ST(&d->seq, d->seq + 1);
 }
 
@@ -259,8 +292,7 @@ static void move_pairs(gc_dead_block *dst, uint32_t at, const gc_dead_block *src
 	}
 }
 
-/* Puts range id (its lo) in order. The caller made room in the pool; blocks never run out
- * (init's bound). */
+/* Puts range id (its lo, its slot taken) in order; blocks never run out (init's bound). */
 static void insert(gc_dead_ranges *d, uint64_t lo, uint32_t id)
 {
 	uint32_t t = 0, i = 0;
@@ -294,7 +326,6 @@ static void insert(gc_dead_ranges *d, uint64_t lo, uint32_t id)
 	ST(&k->n, k->n + 1);
 	if (!i)
 		ST(&d->top_lo[t], lo);
-	d->n++;
 }
 
 /* Block t + 1 joins block t. */
@@ -304,6 +335,15 @@ static void merge(gc_dead_ranges *d, uint32_t t)
 	move_pairs(a, a->n, b, 0, b->n);
 	ST(&a->n, a->n + b->n);
 	top_close(d, t + 1);
+}
+
+/* Gives a slot back, its range out of the blocks and the front. */
+static void release(gc_dead_ranges *d, uint32_t id)
+{
+	unlink_id(d, id);
+	d->next[id] = d->free_id;
+	d->free_id = id;
+	d->n--;
 }
 
 /* Takes the range at (t, i) out of the order and gives its slot back. */
@@ -325,17 +365,28 @@ static void drop_at(gc_dead_ranges *d, uint32_t t, uint32_t i)
 		merge(d, t);
 	else if (k->n && t > 0 && block_at(d, t - 1)->n + k->n <= HALF)
 		merge(d, t - 1);
-	unlink_id(d, id);
-	d->next[id] = d->free_id;
-	d->free_id = id;
-	d->n--;
+	release(d, id);
 }
 
 static void drop_id(gc_dead_ranges *d, uint32_t id)
 {
 	uint32_t t, i;
-	if (locate(d, d->slots[id].lo, &t, &i))  /* always found: lo is in the order */
+	if (id == d->front) {
+		ST(&d->front, NIL);
+		release(d, id);
+	} else if (locate(d, d->slots[id].lo, &t, &i)) {  /* always found: lo is in the order */
 		drop_at(d, t, i);
+	}
+}
+
+/* The front's range joins the blocks, its slot (and so its age) kept. */
+static void settle_front(gc_dead_ranges *d)
+{
+	uint32_t id = d->front;
+	if (id == NIL)
+		return;
+	ST(&d->front, NIL);
+	insert(d, d->slots[id].lo, id);
 }
 
 /* A slot for a new range, its fields set and in its age list after `after` (NIL: newest). */
@@ -345,6 +396,7 @@ static uint32_t new_slot(gc_dead_ranges *d, const gc_dead_slot *s, uint32_t afte
 	d->free_id = d->next[id];
 	put(&d->slots[id], s);
 	link_after(d, id, after == NIL ? d->tail[s->meta & 1] : after);
+	d->n++;
 	return id;
 }
 
@@ -360,10 +412,29 @@ static void evict_one(gc_dead_ranges *d)
 	}
 }
 
-/* Takes [lo, hi) out of every range (inside a write section), from the last range it
+static int front_meets(const gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+{
+	return d->front != NIL && d->slots[d->front].lo < hi && d->slots[d->front].hi > lo;
+}
+
+/* Takes [lo, hi) out of every range (inside a write section): the front's in place unless
+ * it would split (then the front joins the blocks), then the blocks' from the last range it
  * overlaps down. */
 static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 {
+	if (front_meets(d, lo, hi)) {
+		gc_dead_slot *s = &d->slots[d->front];
+		if (s->lo < lo && s->hi > hi)
+			settle_front(d);
+		else if (s->lo < lo)
+			ST(&s->hi, lo);
+		else if (s->hi > hi)
+			ST(&s->lo, hi);
+		else
+			drop_id(d, d->front);
+	}
+	if (!order_spans(d, lo, hi))
+		return;
 	uint32_t t, i;
 	while (locate(d, hi - 1, &t, &i)) {
 		gc_dead_block *k = block_at(d, t);
@@ -409,9 +480,10 @@ int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t own
 		cut(d, lo, hi);
 	if (d->n == d->cap)
 		evict_one(d);
+	settle_front(d);  /* the new range is the newest: it takes the front */
 	gc_dead_slot s = { .lo = lo, .hi = hi, .owner = owner,
 	                   .meta = d->stamp++ << 1 | (uint64_t)kind };
-	insert(d, lo, new_slot(d, &s, NIL));
+	ST(&d->front, new_slot(d, &s, NIL));
 	write_end(d);
 	gc_spin_unlock(&d->lock);
 	return 0;
@@ -426,7 +498,8 @@ void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 		return;
 	gc_spin_lock(&d->lock);
 	uint32_t t, i;
-	if (locate(d, hi - 1, &t, &i) && d->slots[block_at(d, t)->id[i]].hi > lo) {
+	if (front_meets(d, lo, hi) || (order_spans(d, lo, hi) && locate(d, hi - 1, &t, &i) &&
+	                               d->slots[block_at(d, t)->id[i]].hi > lo)) {
 		write_begin(d);  /* overlaps: otherwise readers need no retry */
 		cut(d, lo, hi);
 		write_end(d);

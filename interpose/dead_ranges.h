@@ -10,13 +10,16 @@
  * in order under a top array of their first lo. An add or remove shifts within one block; a
  * full block splits in two, and two neighbours that fit in half a block merge, so any two
  * neighbours hold more than half a block between them and the blocks stay few (at most
- * capacity / 16 + 2, fixed at init). The slots of each kind are also in a list in age order.
- *   readers  bounds [lo_bound, hi_bound) read with acquire loads: a word outside them is
- *            rejected at once (empty index: lo_bound == hi_bound). A word inside them is
- *            looked up by two binary searches (top, then block) under a seqlock (no shared
- *            write), every index read bounds-checked, so a torn read is only wrong, never out
- *            of the arrays; after a few torn reads in a row the reader takes the writers'
- *            lock instead.
+ * capacity / 16 + 2, fixed at init). The newest range added stays out of the blocks, in
+ * front, until the next add (or a cover that would split it) puts it in order: a free and
+ * the allocation that reuses its memory (a pool) touch no block. The slots of each kind,
+ * the front's included, are also in a list in age order.
+ *   readers  bounds [lo_bound, hi_bound) (blocks and front) read with acquire loads: a word
+ *            outside them is rejected at once (empty index: lo_bound == hi_bound). A word
+ *            inside them is compared with the front's range, then looked up by two binary
+ *            searches (top, then block), all under a seqlock (no shared write), every index
+ *            read bounds-checked, so a torn read is only wrong, never out of the arrays;
+ *            after a few torn reads in a row the reader takes the writers' lock instead.
  *   writers  one spin lock (spin.h); modify the index inside a seqlock write section and set the bounds
  *            to its extent at its end, so a range that stays dead through a
  *            reader's call is inside both bounds the reader reads, whenever it reads them.
@@ -27,7 +30,9 @@
  *            range the history lost (gc_dead_ranges_stats).
  * Cost: add, cover, a lookup and an eviction are O(log n) plus a shift within one block (a
  * block split or merge shifts the top array too, at most once per GC_DEAD_BLOCK / 2 changes);
- * a cover or add spanning k ranges is O(k log n); remove_owner is O(n).
+ * an add that meets no block while the front is empty, and a cover that meets only the front
+ * and leaves it in at most one piece, are O(1); a cover or add spanning k ranges is
+ * O(k log n); remove_owner is O(n).
  *
  * How the ledger is meant to call it (each under whichever ledger lock covers the event;
  * the index's lock is a leaf: never take a ledger lock while inside a gc_dead_ranges call):
@@ -82,6 +87,7 @@ typedef struct gc_dead_ranges {
 	uint64_t hi_bound;
 	unsigned seq;            /* seqlock: odd while a writer is changing the index */
 	uint32_t nb;             /* blocks in use, in order in top_lo / top_blk */
+	uint32_t front;          /* the newest range's slot, out of the blocks; NIL (~0): none */
 	uint64_t *top_lo;        /* each block's first lo, sorted */
 	uint32_t *top_blk;       /* which block */
 	gc_dead_block *blocks;
