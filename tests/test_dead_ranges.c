@@ -1,6 +1,6 @@
 /* The index of dead device memory: range edges, covers that trim, split and span, removal
- * by owner, eviction at capacity, the batch check, the fast reject, and readers racing a
- * writer. */
+ * by owner, eviction at capacity, the batch check, the fast reject, the front (the newest
+ * range, out of the blocks), and readers racing a writer. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -256,6 +256,156 @@ static void empty_again_after_everything_is_covered(void **state)
 	gc_dead_ranges_destroy(d);
 }
 
+/* ---- the front: the newest range, kept out of the blocks -------------------------------- */
+
+static void bounds_are(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+{
+	assert_int_equal(d->lo_bound, lo);
+	assert_int_equal(d->hi_bound, hi);
+}
+
+/* A pool's free and the allocation that reuses it: the index is empty again after. */
+static void front_add_then_exact_cover_empties(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(16);
+	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F);
+	assert_int_equal(count(d), 1);
+	bounds_are(d, 0x1000, 0x2000);
+	gc_dead_ranges_cover(d, 0x1000, 0x2000);
+	assert_int_equal(count(d), 0);
+	bounds_are(d, 0, 0);
+	assert_int_equal(owner_at(d, 0x1000), 0);
+	/* With an older range in the blocks: the bounds shrink back to it. */
+	gc_dead_ranges_add(d, 0x8000, 0x9000, 2, F);
+	gc_dead_ranges_add(d, 0x1000, 0x2000, 3, F);
+	bounds_are(d, 0x1000, 0x9000);
+	gc_dead_ranges_cover(d, 0x1000, 0x3000);  /* a larger allocation there */
+	bounds_are(d, 0x8000, 0x9000);
+	assert_int_equal(count(d), 1);
+	expect_range(d, 0x8000, 0x8000, 0x9000, 2, F);
+	gc_dead_ranges_destroy(d);
+}
+
+static void front_trimmed_by_partial_covers(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(16);
+	gc_dead_ranges_add(d, 0x1000, 0x3000, 7, F);
+	gc_dead_ranges_cover(d, 0x800, 0x1800);  /* its left part: a smaller allocation */
+	expect_range(d, 0x1800, 0x1800, 0x3000, 7, F);
+	assert_int_equal(owner_at(d, 0x17ff), 0);
+	bounds_are(d, 0x1800, 0x3000);
+	gc_dead_ranges_cover(d, 0x2800, 0x4000);  /* its right part */
+	expect_range(d, 0x2000, 0x1800, 0x2800, 7, F);
+	assert_int_equal(owner_at(d, 0x2800), 0);
+	bounds_are(d, 0x1800, 0x2800);
+	assert_int_equal(count(d), 1);
+	gc_dead_ranges_destroy(d);
+}
+
+static void cover_strictly_inside_the_front_splits_it(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(2);
+	gc_dead_ranges_add(d, 0x100, 0x200, 1, F);
+	gc_dead_ranges_add(d, 0x1000, 0x3000, 2, U);
+	gc_dead_ranges_cover(d, 0x1800, 0x2000);  /* full: the split evicts owner 1 */
+	expect_range(d, 0x1000, 0x1000, 0x1800, 2, U);
+	expect_range(d, 0x2fff, 0x2000, 0x3000, 2, U);
+	assert_int_equal(owner_at(d, 0x1800), 0);
+	assert_int_equal(owner_at(d, 0x100), 0);
+	gc_dead_ranges_stats st;
+	gc_dead_ranges_stats_get(d, &st);
+	assert_int_equal(st.count, 2);
+	assert_int_equal(st.evicted_freed, 1);
+	bounds_are(d, 0x1000, 0x3000);
+	/* The pieces are as old as their range: an add at capacity evicts the lower first. */
+	gc_dead_ranges_add(d, 0x5000, 0x5100, 3, U);
+	assert_int_equal(owner_at(d, 0x1000), 0);
+	expect_range(d, 0x2000, 0x2000, 0x3000, 2, U);
+	gc_dead_ranges_destroy(d);
+}
+
+static void add_overlapping_the_front_replaces_it(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(16);
+	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F);
+	gc_dead_ranges_add(d, 0x1800, 0x2800, 2, U);
+	expect_range(d, 0x1000, 0x1000, 0x1800, 1, F);
+	expect_range(d, 0x1800, 0x1800, 0x2800, 2, U);
+	gc_dead_ranges_add(d, 0x1000, 0x2800, 3, F);  /* over both */
+	assert_int_equal(count(d), 1);
+	expect_range(d, 0x17ff, 0x1000, 0x2800, 3, F);
+	gc_dead_ranges_destroy(d);
+}
+
+static void add_over_the_blocks_while_the_front_holds_a_range(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(16);
+	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F);
+	gc_dead_ranges_add(d, 0x5000, 0x6000, 2, F);  /* owner 1 goes into the blocks */
+	gc_dead_ranges_add(d, 0x1800, 0x5800, 3, U);  /* trims both */
+	expect_range(d, 0x1000, 0x1000, 0x1800, 1, F);
+	expect_range(d, 0x1800, 0x1800, 0x5800, 3, U);
+	expect_range(d, 0x5800, 0x5800, 0x6000, 2, F);
+	assert_int_equal(count(d), 3);
+	bounds_are(d, 0x1000, 0x6000);
+	gc_dead_ranges_add(d, 0x1000, 0x1800, 4, F);  /* exactly over one in the blocks */
+	expect_range(d, 0x1000, 0x1000, 0x1800, 4, F);
+	assert_int_equal(count(d), 3);
+	gc_dead_ranges_destroy(d);
+}
+
+/* The front is the newest range, so of its kind it is evicted last; but a freed front goes
+ * before any unmaterialized range. */
+static void eviction_order_with_the_front(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(3);
+	gc_dead_ranges_add(d, 100, 200, 1, F);
+	gc_dead_ranges_add(d, 300, 400, 2, F);
+	gc_dead_ranges_add(d, 500, 600, 3, F);
+	gc_dead_ranges_add(d, 700, 800, 4, F);  /* owner 1 goes */
+	assert_int_equal(owner_at(d, 100), 0);
+	assert_int_equal(owner_at(d, 300), 2);
+	assert_int_equal(owner_at(d, 700), 4);
+	gc_dead_ranges_destroy(d);
+	d = fresh(2);
+	gc_dead_ranges_add(d, 100, 200, 1, U);
+	gc_dead_ranges_add(d, 300, 400, 2, F);  /* the front, the only freed one */
+	gc_dead_ranges_add(d, 500, 600, 3, U);  /* full: the front goes */
+	gc_dead_ranges_stats st;
+	gc_dead_ranges_stats_get(d, &st);
+	assert_int_equal(st.count, 2);
+	assert_int_equal(st.evicted_freed, 1);
+	assert_int_equal(owner_at(d, 300), 0);
+	assert_int_equal(owner_at(d, 100), 1);
+	assert_int_equal(owner_at(d, 500), 3);
+	bounds_are(d, 100, 600);
+	gc_dead_ranges_destroy(d);
+}
+
+static void remove_owner_of_the_front(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(16);
+	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F);
+	gc_dead_ranges_add(d, 0x4000, 0x5000, 2, U);
+	assert_int_equal(gc_dead_ranges_remove_owner(d, 2), 1);
+	assert_int_equal(owner_at(d, 0x4000), 0);
+	assert_int_equal(count(d), 1);
+	bounds_are(d, 0x1000, 0x2000);
+	gc_dead_ranges_add(d, 0x4000, 0x5000, 3, F);
+	assert_int_equal(gc_dead_ranges_remove_owner(d, 1), 1);
+	bounds_are(d, 0x4000, 0x5000);
+	assert_int_equal(gc_dead_ranges_remove_owner(d, 3), 1);
+	bounds_are(d, 0, 0);
+	gc_dead_ranges_destroy(d);
+}
+
 /* ---- readers racing a writer ---------------------------------------------------------- */
 
 /* STAYS ranges stay dead throughout, STAY_SIZE bytes every STAY_STEP from STAYS_LO; the
@@ -348,6 +498,26 @@ static void *writer_at_capacity(void *arg)
 	return NULL;
 }
 
+/* The ranges that stay go in and out of the front: each is added again (the front), then a
+ * free and its reuse elsewhere (the front again, then empty) put it back into the blocks;
+ * a front above them is trimmed and removed. */
+static void *writer_front(void *arg)
+{
+	gc_dead_ranges *d = arg;
+	for (uint64_t i = 0; !__atomic_load_n(&stop_writer, __ATOMIC_ACQUIRE); i++) {
+		uint64_t k = i % STAYS, lo = STAYS_LO + k * STAY_STEP, off = (i % 64) * 0x100;
+		gc_dead_ranges_add(d, lo, lo + STAY_SIZE, STAY_OWNER + k, stay_kind);
+		gc_dead_ranges_cover(d, 0x300000, 0x400000);
+		gc_dead_ranges_add(d, 0x100000 + off, 0x100000 + off + 0x80, 1000 + i, F);
+		gc_dead_ranges_cover(d, 0x100000 + off, 0x100000 + off + 0x80);
+		gc_dead_ranges_add(d, lo, lo + STAY_SIZE, STAY_OWNER + k, stay_kind);
+		gc_dead_ranges_add(d, STAYS_HI, STAYS_HI + 0x100, 3, F);
+		gc_dead_ranges_cover(d, STAYS_HI, STAYS_HI + 0x80);
+		gc_dead_ranges_cover(d, STAYS_HI, UINT64_MAX);
+	}
+	return NULL;
+}
+
 /* The ranges that stay, of kind k, then readers against the writer given. */
 static void run_readers(gc_dead_ranges *d, gc_dead_kind k, void *(*write)(void *))
 {
@@ -400,6 +570,18 @@ static void readers_racing_a_writer_at_capacity(void **state)
 	for (uint64_t k = 0; k < STAYS; k++)
 		expect_range(d, STAYS_LO + k * STAY_STEP, STAYS_LO + k * STAY_STEP,
 		             STAYS_LO + k * STAY_STEP + STAY_SIZE, STAY_OWNER + k, U);
+	gc_dead_ranges_destroy(d);
+}
+
+static void readers_racing_a_writer_of_the_front(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(512);
+	run_readers(d, F, writer_front);
+	gc_dead_ranges_stats st;
+	gc_dead_ranges_stats_get(d, &st);
+	assert_int_equal(st.count, STAYS);
+	assert_int_equal(st.evicted_freed + st.evicted_unmaterialized, 0);
 	gc_dead_ranges_destroy(d);
 }
 
@@ -545,7 +727,15 @@ int main(void)
 		cmocka_unit_test(batch_check_returns_first_hit),
 		cmocka_unit_test(outside_bounds_rejected_without_the_array),
 		cmocka_unit_test(empty_again_after_everything_is_covered),
+		cmocka_unit_test(front_add_then_exact_cover_empties),
+		cmocka_unit_test(front_trimmed_by_partial_covers),
+		cmocka_unit_test(cover_strictly_inside_the_front_splits_it),
+		cmocka_unit_test(add_overlapping_the_front_replaces_it),
+		cmocka_unit_test(add_over_the_blocks_while_the_front_holds_a_range),
+		cmocka_unit_test(eviction_order_with_the_front),
+		cmocka_unit_test(remove_owner_of_the_front),
 		cmocka_unit_test(readers_racing_a_writer),
+		cmocka_unit_test(readers_racing_a_writer_of_the_front),
 		cmocka_unit_test(readers_racing_a_writer_at_capacity),
 		cmocka_unit_test(full_index_matches_a_model),
 	};
