@@ -118,6 +118,7 @@ include tests/tests.mk
 -include demo/demo.mk
 -include tests/bench/bench.mk
 -include tests/fuzz/fuzz_ledger.mk
+-include tests/fuzz/fuzz_dead_ranges.mk
 -include tests/reliability/reliability.mk
 -include tests/noise/noise.mk
 $(eval $(suite_rules))
