@@ -9,6 +9,7 @@
 #include "interpose/copy_side.h"
 #include "interpose/driver.h"
 #include "interpose/hub.h"
+#include "interpose/self_time.h"
 
 #define U64(x) ((uint64_t)(uintptr_t)(x))
 /* What a wrapper returns when libcuda itself cannot be found. */
@@ -31,12 +32,16 @@
 			return NO_DRIVER;                                                              \
 		if (!gc_hub_enter())                                                               \
 			return real args;                                                              \
+		GC_SELF_CLOCK(t0);                                                                 \
 		uint64_t cap __attribute__((unused)) = (cap_before);                               \
+		GC_SELF_CLOCK(t1);                                                                 \
 		CUresult r = real args;                                                            \
+		GC_SELF_CLOCK(t2);                                                                 \
 		if (when) {                                                                        \
 			type ev = {.call = #spelling, .result = r, __VA_ARGS__};                       \
 			report(&ev);                                                                   \
 		}                                                                                  \
+		GC_SELF_ADD(t0, t1, t2);                                                           \
 		gc_hub_leave();                                                                    \
 		return r;                                                                          \
 	}

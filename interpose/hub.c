@@ -20,6 +20,7 @@
 #include "interpose/pyframes.h"
 #include "interpose/runstatus.h"
 #include "interpose/scratch.h"
+#include "interpose/self_time.h"
 #include "interpose/signals.h"
 #include "interpose/sites.h"
 #include "interpose/stream_clock.h"
@@ -83,6 +84,7 @@ static void at_exit(void)
 	if (opts.graph_memory)
 		gc_graphmem_summary(ledger);
 	gc_log_summary();
+	gc_self_time_report();
 }
 
 /* From a fatal signal's handler: only the summary (async-signal-safe); no leak check, which
@@ -185,6 +187,7 @@ static void init(void)
 		gc_trace_open(&opts, v);
 	}
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	gc_self_time_start();
 	atexit(at_exit);
 	if (opts.signal_summary)
 		gc_signals_install(on_fatal_signal);
