@@ -451,8 +451,9 @@ void gc_hub_record_wait(const gc_record_wait *c)
 {
 	/* The common case straight to the clocks: what gc_hub_report would do with its event
 	 * (no site kept, no frames, no verdict possible) less the event. my_tid set: this
-	 * thread's first event, which activates its log, went the full way. */
-	if (c->result == CUDA_SUCCESS && !c->capture_id && my_tid && !gc_trace_on() &&
+	 * thread's first event, which activates its log, went the full way. A trace (the
+	 * option set) must see every event. */
+	if (c->result == CUDA_SUCCESS && !c->capture_id && my_tid && !opts.trace_file[0] &&
 	    gc_ledger_record_wait(ledger, c->wait, c->event,
 	                          gc_stream_key(c->stream, c->per_thread, my_tid)))
 		return;

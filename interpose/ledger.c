@@ -569,7 +569,7 @@ int gc_ledger_record_wait(gc_ledger *l, int wait, uint64_t event, uint64_t key)
 {
 	if (!l || __atomic_load_n(&l->n_held, __ATOMIC_ACQUIRE))
 		return 0;  /* a held error is settled by the thread's next event: the full path */
-	gc_order_record_wait(l, wait, event, key);
+	gc_streams_record_wait(l->streams, wait, event, key);
 	return 1;
 }
 

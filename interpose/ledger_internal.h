@@ -358,9 +358,6 @@ int gc_order_init(gc_ledger *l);                     /* 0 or -1 */
 void gc_order_destroy(gc_ledger *l);
 /* A stream event (create, destroy, record, wait, step, a wait of the host): the clocks. */
 void gc_order_event(gc_ledger *l, const gc_event *ev);
-/* A successful record (wait 0) or wait outside any capture: the clocks' one step for it,
- * under the streams' lock. */
-void gc_order_record_wait(gc_ledger *l, int wait, uint64_t event, uint64_t key);
 /* The fast path's side (no ledger lock needed): a stream-ordered allocation outside graphs
  * made (stamped and watched once two streams are in use); a free that took the fast path. */
 void gc_order_alloc(gc_ledger *l, const gc_event *ev, int retired);

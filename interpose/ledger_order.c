@@ -91,21 +91,6 @@ static int contested(gc_ledger *l, uint64_t ptr)
 
 /* ---- the clocks -------------------------------------------------------------- */
 
-static void record_wait(gc_streams *s, int wait, uint64_t event, uint64_t key)
-{
-	if (wait)
-		gc_streams_wait(s, key, event);
-	else
-		gc_streams_record(s, event, key);
-}
-
-void gc_order_record_wait(gc_ledger *l, int wait, uint64_t event, uint64_t key)
-{
-	gc_streams_lock(l->streams);
-	record_wait(l->streams, wait, event, key);
-	gc_streams_unlock(l->streams);
-}
-
 void gc_order_event(gc_ledger *l, const gc_event *ev)
 {
 	gc_streams *s = l->streams;
@@ -121,11 +106,11 @@ void gc_order_event(gc_ledger *l, const gc_event *ev)
 		if (ev->capture_id)
 			gc_streams_forget_event(s, ev->event);
 		else
-			record_wait(s, 0, ev->event, key);
+			gc_streams_record(s, ev->event, key);
 		break;
 	case GC_EV_STREAM_WAIT:
 		if (!ev->capture_id)  /* a captured wait is a graph edge */
-			record_wait(s, 1, ev->event, key);
+			gc_streams_wait(s, key, ev->event);
 		break;
 	case GC_EV_STREAM_STEP:
 		gc_streams_step(s, key);

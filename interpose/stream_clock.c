@@ -38,6 +38,11 @@ struct gc_streams {
 	int legacy_used;
 	uint64_t first_key;  /* atomics: the model's activation (gc_streams_seen) */
 	int active;
+	/* The last two streams and the last event looked up: a record on one stream and a
+	 * wait on another, in a loop, find both without the tables. Streams are never taken
+	 * out of their table; an event is (forget_event), and leaves this cache then. */
+	struct sstream *recent[2];
+	struct sevent *recent_event;
 };
 
 gc_streams *gc_streams_new(void)
@@ -128,11 +133,16 @@ static void reset(gc_streams *s, struct sstream *st)
  * stream created is one the program means to use: allocations from then on are watched). */
 #define SLOT_LATER (-2)
 
-static struct sstream *node(gc_streams *s, uint64_t key)
+static inline struct sstream *node(gc_streams *s, uint64_t key)
 {
+	for (int i = 0; i < 2; i++)
+		if (s->recent[i] && s->recent[i]->h.key == key)
+			return s->recent[i];
 	gc_hnode *n = gc_table_find(&s->streams, key);
-	if (n)
-		return (struct sstream *)n;
+	if (n) {
+		s->recent[1] = s->recent[0];
+		return s->recent[0] = (struct sstream *)n;
+	}
 	struct sstream *st = gc_slab_alloc(&s->stream_slab);
 	if (!st)
 		return NULL;
@@ -144,7 +154,7 @@ static struct sstream *node(gc_streams *s, uint64_t key)
 }
 
 /* Every caller makes an op on the stream: one on the legacy stream orders the blocking ones. */
-static struct sstream *get(gc_streams *s, uint64_t key)
+static inline struct sstream *get(gc_streams *s, uint64_t key)
 {
 	if (key == GC_STREAM_LEGACY_KEY)
 		gc_streams_legacy_op(s);
@@ -201,10 +211,20 @@ void gc_streams_destroyed(gc_streams *s, uint64_t key)
 	(void)key;  /* its work still runs; a handle given out again is reset at its creation */
 }
 
-void gc_streams_record(gc_streams *s, uint64_t event, uint64_t key)
+static inline struct sevent *event_at(gc_streams *s, uint64_t event)
+{
+	if (s->recent_event && s->recent_event->h.key == event)
+		return s->recent_event;
+	struct sevent *e = (struct sevent *)gc_table_find(&s->events, event);
+	if (e)
+		s->recent_event = e;
+	return e;
+}
+
+static inline void record(gc_streams *s, uint64_t event, uint64_t key)
 {
 	struct sstream *st = get(s, key);
-	struct sevent *e = (struct sevent *)gc_table_find(&s->events, event);
+	struct sevent *e = event_at(s, event);
 	if (!e && s->events.count < GC_CLOCK_EVENTS && (e = gc_slab_alloc(&s->event_slab))) {
 		e->h.key = event;
 		gc_table_insert(&s->events, &e->h);
@@ -224,6 +244,8 @@ void gc_streams_forget_event(gc_streams *s, uint64_t event)
 {
 	gc_hnode *n = gc_table_find(&s->events, event);
 	if (n) {
+		if (s->recent_event && &s->recent_event->h == n)
+			s->recent_event = NULL;
 		gc_table_remove(&s->events, n);
 		gc_slab_release(&s->event_slab, n);
 	}
@@ -242,13 +264,13 @@ static void all_streams(gc_streams *s, vclock *into)
 	}
 }
 
-void gc_streams_wait(gc_streams *s, uint64_t key, uint64_t event)
+static inline void wait_event(gc_streams *s, uint64_t key, uint64_t event)
 {
 	struct sstream *st = get(s, key);
 	if (!st)
 		return;
 	acquire_host(s, st);
-	struct sevent *e = (struct sevent *)gc_table_find(&s->events, event);
+	struct sevent *e = event_at(s, event);
 	if (e) {
 		join(&st->vc, &e->vc, s->nslots);
 	} else {  /* recorded where the model did not see: assume it carries everything */
@@ -256,6 +278,26 @@ void gc_streams_wait(gc_streams *s, uint64_t key, uint64_t event)
 		all_streams(s, &all);
 		join(&st->vc, &all, s->nslots);
 	}
+}
+
+void gc_streams_record(gc_streams *s, uint64_t event, uint64_t key)
+{
+	record(s, event, key);
+}
+
+void gc_streams_wait(gc_streams *s, uint64_t key, uint64_t event)
+{
+	wait_event(s, key, event);
+}
+
+void gc_streams_record_wait(gc_streams *s, int wait, uint64_t event, uint64_t key)
+{
+	gc_spin_lock(&s->lock);
+	if (wait)
+		wait_event(s, key, event);
+	else
+		record(s, event, key);
+	gc_spin_unlock(&s->lock);
 }
 
 static void host_joins(gc_streams *s, const vclock *c)
@@ -291,7 +333,7 @@ void gc_streams_join_stream(gc_streams *s, uint64_t key)
 
 void gc_streams_join_event(gc_streams *s, uint64_t event)
 {
-	struct sevent *e = (struct sevent *)gc_table_find(&s->events, event);
+	struct sevent *e = event_at(s, event);
 	if (e)
 		host_joins(s, &e->vc);
 	else

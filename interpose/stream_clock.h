@@ -76,6 +76,8 @@ void gc_streams_destroyed(gc_streams *s, uint64_t key);
 void gc_streams_record(gc_streams *s, uint64_t event, uint64_t key);
 void gc_streams_forget_event(gc_streams *s, uint64_t event);  /* recorded into a capture */
 void gc_streams_wait(gc_streams *s, uint64_t key, uint64_t event);
+/* A record (wait 0) or a wait, the lock taken and left here: the direct path (hub.c). */
+void gc_streams_record_wait(gc_streams *s, int wait, uint64_t event, uint64_t key);
 void gc_streams_join_stream(gc_streams *s, uint64_t key);
 void gc_streams_join_event(gc_streams *s, uint64_t event);
 void gc_streams_join_all(gc_streams *s);

@@ -216,11 +216,6 @@ static size_t format_event(char *buf, size_t n, const gc_event *ev, uint64_t s)
 	return b.overflow ? 0 : b.len;
 }
 
-int gc_trace_on(void)
-{
-	return on();
-}
-
 void gc_trace_event(const gc_event *ev)
 {
 	if (!on())

@@ -14,8 +14,6 @@
 void gc_trace_open(const gc_options *o, int driver_version);
 /* Writes the event's line, after a line for each call site not written before. */
 void gc_trace_event(const gc_event *ev);
-/* Whether a trace is being written: a call that skips building its event must not then. */
-int gc_trace_on(void);
 /* After fork, in the child: a %p trace starts again for the new pid. */
 void gc_trace_fork_prepare(void);
 void gc_trace_fork_parent(void);

@@ -182,6 +182,16 @@ static void ordered_by_the_direct_path(void **state)
 	assert_int_equal(gc_ledger_record_wait(f->l, 0, E1, A), 1);
 	apply(f, use(Q, C, 52));
 	expect(f, 1, GC_RULE_UNORDERED_USE);
+	/* An event recorded into a capture is forgotten: a wait for it then takes every stream
+	 * as waited for (C's allocation too), not the clock it had before (A's alone). */
+	gc_ledger_record_wait(f->l, 0, E2, A);
+	apply(f, alloc(Q + 0x10000, C));
+	gc_event captured = record(E2, A);
+	captured.capture_id = 5;
+	apply(f, captured);
+	assert_int_equal(gc_ledger_record_wait(f->l, 1, E2, B), 1);
+	apply(f, use(Q + 0x10000, B, 54));
+	expect_none(f);
 	/* an error held for the thread's next call: declined */
 	gc_event held = {.kind = GC_EV_ALLOC, .call = "cuMemAllocAsync", .stream = A, .size = 64,
 	                 .result = GC_CUDA_ERROR_INVALID_CONTEXT, .no_context = 1};
