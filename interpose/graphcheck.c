@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -294,11 +295,14 @@ static void forward(int sig, siginfo_t *si, void *uc)
 
 /* The program died of SIG: so does the launcher, so that its caller sees what it would have
  * seen without graphcheck (a shell's "Aborted", Python's negative returncode), not an exit
- * with 128 + SIG. No core of the launcher: the program's own core, if any, is the one. */
+ * with 128 + SIG. No core of the launcher: the program's own core, if any, is the one (not
+ * dumpable also keeps it from a core_pattern pipe such as systemd-coredump, which ignores
+ * the core limit). */
 static void __attribute__((noreturn)) die_of(int sig, const sigset_t *mask)
 {
 	struct rlimit no_core = {0, 0};
 	setrlimit(RLIMIT_CORE, &no_core);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	signal(sig, SIG_DFL);
 	sigset_t only;
 	sigemptyset(&only);
