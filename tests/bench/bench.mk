@@ -36,3 +36,4 @@ bench-cpu: $(BENCH_LEDGER) $(BENCH_DEAD) $(LIB) $(BUILD)/fakecuda/prog_linked \
 				"add-full", $$1 / 10000 }'; fi
 	$(Q)sh tests/bench/standin.sh $(BUILD)
 	$(Q)sh tests/bench/callgrind.sh $(BUILD)
+	$(Q)sh tests/bench/cold.sh $(BUILD)

@@ -5,6 +5,9 @@
  *
  * usage: prog_bench WORKLOAD THREADS OPS
  *   pairs        cuMemAllocAsync + cuMemFreeAsync                          (2 calls an op)
+ *   pairs-cold   the same after the thread's work has touched 4 MB, as a program's own
+ *                work between its CUDA calls does: graphcheck's lines are out of the caches
+ *                at each call (tests/bench/cold.sh counts its misses) (2 calls an op)
  *   launch4      cuLaunchKernel of a kernel with 4 pointer arguments, all live; nothing
  *                dead anywhere                                              (1 call an op)
  *   launch4-dead the same while a freed allocation is dead memory elsewhere (1 call an op)
@@ -49,6 +52,25 @@ static void pairs(CUstream s)
     CUdeviceptr p;
     pthread_barrier_wait(&ready);
     for (long i = 0; i < ops; i++) {
+        CK(cuMemAllocAsync(&p, 256, s));
+        CK(cuMemFreeAsync(p, s));
+    }
+    pthread_barrier_wait(&finished);
+}
+
+/* One byte of every line of a 4 MB buffer: more than the caches callgrind.sh's cache
+ * simulation is given, so nothing of the last call is left in them. */
+#define COLD_BYTES (4u << 20)
+static void pairs_cold(CUstream s)
+{
+    static __thread volatile unsigned char *work;
+    if (!work && !(work = calloc(COLD_BYTES, 1)))
+        return;
+    CUdeviceptr p;
+    pthread_barrier_wait(&ready);
+    for (long i = 0; i < ops; i++) {
+        for (unsigned b = 0; b < COLD_BYTES; b += 64)
+            work[b]++;
         CK(cuMemAllocAsync(&p, 256, s));
         CK(cuMemFreeAsync(p, s));
     }
@@ -126,6 +148,8 @@ static void *worker(void *arg)
     CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     if (!strcmp(workload, "pairs"))
         pairs(s);
+    else if (!strcmp(workload, "pairs-cold"))
+        pairs_cold(s);
     else if (!strcmp(workload, "launch4"))
         launches(s, 0);
     else if (!strcmp(workload, "launch4-dead"))
@@ -141,15 +165,17 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    static const char *const known[] = { "pairs", "launch4", "launch4-dead", "graph", "event" };
-    static const int per_op[] = { 2, 1, 1, 1, 2 };
+    static const char *const known[] = { "pairs", "launch4", "launch4-dead", "graph", "event",
+                                         "pairs-cold" };
+    static const int per_op[] = { 2, 1, 1, 1, 2, 2 };
     int w = -1, nthreads = argc > 2 ? atoi(argv[2]) : 0;
     for (int i = 0; argc > 1 && i < (int)(sizeof known / sizeof known[0]); i++)
         if (!strcmp(argv[1], known[i]))
             w = i;
     ops = argc > 3 ? atol(argv[3]) : -1;
     if (w < 0 || nthreads < 1 || nthreads > 256 || ops < 0) {
-        fprintf(stderr, "usage: prog_bench pairs|launch4|launch4-dead|graph|event THREADS OPS\n");
+        fprintf(stderr, "usage: prog_bench pairs|pairs-cold|launch4|launch4-dead|graph|event "
+                        "THREADS OPS\n");
         return 2;
     }
     workload = known[w];
