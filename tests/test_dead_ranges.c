@@ -482,18 +482,20 @@ static void *reader(void *arg)
 
 /* At capacity: frees at fresh addresses (a 1,024-range cycle) below and above the ones that
  * stay (unmaterialized, so never the ones evicted), each add evicting the oldest freed
- * range, blocks splitting and merging; covers that trim and remove some. */
+ * range, blocks splitting and merging; covers that trim and remove some. The covers come
+ * first in each round, so that its two adds fill the index again before the writer looks
+ * at stop_writer: it stops full, whenever it stops (the test counts the ranges after). */
 static void *writer_at_capacity(void *arg)
 {
 	gc_dead_ranges *d = arg;
 	for (uint64_t i = 0; !__atomic_load_n(&stop_writer, __ATOMIC_ACQUIRE); i++) {
 		uint64_t off = (i % 1024) * 0x100, back = ((i * 7) % 1024) * 0x100;
-		gc_dead_ranges_add(d, 0x100000 + off, 0x100000 + off + 0x80, 1000 + i, F);
-		gc_dead_ranges_add(d, 0x800000 + off, 0x800000 + off + 0x80, 2000 + i, F);
 		if (i % 4 == 0)
 			gc_dead_ranges_cover(d, 0x100000 + back + 0x20, 0x100000 + back + 0x40);
 		if (i % 6 == 0)
 			gc_dead_ranges_cover(d, 0x800000 + back, 0x800000 + back + 0x200);
+		gc_dead_ranges_add(d, 0x100000 + off, 0x100000 + off + 0x80, 1000 + i, F);
+		gc_dead_ranges_add(d, 0x800000 + off, 0x800000 + off + 0x80, 2000 + i, F);
 	}
 	return NULL;
 }
