@@ -230,6 +230,8 @@ static void preloadable_library(char *lib, size_t n)
  * marker, which a process leaves at its first error whether or not it reaches its exit
  * summary (_exit, exec, SIGKILL). Says how many processes started checking and wrote no
  * summary. */
+static unsigned long long started;  /* processes that made a CUDA call graphcheck saw */
+
 static unsigned long long recorded_errors(void)
 {
 	char path[sizeof(run_dir) + 32];
@@ -258,6 +260,7 @@ static unsigned long long recorded_errors(void)
 		if (sscanf(ent->d_name, "error.%ld", &pid) == 1) {
 			marked++;
 		} else if (sscanf(ent->d_name, "started.%ld", &pid) == 1) {
+			started++;
 			size_t i = 0;
 			while (i < n_summed && summed[i] != pid)
 				i++;
@@ -401,6 +404,10 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	child_pid = child;
+	/* The launcher's own notes may go to a pipe its reader closed (`| head`): that must not
+	 * kill it before it has the program's status and removed its run directory. Ignored
+	 * only here, after the fork: an ignored signal stays ignored across exec. */
+	signal(SIGPIPE, SIG_IGN);
 	sigprocmask(SIG_SETMASK, &saved, NULL);
 	/* Waited for without reaping first: while the pid is not reaped it cannot be reused,
 	 * so a late signal cannot reach another process. */
@@ -416,6 +423,9 @@ int main(int argc, char **argv)
 			die("waitpid: %s", strerror(errno));
 	unsigned long long errors = recorded_errors();
 	remove_run_dir();
+	if (!started)
+		fprintf(stderr, "graphcheck: no process of this run made a CUDA driver call, so "
+		                "nothing was checked\n");
 	if (fatal_signal)
 		die_of(fatal_signal, &saved);
 	if (error_exitcode >= 0 && errors > 0)

@@ -37,10 +37,24 @@ gate "_exit after 3 errors" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "
 grep -q 'ended without an exit summary' "$tmp/err" &&
 	ok "_exit: the launcher says a process ended without its summary" ||
 	bad "_exit: no note about the missing summary"
+# The launcher's stderr a pipe whose reader is gone (`2>&1 | head -1`): its note about the
+# missing summary must not kill it (SIGPIPE) before it has the status and removed its run
+# directory.
+rm -f "$tmp/rd" "$tmp/rc"
+{ launch "$GC" --error-exitcode=9 --log-file=/dev/null -- \
+	sh -c 'echo "$GRAPHCHECK_RUN_DIR" > "$0"; exec "$1" die _exit 3' "$tmp/rd" "$RELA" 2>&1
+  echo $? > "$tmp/rc"; } | true
+rd=$(cat "$tmp/rd" 2>/dev/null)
+[ "$(cat "$tmp/rc")" = 9 ] && [ -n "$rd" ] && [ ! -e "$rd" ] &&
+	ok "stderr a closed pipe: status 9, run directory removed" ||
+	bad "stderr a closed pipe: status '$(cat "$tmp/rc")' (want 9), run directory '$rd' left: $([ -e "$rd" ] && echo yes)"
 gate "SIGKILL after 3 errors" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" die kill 3
 gate "exec into /bin/true after an error" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" exec /bin/true
 gate "exit() after 3 errors" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" die exit 3
 gate "no CUDA at all (true)" 0 "$GC" --error-exitcode=9 -- true
+grep -q 'no process of this run made a CUDA driver call, so nothing was checked' "$tmp/err" &&
+	ok "no CUDA at all: the launcher says nothing was checked" ||
+	bad "no CUDA at all: no note, stderr '$(head -c 200 "$tmp/err")'"
 gate "without --error-exitcode: the program's status" 0 "$GC" --log-file=/dev/null -- "$RELA" exec /bin/true
 
 if python3 -c 'import ctypes, multiprocessing' 2> /dev/null && [ "$ASAN" = 0 ]; then
