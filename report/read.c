@@ -25,6 +25,7 @@ typedef struct file_state {
 	size_t n_pids, cap_pids;
 	size_t *slots;    /* open addressing on pid: index in pids + 1, 0 for empty */
 	size_t n_slots;   /* a power of two, kept at least twice n_pids */
+	unsigned long ours, unknown;  /* lines of graphcheck's log types, and of other types */
 } file_state;
 
 static void diag(file_state *fs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -117,6 +118,7 @@ static void take_line(file_state *fs, const char *buf, size_t len, bool newline)
 			diag(fs, "%s", why);
 		break;
 	case RP_LINE_VIOLATION: {
+		fs->ours++;
 		pid_count *c = pid_entry(fs, r->pid);
 		c->records++;
 		if (r->severity == GC_SEV_ERROR)
@@ -131,13 +133,16 @@ static void take_line(file_state *fs, const char *buf, size_t len, bool newline)
 	}
 	case RP_LINE_START:
 	case RP_LINE_INFO:
+		fs->ours++;
 		break;
 	case RP_LINE_SUMMARY:
+		fs->ours++;
 		rd->suppressed += sum.suppressed;
 		check_summary(fs, &sum);
 		break;
 	case RP_LINE_UNKNOWN:
 		rd->unknown++;
+		fs->unknown++;
 		diag(fs, "warning: unknown record type \"%s\", skipped", why);
 		break;
 	}
@@ -230,6 +235,12 @@ int rp_read_stream(rp_reader *rd, FILE *f, const char *name)
 			fs.line = 1;
 			rd->malformed++;
 			diag(&fs, "empty file: no log lines");
+		} else if (fs.unknown && !fs.ours) {
+			/* JSON lines, but none of a log's: not a log this reader can pass as clean. */
+			fs.line = 1;
+			rd->malformed++;
+			diag(&fs, "no graphcheck log lines (start, record, summary), only other types: "
+			          "not a --json-file log (a --trace-file trace is read with --replay)");
 		}
 	}
 	free(lb.buf);
