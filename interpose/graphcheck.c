@@ -33,6 +33,7 @@ static const char usage[] =
 	"allocation and CUDA graphs.\n"
 	"\n"
 	"  --log-file=FILE        human-readable records go to FILE (%p: pid), default stderr\n"
+	"                         (an option's value may also be the next argument: --log-file FILE)\n"
 	"  --json-file=FILE       JSON-lines records go to FILE (%p: pid)\n"
 	"  --trace-file=FILE      every intercepted event as JSON lines, for graphcheck-report --replay\n"
 	"  --error-exitcode=N     exit with N if any error was recorded (default: the program's)\n"
@@ -44,7 +45,7 @@ static const char usage[] =
 	"  --verbose              print the effective options\n"
 	"  --help, --version\n"
 	"\n"
-	"Every option is also a GRAPHCHECK_* environment variable (see README.md).\n";
+	"Every option but --error-exitcode is also a GRAPHCHECK_* environment variable (README.md).\n";
 
 /* The run's private directory (mkdtemp, 0700): the summary file and the processes' markers
  * (interpose/runstatus.c), and the object's alias when its own path cannot be preloaded. */
@@ -100,12 +101,22 @@ static void find_library(char *out, size_t n)
 	die("libgraphcheck.so not found beside %s or in ../lib", self);
 }
 
-static int prefixed(const char *arg, const char *prefix, const char **value)
+/* argv[*i] is option `name` with a value, as --name=VALUE or as --name VALUE (the next
+ * argument, taken): 1 and *value set; else 0. */
+static int option_value(int argc, char **argv, int *i, const char *name, const char **value)
 {
-	size_t n = strlen(prefix);
-	if (strncmp(arg, prefix, n) != 0)
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+	if (strncmp(a, name, n) != 0 || (a[n] != '=' && a[n] != '\0'))
 		return 0;
-	*value = arg + n;
+	if (a[n] == '=') {
+		*value = a + n + 1;
+	} else if (*i + 1 < argc) {
+		*value = argv[++*i];
+	} else {
+		fprintf(stderr, "graphcheck: %s needs a value\n%s", name, usage);
+		exit(2);
+	}
 	return 1;
 }
 
@@ -115,7 +126,7 @@ static long parse_count(const char *opt, const char *v, long max)
 	errno = 0;
 	long n = strtol(v, &end, 10);
 	if (errno || end == v || *end || n < 0 || n > max)
-		die("bad value for %s", opt);
+		die("bad value for %s: '%s' (a whole number in 0..%ld)", opt, v, max);
 	return n;
 }
 
@@ -331,22 +342,22 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--version")) {
 			printf("graphcheck %s\n", GC_VERSION);
 			return 0;
-		} else if (prefixed(a, "--log-file=", &v)) {
+		} else if (option_value(argc, argv, &i, "--log-file", &v)) {
 			setenv("GRAPHCHECK_LOG_FILE", v, 1);
-		} else if (prefixed(a, "--json-file=", &v)) {
+		} else if (option_value(argc, argv, &i, "--json-file", &v)) {
 			setenv("GRAPHCHECK_JSON_FILE", v, 1);
-		} else if (prefixed(a, "--trace-file=", &v)) {
+		} else if (option_value(argc, argv, &i, "--trace-file", &v)) {
 			setenv("GRAPHCHECK_TRACE_FILE", v, 1);
-		} else if (prefixed(a, "--error-exitcode=", &v)) {
+		} else if (option_value(argc, argv, &i, "--error-exitcode", &v)) {
 			error_exitcode = parse_count("--error-exitcode", v, 255);
 		} else if (!strcmp(a, "--abort-on-error")) {
 			setenv("GRAPHCHECK_ON_ERROR", "abort", 1);
-		} else if (prefixed(a, "--backtrace-depth=", &v)) {
+		} else if (option_value(argc, argv, &i, "--backtrace-depth", &v)) {
 			parse_count("--backtrace-depth", v, 64);
 			setenv("GRAPHCHECK_BACKTRACE_DEPTH", v, 1);
 		} else if (!strcmp(a, "--no-leak-check")) {
 			setenv("GRAPHCHECK_LEAK_CHECK", "0", 1);
-		} else if (prefixed(a, "--suppressions=", &v)) {
+		} else if (option_value(argc, argv, &i, "--suppressions", &v)) {
 			setenv("GRAPHCHECK_SUPPRESSIONS", v, 1);
 		} else if (!strcmp(a, "--gen-suppressions")) {
 			setenv("GRAPHCHECK_GEN_SUPPRESSIONS", "1", 1);

@@ -55,6 +55,16 @@ gate "no CUDA at all (true)" 0 "$GC" --error-exitcode=9 -- true
 grep -q 'no process of this run made a CUDA driver call, so nothing was checked' "$tmp/err" &&
 	ok "no CUDA at all: the launcher says nothing was checked" ||
 	bad "no CUDA at all: no note, stderr '$(head -c 200 "$tmp/err")'"
+# Options' values as the next argument, as well as after '='; a bad value says the range.
+rm -f "$tmp/sep.log"
+gate "--log-file FILE --error-exitcode N (values as next arguments)" 9 "$GC" --log-file "$tmp/sep.log" \
+	--error-exitcode 9 -- "$RELA" die exit 3
+[ -s "$tmp/sep.log" ] && ok "--log-file FILE: the log went to FILE" || bad "--log-file FILE: no log at $tmp/sep.log"
+gate "--backtrace-depth=100: refused" 2 "$GC" --backtrace-depth=100 -- true
+grep -q "bad value for --backtrace-depth: '100' (a whole number in 0..64)" "$tmp/err" &&
+	ok "--backtrace-depth=100: the message gives the range" ||
+	bad "--backtrace-depth=100: message '$(head -c 200 "$tmp/err")'"
+gate "--log-file without a value: usage" 2 "$GC" --log-file
 gate "without --error-exitcode: the program's status" 0 "$GC" --log-file=/dev/null -- "$RELA" exec /bin/true
 
 if python3 -c 'import ctypes, multiprocessing' 2> /dev/null && [ "$ASAN" = 0 ]; then
