@@ -218,6 +218,14 @@ int rp_read_stream(rp_reader *rd, FILE *f, const char *name)
 		}
 		if (blank(lb.buf, lb.len))
 			continue;
+		if (!content && lb.len >= 14 && !memcmp(lb.buf, "==graphcheck==", 14)) {
+			/* One message, not one per line. */
+			content = true;
+			rd->malformed++;
+			diag(&fs, "this is graphcheck's text log (--log-file); graphcheck-report reads "
+			          "its JSON log (--json-file); the rest of the file is skipped");
+			break;
+		}
 		content = true;
 		take_line(&fs, lb.buf, lb.len, lb.newline);
 	}

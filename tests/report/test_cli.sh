@@ -108,6 +108,8 @@ good=$(cat "$tmp/good.jsonl")
 } >"$tmp/long.jsonl"
 # JSON lines of other types only (a trace given by mistake): not a log to pass as clean
 printf '{"type":"event","kind":"alloc"}\n{"type":"site","id":1}\n' >"$tmp/other_types.jsonl"
+# graphcheck's text log given instead of its JSON log: one message that says so
+printf '==graphcheck== error: double-free in cuMemFreeAsync (returned 1)\n==graphcheck==   more\n' >"$tmp/text.log"
 # log|line|message|good records
 while IFS='|' read -r log line msg n; do
 	for f in "" --fail-on=error --fail-on=warning --fail-on=never; do
@@ -127,6 +129,7 @@ $tmp/binary.jsonl|2|binary data (a NUL byte)|1
 $tmp/latin1.jsonl|2|not valid UTF-8: byte 0xe9|2
 $tmp/long.jsonl|2|line longer than 1048576 bytes|2
 $tmp/other_types.jsonl|1|no graphcheck log lines|0
+$tmp/text.log|1|this is graphcheck's text log (--log-file); graphcheck-report reads its JSON log (--json-file)|0
 EOF
 expect 3 "malformed stdin" sh -c "cat '$M/wrong_types.jsonl' | '$R' -"
 has "$tmp/err" "graphcheck-report: <stdin>:3: field \"seq\"" "stdin: named <stdin>"
