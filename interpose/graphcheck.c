@@ -411,8 +411,9 @@ int main(int argc, char **argv)
 	if (child == 0) {
 		sigprocmask(SIG_SETMASK, &saved, NULL);  /* exec resets the handlers to default */
 		execvp(argv[i], argv + i);
-		fprintf(stderr, "graphcheck: cannot run '%s': %s\n", argv[i], strerror(errno));
-		_exit(127);
+		int e = errno;
+		fprintf(stderr, "graphcheck: cannot run '%s': %s\n", argv[i], strerror(e));
+		_exit(e == ENOENT ? 127 : 126);  /* as a shell says: not found, or not runnable */
 	}
 	child_pid = child;
 	/* The launcher's own notes may go to a pipe its reader closed (`| head`): that must not
@@ -439,8 +440,13 @@ int main(int argc, char **argv)
 		                "nothing was checked\n");
 	if (fatal_signal)
 		die_of(fatal_signal, &saved);
-	if (error_exitcode >= 0 && errors > 0)
+	if (error_exitcode >= 0 && errors > 0) {
+		if (WIFSIGNALED(status))  /* else its status would say nothing of it */
+			fprintf(stderr, "graphcheck: the program died of signal %d (%s); the gate's "
+			        "status %ld is returned, as errors were recorded\n", WTERMSIG(status),
+			        strsignal(WTERMSIG(status)), error_exitcode);
 		return (int)error_exitcode;
+	}
 	if (WIFSIGNALED(status))
 		die_of(WTERMSIG(status), &saved);
 	return WEXITSTATUS(status);

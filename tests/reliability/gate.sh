@@ -65,6 +65,13 @@ grep -q "bad value for --backtrace-depth: '100' (a whole number in 0..64)" "$tmp
 	ok "--backtrace-depth=100: the message gives the range" ||
 	bad "--backtrace-depth=100: message '$(head -c 200 "$tmp/err")'"
 gate "--log-file without a value: usage" 2 "$GC" --log-file
+gate "a directory as the program: 126, as a shell" 126 "$GC" -- "$tmp"
+gate "a program that is not there: 127" 127 "$GC" -- "$tmp/no-such-program"
+# (abort, not a segfault: ASan turns a segfault into an exit of its own)
+gate "abort() after 2 errors, gated" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" die abort 2
+grep -q "the program died of signal 6 (Aborted); the gate's status 9 is returned" "$tmp/err" &&
+	ok "abort() after errors, gated: the launcher says the program died of it" ||
+	bad "abort() after errors, gated: stderr '$(head -c 300 "$tmp/err")'"
 gate "without --error-exitcode: the program's status" 0 "$GC" --log-file=/dev/null -- "$RELA" exec /bin/true
 
 if python3 -c 'import ctypes, multiprocessing' 2> /dev/null && [ "$ASAN" = 0 ]; then
