@@ -166,5 +166,5 @@ help:
 	@echo "                directory's scripts (test-interpose, test-reliability ...)"
 	@echo "make deps       install the Debian packages the build needs"
 	@echo "make demo       build the demo programs (needs nvcc)"
-	@echo "make gate       run the demo programs under graphcheck (needs a GPU)"
+	@echo "make gate       run the demo programs under graphcheck (needs a GPU: without one every program fails as unchecked)"
 	@echo "make install    PREFIX=$(PREFIX)"
