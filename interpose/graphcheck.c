@@ -36,7 +36,8 @@ static const char usage[] =
 	"                         (an option's value may also be the next argument: --log-file FILE)\n"
 	"  --json-file=FILE       JSON-lines records go to FILE (%p: pid)\n"
 	"  --trace-file=FILE      every intercepted event as JSON lines, for graphcheck-report --replay\n"
-	"  --error-exitcode=N     exit with N if any error was recorded (default: the program's)\n"
+	"  --error-exitcode=N     exit with N (1-255) if any error was recorded; 0, the default:\n"
+	"                         the program's status\n"
 	"  --abort-on-error       abort the program at the first error\n"
 	"  --backtrace-depth=N    host frames per record (0-64, default 8)\n"
 	"  --no-leak-check        do not report allocations live at exit\n"
@@ -350,6 +351,8 @@ int main(int argc, char **argv)
 			setenv("GRAPHCHECK_TRACE_FILE", v, 1);
 		} else if (option_value(argc, argv, &i, "--error-exitcode", &v)) {
 			error_exitcode = parse_count("--error-exitcode", v, 255);
+			if (!error_exitcode)  /* as valgrind's: 0 leaves the program's status */
+				error_exitcode = -1;
 		} else if (!strcmp(a, "--abort-on-error")) {
 			setenv("GRAPHCHECK_ON_ERROR", "abort", 1);
 		} else if (option_value(argc, argv, &i, "--backtrace-depth", &v)) {

@@ -65,6 +65,10 @@ grep -q "bad value for --backtrace-depth: '100' (a whole number in 0..64)" "$tmp
 	ok "--backtrace-depth=100: the message gives the range" ||
 	bad "--backtrace-depth=100: message '$(head -c 200 "$tmp/err")'"
 gate "--log-file without a value: usage" 2 "$GC" --log-file
+launch "$GC" --log-file=/dev/null -- "$RELA" die exit 3 > /dev/null 2>&1
+native_rc=$?
+gate "--error-exitcode=0 after 3 errors: the program's status, as valgrind's" "$native_rc" \
+	"$GC" --error-exitcode=0 --log-file=/dev/null -- "$RELA" die exit 3
 gate "a directory as the program: 126, as a shell" 126 "$GC" -- "$tmp"
 gate "a program that is not there: 127" 127 "$GC" -- "$tmp/no-such-program"
 # (abort, not a segfault: ASan turns a segfault into an exit of its own)
