@@ -328,11 +328,11 @@ static bool parse_violation(pctx *p, const json_t *o, rp_record *r)
 	return parse_leaks(p, o, r);
 }
 
-static bool parse_start(pctx *p, const json_t *o)
+static bool parse_start(pctx *p, const json_t *o, uint64_t *pid)
 {
 	const char *s;
-	uint64_t pid;
-	return get_uint(p, o, "", "pid", false, &pid) &&
+	*pid = 0;
+	return get_uint(p, o, "", "pid", false, pid) &&
 	       get_str(p, o, "", "program", false, false, &s) &&
 	       get_str(p, o, "", "version", false, false, &s) &&
 	       get_str(p, o, "", "time", false, false, &s);
@@ -449,7 +449,8 @@ rp_line_kind rp_parse_line(const char *buf, size_t len, rp_record **rec, rp_summ
 				rp_record_free(r);
 			}
 		} else if (strcmp(type, "start") == 0) {
-			kind = parse_start(&p, o) ? RP_LINE_START : RP_LINE_BAD;
+			memset(sum, 0, sizeof(*sum));  /* a start line gives its pid (0: none) */
+			kind = parse_start(&p, o, &sum->pid) ? RP_LINE_START : RP_LINE_BAD;
 		} else if (strcmp(type, "graph_memory") == 0 || strcmp(type, "live_at_exit") == 0) {
 			kind = RP_LINE_INFO;
 		} else if (strcmp(type, "summary") == 0) {

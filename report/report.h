@@ -93,7 +93,7 @@ typedef struct rp_summary {
 } rp_summary;
 
 /* Parses one line (without its newline). why gets a one-line explanation for RP_LINE_BAD
- * and the type name for RP_LINE_UNKNOWN. */
+ * and the type name for RP_LINE_UNKNOWN; *sum the summary, or for a start line its pid. */
 rp_line_kind rp_parse_line(const char *buf, size_t len, rp_record **rec, rp_summary *sum,
                            char *why, size_t why_len);
 void rp_record_free(rp_record *r);

@@ -85,6 +85,13 @@ done
 expect 1 "seed log" "$R" "$T/seed_pipeline.jsonl"
 has "$tmp/out" "graphcheck-report: 2 errors, 1 warnings (11 records in 1 files)" "seed totals"
 has "$tmp/out" "free-unmaterialized      error         9  " "seed: 9 records folded into one row"
+# A process's start line without its summary (killed, _exit, or a cut log): a note
+head -n 1 "$T/clean.jsonl" > "$tmp/start_only.jsonl"
+expect 0 "start line only" "$R" "$tmp/start_only.jsonl"
+has "$tmp/err" "has no summary line: it ended by _exit, exec or SIGKILL, or the log was cut" \
+	"start line only: the note"
+expect 0 "a clean log" "$R" "$T/clean.jsonl"
+if grep -q "no summary line" "$tmp/err"; then bad "a clean log: a no-summary note"; else ok; fi
 expect 0 "unknown type" "$R" --fail-on=never "$T/unknown_type.jsonl"
 has "$tmp/err" "$T/unknown_type.jsonl:3: warning: unknown record type \"heartbeat\"" \
 	"unknown type: warning"
