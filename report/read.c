@@ -108,7 +108,10 @@ static void take_line(file_state *fs, const char *buf, size_t len, bool newline)
 	rp_record *r;
 	rp_summary sum;
 	char why[512];
-	switch (rp_parse_line(buf, len, &r, &sum, why, sizeof(why))) {
+	rp_line_kind kind = rp_parse_line(buf, len, &r, &sum, why, sizeof(why));
+	if (kind != RP_LINE_BAD && kind != RP_LINE_UNKNOWN)
+		fs->ours++;
+	switch (kind) {
 	case RP_LINE_BAD:
 		rd->malformed++;
 		/* The writer ends every record with its newline in the same write(2), so a last
@@ -119,7 +122,6 @@ static void take_line(file_state *fs, const char *buf, size_t len, bool newline)
 			diag(fs, "%s", why);
 		break;
 	case RP_LINE_VIOLATION: {
-		fs->ours++;
 		pid_count *c = pid_entry(fs, r->pid);
 		c->records++;
 		if (r->severity == GC_SEV_ERROR)
@@ -135,13 +137,10 @@ static void take_line(file_state *fs, const char *buf, size_t len, bool newline)
 	case RP_LINE_START:
 		if (sum.pid)
 			pid_entry(fs, sum.pid)->started = true;
-		fs->ours++;
 		break;
 	case RP_LINE_INFO:
-		fs->ours++;
 		break;
 	case RP_LINE_SUMMARY:
-		fs->ours++;
 		pid_entry(fs, sum.pid)->summed = true;
 		rd->suppressed += sum.suppressed;
 		check_summary(fs, &sum);
@@ -249,6 +248,12 @@ int rp_read_stream(rp_reader *rd, FILE *f, const char *name)
 			fs.line = 1;
 			rd->malformed++;
 			diag(&fs, "empty file: no log lines");
+		} else if (fs.unknown && !fs.ours) {
+			/* JSON lines, but none of a log's: not a log this reader can pass as clean. */
+			fs.line = 1;
+			rd->malformed++;
+			diag(&fs, "no graphcheck log lines (start, record, summary), only other types: "
+			          "not a --json-file log (a --trace-file trace is read with --replay)");
 		} else {
 			/* Only a note (the records read are reported): but such a process was not
 			 * checked to its end, which a gate on this file alone should know. */
@@ -258,13 +263,6 @@ int rp_read_stream(rp_reader *rd, FILE *f, const char *name)
 					          "or SIGKILL, or the log was cut, so it may have more errors than "
 					          "these and no leak check ran",
 					     (unsigned long long)fs.pids[k].pid);
-		}
-		if (content && fs.unknown && !fs.ours) {
-			/* JSON lines, but none of a log's: not a log this reader can pass as clean. */
-			fs.line = 1;
-			rd->malformed++;
-			diag(&fs, "no graphcheck log lines (start, record, summary), only other types: "
-			          "not a --json-file log (a --trace-file trace is read with --replay)");
 		}
 	}
 	free(lb.buf);
