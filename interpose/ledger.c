@@ -326,7 +326,6 @@ static void on_cond_node(gc_ledger *l, const gc_event *ev)
 		body->cond_body = 1, body->cond_parent = ev->graph;
 }
 
-
 int gc_use_seen(gc_ledger *l, gc_rule rule, uint32_t site, uint64_t id)
 {
 	uint64_t key = ((uint64_t)rule << 56 | (uint64_t)site << 24) ^ id;
@@ -581,11 +580,6 @@ struct gc_dead_ranges *gc_ledger_dead_ranges(gc_ledger *l)
 struct gc_dead_ranges *gc_ledger_order_ranges(gc_ledger *l)
 {
 	return l ? &l->order : NULL;
-}
-
-int gc_ledger_ordering(const gc_ledger *l)
-{
-	return l && gc_streams_active(l->streams);
 }
 
 const int *gc_ledger_ordering_flag(const gc_ledger *l)

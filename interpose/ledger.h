@@ -186,11 +186,10 @@ int gc_ledger_record_wait(gc_ledger *l, int wait, uint64_t event, uint64_t key);
 /* The index of memory that is not live, which uses are checked against: the hub reads its
  * bounds without a lock to skip the uses that cannot touch it (see dead_ranges.h). */
 struct gc_dead_ranges *gc_ledger_dead_ranges(gc_ledger *l);
-/* The same for the allocations watched for stream order (ledger_order.c), and whether the
- * stream model is on (two streams seen; read without a lock). */
+/* The same for the allocations watched for stream order (ledger_order.c), and the flag
+ * that says whether the stream model is on (two streams seen), for the hub to read inline,
+ * atomically and without a lock, in every record, wait and launch. */
 struct gc_dead_ranges *gc_ledger_order_ranges(gc_ledger *l);
-int gc_ledger_ordering(const gc_ledger *l);
-/* The flag behind it, for the hub to read inline in every record, wait and launch. */
 const int *gc_ledger_ordering_flag(const gc_ledger *l);
 
 /* A call that failed with INVALID_CONTEXT on a thread without a current context is held,

@@ -102,7 +102,7 @@ static void streams(fx *f)
 	apply(f, create(B, GC_STREAM_NON_BLOCKING));
 	apply(f, create(C, GC_STREAM_NON_BLOCKING));
 	apply(f, create(D, 0));
-	assert_true(gc_ledger_ordering(f->l));
+	assert_true(__atomic_load_n(gc_ledger_ordering_flag(f->l), __ATOMIC_RELAXED));
 }
 
 static void use_and_free_unordered(void **state)
