@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -153,6 +154,8 @@ static void load_suppressions(void)
 static void init(void)
 {
 	gc_options_load(&opts, secure_env, 2);
+	if (!getauxval(AT_SECURE))  /* where secure_getenv reads nothing, no name is an option */
+		gc_options_check_names((const char *const *)environ, 2);
 	gc_log_open(&opts);
 	gc_runstatus_open(opts.run_dir);
 	if (opts.verbose) {

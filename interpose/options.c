@@ -178,6 +178,76 @@ int gc_options_load(gc_options *o, gc_getenv_fn getenv_fn, int warn_fd)
 	return bad;
 }
 
+/* How many single-character edits turn a into b, capped: enough to find a misspelt name. */
+static int edits(const char *a, size_t na, const char *b)
+{
+	enum { MAX = 48 };
+	size_t nb = strlen(b);
+	if (na >= MAX || nb >= MAX)
+		return MAX;
+	unsigned char row[MAX + 1];
+	for (size_t j = 0; j <= nb; j++)
+		row[j] = (unsigned char)j;
+	for (size_t i = 1; i <= na; i++) {
+		unsigned char diag = row[0];
+		row[0] = (unsigned char)i;
+		for (size_t j = 1; j <= nb; j++) {
+			unsigned char up = row[j];
+			unsigned char best = (unsigned char)(diag + (a[i - 1] != b[j - 1]));
+			if (up + 1 < best)
+				best = (unsigned char)(up + 1);
+			if (row[j - 1] + 1 < best)
+				best = (unsigned char)(row[j - 1] + 1);
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[nb];
+}
+
+int gc_options_check_names(const char *const *env, int warn_fd)
+{
+	static const char prefix[] = "GRAPHCHECK_";
+	const size_t np = sizeof(prefix) - 1;
+	int unknown = 0;
+	for (size_t e = 0; env && env[e]; e++) {
+		const char *name = env[e];
+		if (strncmp(name, prefix, np))
+			continue;
+		name += np;
+		size_t len = strcspn(name, "=");
+		/* The benchmarks' own settings (tests/bench), which reach the programs they run. */
+		if (!strncmp(name, "BENCH_", 6))
+			continue;
+		const char *nearest = NULL;
+		int best = 3;  /* farther than two edits is no suggestion */
+		size_t i;
+		for (i = 0; i < N_OPTS; i++) {
+			if (strlen(table[i].name) == len && !strncmp(table[i].name, name, len))
+				break;
+			int d = edits(name, len, table[i].name);
+			if (d < best) {
+				best = d;
+				nearest = table[i].name;
+			}
+		}
+		if (i < N_OPTS)
+			continue;
+		unknown++;
+		char buf[256];
+		int n = snprintf(buf, sizeof(buf), "graphcheck: GRAPHCHECK_%.*s is not an option; "
+		                 "ignored%s%s%s\n", (int)(len < 100 ? len : 100), name,
+		                 nearest ? " (did you mean GRAPHCHECK_" : "", nearest ? nearest : "",
+		                 nearest ? "?)" : "");
+		for (int k = 0; k < n && k < (int)sizeof(buf) - 1; k++)  /* one line, whatever it holds */
+			if ((unsigned char)buf[k] < 0x20 && k != n - 1)
+				buf[k] = '?';
+		if (warn_fd >= 0 && n > 0)
+			(void)!write(warn_fd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	}
+	return unknown;
+}
+
 void gc_options_print(const gc_options *o, int fd)
 {
 	for (size_t i = 0; i < N_OPTS; i++) {

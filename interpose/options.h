@@ -39,6 +39,11 @@ typedef const char *(*gc_getenv_fn)(const char *name);
  * the number of bad values. */
 int gc_options_load(gc_options *o, gc_getenv_fn getenv_fn, int warn_fd);
 
+/* Warns on warn_fd about each GRAPHCHECK_* variable of env (NAME=value strings, NULL-ended)
+ * that names no option, with the nearest option's name when it is a misspelling of one.
+ * Returns how many there were. */
+int gc_options_check_names(const char *const *env, int warn_fd);
+
 /* Writes "graphcheck: NAME=value" lines for every option (verbose mode). */
 void gc_options_print(const gc_options *o, int fd);
 

@@ -125,6 +125,52 @@ static void too_long_path(void **state)
 	assert_non_null(strstr(w, "is too long"));
 }
 
+/* Captures what gc_options_check_names writes for env. */
+static int check_names(const char *const *env, char *warnings, size_t n)
+{
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	int unknown = gc_options_check_names(env, fds[1]);
+	close(fds[1]);
+	ssize_t got = read(fds[0], warnings, n - 1);
+	warnings[got > 0 ? got : 0] = '\0';
+	close(fds[0]);
+	return unknown;
+}
+
+static void unknown_names_warned_with_the_nearest(void **state)
+{
+	(void)state;
+	char w[4096];
+	static const char *const env[] = {
+		"PATH=/bin", "GRAPHCHECK_LOG_FILE=/tmp/x", "GRAPHCHECK_LOGFILE=/tmp/y",
+		"GRAPHCHECK_LEAKCHECK=0", "GRAPHCHECK_COLOUR=1", "GRAPHCHECK_BENCH_ROUNDS=5",
+		"GRAPHCHECK_=", "GRAPHCHECK_USES", "graphcheck_uses=0", NULL};
+	assert_int_equal(check_names(env, w, sizeof(w)), 4);
+	assert_string_equal(w,
+	    "graphcheck: GRAPHCHECK_LOGFILE is not an option; ignored (did you mean GRAPHCHECK_LOG_FILE?)\n"
+	    "graphcheck: GRAPHCHECK_LEAKCHECK is not an option; ignored (did you mean GRAPHCHECK_LEAK_CHECK?)\n"
+	    "graphcheck: GRAPHCHECK_COLOUR is not an option; ignored\n"
+	    "graphcheck: GRAPHCHECK_ is not an option; ignored\n");
+}
+
+static void every_option_name_is_known(void **state)
+{
+	(void)state;
+	char w[4096], vars[64][80];
+	const char *env[65];
+	size_t n = 0;
+	for (const gc_option_doc *d = gc_options_docs(); d->name && n < 64; d++, n++) {
+		snprintf(vars[n], sizeof(vars[n]), "GRAPHCHECK_%s=1", d->name);
+		env[n] = vars[n];
+	}
+	env[n] = NULL;
+	assert_true(n > 10);
+	assert_int_equal(check_names(env, w, sizeof(w)), 0);
+	assert_string_equal(w, "");
+	assert_int_equal(check_names(NULL, w, sizeof(w)), 0);
+}
+
 static void print_lists_every_option(void **state)
 {
 	(void)state;
@@ -158,6 +204,8 @@ int main(void)
 		cmocka_unit_test(bad_values_warned_defaults_used),
 		cmocka_unit_test(too_long_path),
 		cmocka_unit_test(print_lists_every_option),
+		cmocka_unit_test(unknown_names_warned_with_the_nearest),
+		cmocka_unit_test(every_option_name_is_known),
 	};
 	return cmocka_run_group_tests_name("options", tests, NULL, NULL);
 }

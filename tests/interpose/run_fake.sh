@@ -246,6 +246,14 @@ rm -f "$tmp/none.json"
 out=$(LD_PRELOAD=$PRE GRAPHCHECK_JSON_FILE=$tmp/none.json $P/prog_linked nocuda 2>&1)
 [ ! -e "$tmp/none.json" ] && [ "$out" = "$($P/prog_linked nocuda 2>&1)" ] &&
 	ok "nocuda: same output, no log file" || bad "nocuda: graphcheck wrote something"
+# A misspelt option is said once, with the option meant, and the program goes on as before;
+# the log still goes where the option spelt right says.
+rm -f "$tmp/misspelt.txt"
+err=$(LD_PRELOAD=$PRE GRAPHCHECK_LOG_FILE=$tmp/misspelt.txt GRAPHCHECK_LEAKCHECK=0 \
+	$P/prog_linked seed-fixed 2>&1 >/dev/null)
+[ "$err" = "graphcheck: GRAPHCHECK_LEAKCHECK is not an option; ignored (did you mean GRAPHCHECK_LEAK_CHECK?)" ] &&
+	[ -s "$tmp/misspelt.txt" ] && ok "misspelt option: one line naming the option meant" ||
+	bad "misspelt option: stderr '$err', log written: $([ -s "$tmp/misspelt.txt" ] && echo yes || echo no)"
 for cmd in "/bin/true" "python3 -c pass" "/bin/false"; do
 	foreign "preloaded into '$cmd'" || continue
 	a=$($cmd 2>&1; echo "rc=$?")
