@@ -21,6 +21,15 @@ static const char *fake_getenv(const char *name)
 	return NULL;
 }
 
+/* What was written to a pipe's write end fds[1], read after closing it. */
+static void drain(int fds[2], char *warnings, size_t n)
+{
+	close(fds[1]);
+	ssize_t got = read(fds[0], warnings, n - 1);
+	warnings[got > 0 ? got : 0] = '\0';
+	close(fds[0]);
+}
+
 /* Loads with the given NAME, VALUE pairs; captures the warnings. */
 static int load(gc_options *o, const char *const *pairs, char *warnings, size_t n)
 {
@@ -28,10 +37,7 @@ static int load(gc_options *o, const char *const *pairs, char *warnings, size_t 
 	assert_int_equal(pipe(fds), 0);
 	env_pairs = pairs;
 	int bad = gc_options_load(o, fake_getenv, fds[1]);
-	close(fds[1]);
-	ssize_t got = read(fds[0], warnings, n - 1);
-	warnings[got > 0 ? got : 0] = '\0';
-	close(fds[0]);
+	drain(fds, warnings, n);
 	return bad;
 }
 
@@ -131,10 +137,7 @@ static int check_names(const char *const *env, char *warnings, size_t n)
 	int fds[2];
 	assert_int_equal(pipe(fds), 0);
 	int unknown = gc_options_check_names(env, fds[1]);
-	close(fds[1]);
-	ssize_t got = read(fds[0], warnings, n - 1);
-	warnings[got > 0 ? got : 0] = '\0';
-	close(fds[0]);
+	drain(fds, warnings, n);
 	return unknown;
 }
 
