@@ -41,7 +41,7 @@
 			type ev = {.call = #spelling, .result = r, __VA_ARGS__};                       \
 			report(&ev);                                                                   \
 		}                                                                                  \
-		GC_SELF_ADD(t0, t1, t2);                                                           \
+		GC_SELF_ADD(#spelling, t0, t1, t2);                                                \
 		gc_hub_leave();                                                                    \
 		return r;                                                                          \
 	}
