@@ -91,9 +91,11 @@ void gc_self_time_report(void)
 			break;
 		uint64_t bc = by_name[best].cycles, bn = by_name[best].calls;
 		say(line, snprintf(line, sizeof(line),
-		                   "graphcheck self-time:   %-28s %10llu calls %10.3f ms %8.1f ns a call\n",
+		                   "graphcheck self-time:   %-28s %10llu calls %10.3f ms %8.1f ns a call "
+		                   "(%.1f less the clock's reads)\n",
 		                   by_name[best].name, (unsigned long long)bn,
-		                   (double)bc * per_cycle / 1e6, (double)bc * per_cycle / (double)bn),
+		                   (double)bc * per_cycle / 1e6, (double)bc * per_cycle / (double)bn,
+		                   (double)bc * per_cycle / (double)bn - 3 * read_ns),
 		    sizeof(line));
 		by_name[best].calls = 0;  /* shown: out of the next rounds (the report is the last word) */
 	}
