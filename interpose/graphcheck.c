@@ -146,6 +146,50 @@ static void make_absolute(const char *var)
 	setenv(var, abs, 1);
 }
 
+/* A log the user named that could not be written would go to stderr instead (the object's
+ * fallback): refused before the program runs, as valgrind refuses its --log-file. Checked:
+ * the directory exists and is writable, and the path is not a directory; a directory
+ * holding %p (the pid) is left to the object. */
+static void check_log_path(const char *var, const char *opt)
+{
+	const char *v = getenv(var);
+	if (!v || !*v || !strcmp(v, "/dev/null") || !strcmp(v, "/dev/stderr"))
+		return;
+	struct stat st;
+	if (stat(v, &st) == 0 && S_ISDIR(st.st_mode))
+		die("%s '%s' is a directory", opt, v);
+	const char *slash = strrchr(v, '/');  /* make_absolute: there is one */
+	char dir[PATH_MAX];
+	if (!slash || (size_t)(slash - v) >= sizeof(dir))
+		return;
+	snprintf(dir, sizeof(dir), "%.*s", slash == v ? 1 : (int)(slash - v), v);
+	if (strstr(dir, "%p"))
+		return;
+	if (stat(dir, &st) != 0)
+		die("%s '%s': its directory '%s': %s", opt, v, dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		die("%s '%s': '%s' is not a directory", opt, v, dir);
+	if (access(dir, W_OK | X_OK) != 0)
+		die("%s '%s': cannot write in '%s': %s", opt, v, dir, strerror(errno));
+}
+
+/* The suppressions the user named: unreadable, the run is refused, as graphcheck-report and
+ * valgrind refuse theirs (the object alone would only warn and suppress nothing). */
+static void check_suppressions(void)
+{
+	const char *v = getenv("GRAPHCHECK_SUPPRESSIONS");
+	if (!v || !*v)
+		return;
+	int fd = open(v, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		die("cannot read the suppressions '%s': %s", v, strerror(errno));
+	int dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+	close(fd);
+	if (dir)
+		die("the suppressions '%s' is a directory", v);
+}
+
 /* The file execvp would run for name (a PATH search for a name without '/'). */
 static int resolve_program(const char *name, char *out, size_t n)
 {
@@ -380,6 +424,10 @@ int main(int argc, char **argv)
 	make_absolute("GRAPHCHECK_JSON_FILE");
 	make_absolute("GRAPHCHECK_TRACE_FILE");
 	make_absolute("GRAPHCHECK_SUPPRESSIONS");
+	check_log_path("GRAPHCHECK_LOG_FILE", "the log file");
+	check_log_path("GRAPHCHECK_JSON_FILE", "the JSON file");
+	check_log_path("GRAPHCHECK_TRACE_FILE", "the trace file");
+	check_suppressions();
 
 	char lib[PATH_MAX], preload[2 * PATH_MAX + 2], summary[sizeof(run_dir) + 32];
 	find_library(lib, sizeof(lib));

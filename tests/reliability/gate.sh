@@ -65,6 +65,21 @@ grep -q "bad value for --backtrace-depth: '100' (a whole number in 0..64)" "$tmp
 	ok "--backtrace-depth=100: the message gives the range" ||
 	bad "--backtrace-depth=100: message '$(head -c 200 "$tmp/err")'"
 gate "--log-file without a value: usage" 2 "$GC" --log-file
+# A log or suppressions the run could not use is refused before the program runs (its
+# records would otherwise go to stderr, or nothing be suppressed), with one line saying why.
+mkdir -p "$tmp/logdir"
+: > "$tmp/plainfile"
+for c in "--log-file=$tmp/nodir/x.log|the log file '$tmp/nodir/x.log': its directory '$tmp/nodir': No such file or directory" \
+	"--json-file=$tmp/logdir|the JSON file '$tmp/logdir' is a directory" \
+	"--trace-file=$tmp/plainfile/t|the trace file '$tmp/plainfile/t': '$tmp/plainfile' is not a directory" \
+	"--suppressions=$tmp/nosupp|cannot read the suppressions '$tmp/nosupp': No such file or directory"; do
+	opt=${c%%|*} msg=${c#*|}
+	rm -f "$tmp/ran"
+	gate "$opt: refused" 2 "$GC" "$opt" -- sh -c ": > '$tmp/ran'"
+	[ ! -e "$tmp/ran" ] && [ "$(cat "$tmp/err")" = "graphcheck: $msg" ] &&
+		ok "$opt: one line, the program not run" ||
+		bad "$opt: ran: $([ -e "$tmp/ran" ] && echo yes || echo no), stderr '$(head -c 300 "$tmp/err")'"
+done
 launch "$GC" --log-file=/dev/null -- "$RELA" die exit 3 > /dev/null 2>&1
 native_rc=$?
 gate "--error-exitcode=0 after 3 errors: the program's status, as valgrind's" "$native_rc" \
