@@ -70,11 +70,20 @@ run pasted --suppressions="$tmp/s_gen.supp"
 	ok "the generated entry, pasted into a file, silences the record" ||
 	bad "the generated entry did not silence it: status $rc, $(summary "$tmp/pasted.json")"
 
-# Bad input: the program goes on, unsuppressed or with the good entries.
+# Bad input: the launcher refuses a file it cannot read before the program runs; the object
+# alone (the variable set by hand) says so once and goes on, unsuppressed; malformed entries
+# get a line each and the good entries still apply.
 run missing --suppressions="$tmp/no-such.supp"
-[ "$rc" -eq 9 ] && [ "$(grep -c 'cannot read the suppressions' "$tmp/missing.err")" = 1 ] &&
-	ok "an unreadable file: one message, the record reported" ||
-	bad "unreadable file: status $rc, $(head -c 300 "$tmp/missing.err")"
+[ "$rc" -eq 2 ] && [ ! -e "$tmp/missing.json" ] &&
+	[ "$(cat "$tmp/missing.err")" = "graphcheck: cannot read the suppressions '$tmp/no-such.supp': No such file or directory" ] &&
+	ok "an unreadable file, through the launcher: refused, one line, the program not run" ||
+	bad "unreadable file, through the launcher: status $rc, $(head -c 300 "$tmp/missing.err")"
+LD_PRELOAD=$PRE GRAPHCHECK_SUPPRESSIONS="$tmp/no-such.supp" GRAPHCHECK_LOG_FILE=/dev/null \
+	GRAPHCHECK_JSON_FILE="$tmp/direct.json" timeout 60 "$PROG" badfree > /dev/null 2> "$tmp/direct.err"
+[ "$(grep -c 'cannot read the suppressions' "$tmp/direct.err")" = 1 ] &&
+	[ "$(violations "$tmp/direct.json")" = "1 free-unknown" ] &&
+	ok "an unreadable file, preloaded by hand: one message, the record reported" ||
+	bad "unreadable file, preloaded by hand: $(violations "$tmp/direct.json"), $(head -c 300 "$tmp/direct.err")"
 { printf '{\n   broken\n   graphcheck:free-unknown\n   what:ever\n}\n'; cat "$tmp/s_known.supp"; } > "$tmp/s_mixed.supp"
 run mixed --suppressions="$tmp/s_mixed.supp"
 [ "$rc" -eq 0 ] && [ "$(grep -c "s_mixed.supp:4: 'what:ever'" "$tmp/mixed.err")" = 1 ] &&
