@@ -245,6 +245,68 @@ static void direct_path_declines(void **state)
 	assert_int_equal(direct(f, 1, E1, B), 1);
 }
 
+/* The direct path's cached case (stream_clock.c's recent_ready: the stream among the last
+ * two looked up, the event the last one, both found again without the tables) steps the
+ * clocks as the tables' way does; each part of it, broken, gives a record here. */
+static void direct_path_cached_case(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	/* the event is the cached one: a record of another event on the cached stream is
+	 * that event's, and leaves the cached one's snapshot as it was */
+	direct(f, 0, E1, A);
+	direct(f, 0, E1, A);
+	apply(f, alloc(P, A));
+	direct(f, 0, E2, A);
+	direct(f, 1, E1, B);
+	direct(f, 1, E1, B);
+	apply(f, use(P, B, 51));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+	/* a record moves its stream's time on (tick): an allocation after it is not in it */
+	apply(f, alloc(Q, A));
+	direct(f, 0, E1, A);
+	apply(f, alloc(Q + 0x10000, A));
+	direct(f, 0, E1, A);
+	direct(f, 1, E1, C);
+	direct(f, 1, E1, C);
+	apply(f, use(Q, C, 52));
+	expect_none(f);
+	apply(f, alloc(Q + 0x20000, A));
+	apply(f, use(Q + 0x20000, C, 53));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+	/* a wait joins: what C knew of D's allocation stays after it waits for A's event */
+	apply(f, alloc(P + 0x10000, D));
+	direct(f, 0, E2, D);
+	direct(f, 1, E2, C);
+	direct(f, 0, E1, A);
+	direct(f, 1, E1, C);
+	direct(f, 1, E1, C);
+	apply(f, use(P + 0x10000, C, 54));
+	expect_none(f);
+}
+
+/* A stream with no slot (past GC_CLOCK_SLOTS in use) is never judged: an event recorded on
+ * it is unknown, also when the stream and the event are the cached ones, and a wait for it
+ * takes every stream as waited for. */
+static void direct_path_unjudged_stream(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	apply(f, alloc(P, A));  /* A and B take their slots first */
+	direct(f, 0, E2, B);
+	uint64_t x = 0x900000;
+	for (uint64_t i = 0; i <= GC_CLOCK_SLOTS; i++)
+		direct(f, 0, 0xe00 + i, x + 0x10 * i);  /* the last ones get no slot */
+	x += 0x10 * GC_CLOCK_SLOTS;
+	direct(f, 0, E1, A);
+	direct(f, 1, E2, x);  /* x up to date with the host (E2 knows nothing of A) */
+	direct(f, 0, E1, A);  /* A and x the last streams looked up, E1 the last event */
+	direct(f, 0, E1, x);
+	direct(f, 1, E1, B);
+	apply(f, use(P, B, 51));
+	expect_none(f);
+}
+
 static void ordered_by_host_waits(void **state)
 {
 	fx *f = *state;
@@ -445,6 +507,8 @@ int main(void)
 		T(ordered_by_events),
 		T(ordered_by_the_direct_path),
 		T(direct_path_declines),
+		T(direct_path_cached_case),
+		T(direct_path_unjudged_stream),
 		T(ordered_by_host_waits),
 		T(silent_when_unknown),
 		T(blocking_streams_and_the_legacy_stream),
