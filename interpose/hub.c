@@ -40,7 +40,11 @@ static const int model_off;  /* what gc_hub_ordering reads until the ledger is m
 const int *gc_hub_ordering = &model_off;
 #define in_hub gc_hub_in
 #define my_caller gc_hub_caller
-static GC_TLS uint64_t my_tid;
+GC_TLS uint64_t gc_hub_thread;
+#define my_tid gc_hub_thread
+static const int direct_off = 1;  /* what gc_hub_direct_off reads when tracing */
+struct gc_streams *gc_hub_streams;
+const int *gc_hub_direct_off = &direct_off;
 /* Call sites by calling instruction (and innermost Python frame): a loop allocates and
  * frees from a few places. */
 #define SITE_CACHE 16
@@ -182,6 +186,8 @@ static void init(void)
 	__atomic_store_n(&gc_hub_order, gc_ledger_order_ranges(ledger), __ATOMIC_RELAXED);
 	gc_hub_captures = gc_ledger_captures_count(ledger);
 	gc_hub_ordering = gc_ledger_ordering_flag(ledger);
+	gc_hub_streams = gc_ledger_streams(ledger);
+	gc_hub_direct_off = opts.trace_file[0] ? &direct_off : gc_ledger_held_count(ledger);
 	if (opts.trace_file[0]) {
 		CUresult (*version)(int *) = (CUresult(*)(int *))gc_driver_lookup("cuDriverGetVersion");
 		int v = 0;
@@ -450,16 +456,8 @@ void gc_hub_report(gc_event *ev)
 		write_verdicts(sc, ev, n, nframes);
 }
 
-void gc_hub_record_wait(const gc_record_wait *c)
+void gc_hub_record_wait_event(const gc_record_wait *c)
 {
-	/* The common case straight to the clocks: what gc_hub_report would do with its event
-	 * (no site kept, no frames, no verdict possible) less the event. my_tid set: this
-	 * thread's first event, which activates its log, went the full way. A trace (the
-	 * option set) must see every event. */
-	if (c->result == CUDA_SUCCESS && !c->capture_id && my_tid && !opts.trace_file[0] &&
-	    gc_ledger_record_wait(ledger, c->wait, c->event,
-	                          gc_stream_key(c->stream, c->per_thread, my_tid)))
-		return;
 	gc_event ev = {.kind = c->wait ? GC_EV_STREAM_WAIT : GC_EV_EVENT_RECORD, .call = c->call,
 	               .result = c->result, .event = c->event, .stream = c->stream,
 	               .per_thread = c->per_thread, .capture_id = c->capture_id};

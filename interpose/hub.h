@@ -9,6 +9,7 @@
 
 #include "interpose/dead_ranges.h"
 #include "interpose/ledger.h"
+#include "interpose/stream_clock.h"
 
 /* initial-exec: the object is preloaded at start-up, so its thread-locals can live in static
  * TLS and cost a plain load instead of a __tls_get_addr call on every intercepted call. */
@@ -88,7 +89,27 @@ typedef struct gc_record_wait {
 	int per_thread;
 	uint64_t event, stream, capture_id;
 } gc_record_wait;
-void gc_hub_record_wait(const gc_record_wait *c);
+/* What the direct path reads (hub.c's, set at start-up): the stream model, and a count that
+ * sends every record and wait the full way while it is not 0: the ledger's held errors (the
+ * thread's next event settles one), or a constant 1 when tracing (a trace sees every event). */
+extern struct gc_streams *gc_hub_streams;
+extern const int *gc_hub_direct_off;
+extern GC_TLS uint64_t gc_hub_thread;  /* the thread's id; 0 before its first event */
+/* The full path: the event built and reported. */
+void gc_hub_record_wait_event(const gc_record_wait *c);
+/* Inline in the wrapper, so that the common call builds nothing: it succeeded, outside any
+ * capture, on a thread whose first event (which activates its log) went the full way. */
+static inline void gc_hub_record_wait(const gc_record_wait *c)
+{
+	if (c->result == 0 && !c->capture_id && gc_hub_thread &&
+	    !__atomic_load_n(gc_hub_direct_off, __ATOMIC_ACQUIRE))
+		gc_streams_record_wait(gc_hub_streams, c->wait, c->event,
+		                       gc_stream_key(c->stream, c->per_thread, gc_hub_thread));
+	else {
+		gc_record_wait ev = *c;  /* the wrapper's own then never leaves its registers */
+		gc_hub_record_wait_event(&ev);
+	}
+}
 
 /* A module or library unloaded: the kernels' layouts known so far are forgotten (their
  * handles may come back for other kernels). */

@@ -564,12 +564,14 @@ int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 	return k + (ev->no_context ? gc_pending_hold(l, ev, v + k, n) : n);
 }
 
-int gc_ledger_record_wait(gc_ledger *l, int wait, uint64_t event, uint64_t key)
+struct gc_streams *gc_ledger_streams(gc_ledger *l)
 {
-	if (!l || __atomic_load_n(&l->n_held, __ATOMIC_ACQUIRE))
-		return 0;  /* a held error is settled by the thread's next event: the full path */
-	gc_streams_record_wait(l->streams, wait, event, key);
-	return 1;
+	return l->streams;
+}
+
+const int *gc_ledger_held_count(const gc_ledger *l)
+{
+	return &l->n_held;
 }
 
 struct gc_dead_ranges *gc_ledger_dead_ranges(gc_ledger *l)

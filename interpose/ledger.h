@@ -177,11 +177,13 @@ void gc_ledger_free(gc_ledger *l);
  * decides what state changes (a failed allocation never enters the ledger); the ledger's own
  * model decides the verdicts. */
 int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *out, int max);
-/* What gc_ledger_apply does with a successful cuEventRecord (wait 0) or cuStreamWaitEvent
- * (wait 1) outside any capture, without an event to build: the stream clocks' step, on the
- * stream of gc_stream_key `key`. Such a call can give no verdict. Returns 0, having done
- * nothing, when the event must go through gc_ledger_apply after all (an error is held). */
-int gc_ledger_record_wait(gc_ledger *l, int wait, uint64_t event, uint64_t key);
+/* The stream model (stream_clock.h), for the hub's direct path: what gc_ledger_apply does
+ * with a successful cuEventRecord or cuStreamWaitEvent outside any capture is
+ * gc_streams_record_wait on it, and such a call can give no verdict; but while an error is
+ * held (the count below is not 0) the event must go through gc_ledger_apply, which settles
+ * it. The count is read inline, atomically (acquire), without a lock. */
+struct gc_streams *gc_ledger_streams(gc_ledger *l);
+const int *gc_ledger_held_count(const gc_ledger *l);
 
 /* The index of memory that is not live, which uses are checked against: the hub reads its
  * bounds without a lock to skip the uses that cannot touch it (see dead_ranges.h). */

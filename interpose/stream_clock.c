@@ -28,28 +28,33 @@ struct sevent {
 };
 
 struct gc_streams {
+	/* What a record or wait in a loop reads, on the lock's line (the struct is allocated
+	 * line-aligned): the lock, the slots in use, the host clock's generation, and the last
+	 * two streams and the last event looked up, so that a record on one stream and a wait
+	 * on another find both without the tables. Streams are never taken out of their
+	 * table; an event is (forget_event), and leaves this cache then. */
 	gc_spin lock;       /* spin.h: held for a table lookup and a clock join or two */
+	int nslots;
+	uint64_t host_gen;
+	struct sstream *recent[2];
+	struct sevent *recent_event;
+	/* Read by every launch, record and wait wrapper of every thread, written once or
+	 * twice: off the lock's line, which every record and wait writes. */
+	uint64_t first_key __attribute__((aligned(64)));  /* atomics: the model's activation */
+	int active;                                        /* (gc_streams_seen) */
+	int legacy_used;
 	gc_table streams, events;
 	gc_slab stream_slab, event_slab;
 	struct sstream *by_slot[GC_CLOCK_SLOTS];
-	int nslots;
 	vclock host;
-	uint64_t host_gen;
-	int legacy_used;
-	uint64_t first_key;  /* atomics: the model's activation (gc_streams_seen) */
-	int active;
-	/* The last two streams and the last event looked up: a record on one stream and a
-	 * wait on another, in a loop, find both without the tables. Streams are never taken
-	 * out of their table; an event is (forget_event), and leaves this cache then. */
-	struct sstream *recent[2];
-	struct sevent *recent_event;
 };
 
 gc_streams *gc_streams_new(void)
 {
-	gc_streams *s = calloc(1, sizeof(*s));
+	gc_streams *s = aligned_alloc(64, sizeof(*s));  /* sizeof is a multiple of 64 */
 	if (!s)
 		return NULL;
+	memset(s, 0, sizeof(*s));
 	if (gc_table_init(&s->streams, 64) || gc_table_init(&s->events, 256)) {
 		gc_table_destroy(&s->streams);
 		free(s);
@@ -108,11 +113,28 @@ void gc_streams_seen(gc_streams *s, uint64_t key)
 		__atomic_store_n(&s->active, 1, __ATOMIC_RELAXED);
 }
 
-/* Slots past nslots are 0 in every clock (never given out): only the first n are read. */
+/* Slots past nslots are 0 in every clock (never given out; slabs hand out zeroed memory):
+ * only the first n are read, in fours (GC_CLOCK_SLOTS is a multiple of 4), as one vector
+ * each, where the rounding reads and writes zeros. */
+typedef uint32_t four_slots __attribute__((vector_size(16)));
+_Static_assert(GC_CLOCK_SLOTS % 4 == 0, "clocks are read four slots at a time");
+
 static void join(vclock *into, const vclock *from, int n)
 {
-	for (int i = 0; i < n; i++)
-		into->t[i] = from->t[i] > into->t[i] ? from->t[i] : into->t[i];
+	for (int i = 0; i < n; i += 4) {
+		four_slots a, b;
+		memcpy(&a, &into->t[i], sizeof(a));
+		memcpy(&b, &from->t[i], sizeof(b));
+		four_slots later = (four_slots)(b > a);  /* all ones where from's is later */
+		a = (a & ~later) | (b & later);
+		memcpy(&into->t[i], &a, sizeof(a));
+	}
+}
+
+static void copy(vclock *into, const vclock *from, int n)
+{
+	for (int i = 0; i < n; i += 4)
+		memcpy(&into->t[i], &from->t[i], sizeof(four_slots));
 }
 
 /* A fresh clock for stream st: its own time starts at 1 (stamp 0 means "unknown"). */
@@ -237,7 +259,7 @@ static inline void record(gc_streams *s, uint64_t event, uint64_t key)
 	}
 	acquire_host(s, st);
 	tick(st);
-	memcpy(e->vc.t, st->vc.t, sizeof(e->vc.t[0]) * (size_t)s->nslots);
+	copy(&e->vc, &st->vc, s->nslots);
 }
 
 void gc_streams_forget_event(gc_streams *s, uint64_t event)
@@ -290,13 +312,42 @@ void gc_streams_wait(gc_streams *s, uint64_t key, uint64_t event)
 	wait_event(s, key, event);
 }
 
-void gc_streams_record_wait(gc_streams *s, int wait, uint64_t event, uint64_t key)
+/* The direct path's common case, a record and a wait in a loop: the stream among the last
+ * two looked up (so get()'s legacy-stream step was taken when it was) and judged, the event
+ * the last one looked up, and the stream up to date with the host: no table, no host join. */
+static inline struct sstream *recent_ready(gc_streams *s, uint64_t key, uint64_t event)
 {
-	gc_spin_lock(&s->lock);
+	struct sstream *st = s->recent[0];
+	if (!st || st->h.key != key)
+		st = s->recent[1];
+	if (!st || st->h.key != key || st->slot < 0 || st->host_gen != s->host_gen ||
+	    !s->recent_event || s->recent_event->h.key != event)
+		return NULL;
+	return st;
+}
+
+/* The rest, out of line: the common case's function then saves no registers. */
+static __attribute__((noinline)) void record_wait_tables(gc_streams *s, int wait,
+                                                         uint64_t event, uint64_t key)
+{
 	if (wait)
 		wait_event(s, key, event);
 	else
 		record(s, event, key);
+}
+
+void gc_streams_record_wait(gc_streams *s, int wait, uint64_t event, uint64_t key)
+{
+	gc_spin_lock(&s->lock);
+	struct sstream *st = recent_ready(s, key, event);
+	if (st && wait) {
+		join(&st->vc, &s->recent_event->vc, s->nslots);
+	} else if (st) {
+		tick(st);
+		copy(&s->recent_event->vc, &st->vc, s->nslots);
+	} else {
+		record_wait_tables(s, wait, event, key);
+	}
 	gc_spin_unlock(&s->lock);
 }
 

@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "interpose/hub.h"
 #include "interpose/ledger.h"
 #include "interpose/stream_clock.h"
 
@@ -161,42 +162,149 @@ static void ordered_by_events(void **state)
 	expect(f, 1, GC_RULE_UNORDERED_FREE);
 }
 
-/* gc_ledger_record_wait, the hub's direct path for a successful record or wait outside any
- * capture, orders as their events do; while an error is held it declines (returns 0, does
- * nothing), so that the event goes the full way and settles it. */
+/* The hub's direct path for a successful record or wait outside any capture (hub.h's
+ * gc_hub_record_wait, inline), run here against the test's ledger: the stream model stepped
+ * without an event; the full path (counted here) for a failed call, one inside a capture, a
+ * thread's first, and while the ledger's held count says an error is held, so that the event
+ * goes the full way and settles it. */
+struct gc_streams *gc_hub_streams;
+const int *gc_hub_direct_off;
+GC_TLS uint64_t gc_hub_thread = 1;
+static int full_path;
+void gc_hub_record_wait_event(const gc_record_wait *c)
+{
+	(void)c;
+	full_path++;
+}
+
+/* 1 when the call went the direct way, 0 when the full one. */
+static int direct_as(fx *f, int wait, uint64_t event, uint64_t key, int result, uint64_t capture)
+{
+	gc_hub_streams = gc_ledger_streams(f->l);
+	gc_hub_direct_off = gc_ledger_held_count(f->l);
+	int before = full_path;
+	gc_record_wait c = {.call = wait ? "cuStreamWaitEvent" : "cuEventRecord", .result = result,
+	                    .wait = wait, .event = event, .stream = key, .capture_id = capture};
+	gc_hub_record_wait(&c);
+	return full_path == before;
+}
+
+static int direct(fx *f, int wait, uint64_t event, uint64_t key)
+{
+	return direct_as(f, wait, event, key, 0, 0);
+}
+
+/* The direct path orders as the records' and waits' events do. */
 static void ordered_by_the_direct_path(void **state)
 {
 	fx *f = *state;
 	streams(f);
 	apply(f, alloc(P, A));
-	assert_int_equal(gc_ledger_record_wait(f->l, 0, E1, A), 1);
-	assert_int_equal(gc_ledger_record_wait(f->l, 1, E1, B), 1);
+	assert_int_equal(direct(f, 0, E1, A), 1);
+	assert_int_equal(direct(f, 1, E1, B), 1);
 	apply(f, use(P, B, 51));
 	expect_none(f);
-	assert_int_equal(gc_ledger_record_wait(f->l, 0, E2, B), 1);
-	assert_int_equal(gc_ledger_record_wait(f->l, 1, E2, A), 1);
+	assert_int_equal(direct(f, 0, E2, B), 1);
+	assert_int_equal(direct(f, 1, E2, A), 1);
 	apply(f, mfree(P, A));
 	expect_none(f);
 	/* without the wait: the use is unordered, as through events */
 	apply(f, alloc(Q, A));
-	assert_int_equal(gc_ledger_record_wait(f->l, 0, E1, A), 1);
+	assert_int_equal(direct(f, 0, E1, A), 1);
 	apply(f, use(Q, C, 52));
 	expect(f, 1, GC_RULE_UNORDERED_USE);
 	/* An event recorded into a capture is forgotten: a wait for it then takes every stream
 	 * as waited for (C's allocation too), not the clock it had before (A's alone). */
-	gc_ledger_record_wait(f->l, 0, E2, A);
+	direct(f, 0, E2, A);
 	apply(f, alloc(Q + 0x10000, C));
 	gc_event captured = record(E2, A);
 	captured.capture_id = 5;
 	apply(f, captured);
-	assert_int_equal(gc_ledger_record_wait(f->l, 1, E2, B), 1);
+	assert_int_equal(direct(f, 1, E2, B), 1);
 	apply(f, use(Q + 0x10000, B, 54));
 	expect_none(f);
 	/* an error held for the thread's next call: declined */
 	gc_event held = {.kind = GC_EV_ALLOC, .call = "cuMemAllocAsync", .stream = A, .size = 64,
 	                 .result = GC_CUDA_ERROR_INVALID_CONTEXT, .no_context = 1};
 	apply(f, held);
-	assert_int_equal(gc_ledger_record_wait(f->l, 0, E1, A), 0);
+	assert_int_equal(direct(f, 0, E1, A), 0);
+}
+
+/* What the direct path leaves to the full one: a failed call, one inside a capture, a
+ * thread's first (its event activates the thread's log). */
+static void direct_path_declines(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	assert_int_equal(direct(f, 0, E1, A), 1);
+	assert_int_equal(direct_as(f, 0, E1, A, GC_CUDA_ERROR_INVALID_CONTEXT, 0), 0);
+	assert_int_equal(direct_as(f, 1, E1, B, 0, 5), 0);
+	gc_hub_thread = 0;
+	assert_int_equal(direct(f, 1, E1, B), 0);
+	gc_hub_thread = 1;
+	assert_int_equal(direct(f, 1, E1, B), 1);
+}
+
+/* The direct path's cached case (stream_clock.c's recent_ready: the stream among the last
+ * two looked up, the event the last one, both found again without the tables) steps the
+ * clocks as the tables' way does; each part of it, broken, gives a record here. */
+static void direct_path_cached_case(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	/* the event is the cached one: a record of another event on the cached stream is
+	 * that event's, and leaves the cached one's snapshot as it was */
+	direct(f, 0, E1, A);
+	direct(f, 0, E1, A);
+	apply(f, alloc(P, A));
+	direct(f, 0, E2, A);
+	direct(f, 1, E1, B);
+	direct(f, 1, E1, B);
+	apply(f, use(P, B, 51));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+	/* a record moves its stream's time on (tick): an allocation after it is not in it */
+	apply(f, alloc(Q, A));
+	direct(f, 0, E1, A);
+	apply(f, alloc(Q + 0x10000, A));
+	direct(f, 0, E1, A);
+	direct(f, 1, E1, C);
+	direct(f, 1, E1, C);
+	apply(f, use(Q, C, 52));
+	expect_none(f);
+	apply(f, alloc(Q + 0x20000, A));
+	apply(f, use(Q + 0x20000, C, 53));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+	/* a wait joins: what C knew of D's allocation stays after it waits for A's event */
+	apply(f, alloc(P + 0x10000, D));
+	direct(f, 0, E2, D);
+	direct(f, 1, E2, C);
+	direct(f, 0, E1, A);
+	direct(f, 1, E1, C);
+	direct(f, 1, E1, C);
+	apply(f, use(P + 0x10000, C, 54));
+	expect_none(f);
+}
+
+/* A stream with no slot (past GC_CLOCK_SLOTS in use) is never judged: an event recorded on
+ * it is unknown, also when the stream and the event are the cached ones, and a wait for it
+ * takes every stream as waited for. */
+static void direct_path_unjudged_stream(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	apply(f, alloc(P, A));  /* A and B take their slots first */
+	direct(f, 0, E2, B);
+	uint64_t x = 0x900000;
+	for (uint64_t i = 0; i <= GC_CLOCK_SLOTS; i++)
+		direct(f, 0, 0xe00 + i, x + 0x10 * i);  /* the last ones get no slot */
+	x += 0x10 * GC_CLOCK_SLOTS;
+	direct(f, 0, E1, A);
+	direct(f, 1, E2, x);  /* x up to date with the host (E2 knows nothing of A) */
+	direct(f, 0, E1, A);  /* A and x the last streams looked up, E1 the last event */
+	direct(f, 0, E1, x);
+	direct(f, 1, E1, B);
+	apply(f, use(P, B, 51));
+	expect_none(f);
 }
 
 static void ordered_by_host_waits(void **state)
@@ -398,6 +506,9 @@ int main(void)
 		T(use_and_free_unordered),
 		T(ordered_by_events),
 		T(ordered_by_the_direct_path),
+		T(direct_path_declines),
+		T(direct_path_cached_case),
+		T(direct_path_unjudged_stream),
 		T(ordered_by_host_waits),
 		T(silent_when_unknown),
 		T(blocking_streams_and_the_legacy_stream),
