@@ -65,7 +65,7 @@ LAUNCHER := $(BUILD)/graphcheck
 LEDGER_SRCS := interpose/ledger.c interpose/ledger_store.c interpose/ledger_graph.c interpose/ledger_rules.c \
                interpose/ledger_restrict.c interpose/ledger_leaks.c interpose/ledger_uses.c \
                interpose/dead_ranges.c interpose/ledger_pending.c interpose/rule_table.c \
-               interpose/hash_table.c interpose/slab.c interpose/arena.c interpose/ledger_capture.c \
+               interpose/hash_table.c interpose/slab.c interpose/ledger_capture.c \
                interpose/ledger_graphmem.c interpose/ledger_order.c interpose/stream_clock.c \
                interpose/spin.c
 # The plain modules (all but the hooks, the driver lookup, the process hub and its sides of

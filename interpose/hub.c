@@ -10,7 +10,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "interpose/arena.h"
 #include "interpose/backtrace.h"
 #include "interpose/driver.h"
 #include "interpose/graphmem.h"
@@ -107,7 +106,6 @@ static void fork_prepare(void)
 	gc_trace_fork_prepare();
 	gc_kernel_args_fork_prepare();  /* held only while asking the driver, never under others */
 	gc_ledger_fork_prepare(ledger);
-	gc_arena_fork_prepare();  /* a leaf under the ledger's locks */
 	gc_sites_fork_prepare();
 	gc_py_fork_prepare();
 	gc_outfile_fork_prepare();
@@ -118,7 +116,6 @@ static void fork_parent(void)
 	gc_outfile_fork_parent();
 	gc_py_fork_parent();
 	gc_sites_fork_parent();
-	gc_arena_fork_parent();
 	gc_ledger_fork_parent(ledger);
 	gc_kernel_args_fork_parent();
 	gc_trace_fork_parent();
@@ -128,7 +125,6 @@ static void fork_child(void)
 {
 	gc_outfile_fork_child();
 	gc_kernel_args_fork_child();
-	gc_arena_fork_child();
 	gc_ledger_fork_child(ledger);
 	gc_sites_fork_child();
 	gc_py_fork_child();

@@ -1,5 +1,5 @@
-/* A pool of fixed-size objects carved from large chunks: no per-object malloc header; a
- * large pool's chunks on huge pages (slab.c). Not thread-safe: the ledger's lock covers it. */
+/* A pool of fixed-size objects carved from large chunks: no per-object malloc header.
+ * Not thread-safe: the ledger's lock covers it. */
 #ifndef GC_SLAB_H
 #define GC_SLAB_H
 
@@ -8,7 +8,6 @@
 typedef struct gc_slab {
 	size_t size;        /* object size, at least sizeof(void *) */
 	void *free_list;
-	char *bump, *bump_end;  /* the newest chunk's room not carved yet */
 	void *chunks;       /* singly linked list of chunks */
 	size_t in_use, chunk_bytes_total;
 } gc_slab;

@@ -18,7 +18,7 @@ FUZZ_LEDGER := $(BUILD)/fuzz/fuzz_ledger
 FUZZ_LEDGER_CORPUS := $(BUILD)/fuzz/ledger_corpus
 FUZZ_LEDGER_SRCS := $(LEDGER_SRCS)
 FUZZ_LEDGER_HDRS := $(wildcard interpose/ledger*.h) interpose/rule_table.h interpose/hash_table.h \
-                    interpose/slab.h interpose/arena.h
+                    interpose/slab.h
 # Each allocation record its own malloc, so AddressSanitizer sees uses after release (the
 # input chooses per run between this and the real slab).
 FUZZ_LEDGER_WRAP := -DGC_FUZZ_LEDGER_WRAP \
@@ -29,7 +29,7 @@ FUZZ_LEDGER_CFLAGS := $(WARN) -D_GNU_SOURCE -I. -g -O1 -fsanitize=fuzzer,address
 # The hash table and slab get the sanitizers but no coverage instrumentation: the table's
 # bucket walks (the ledger's interior-pointer search visits every bucket) took half the
 # fuzzer's time in comparison callbacks, and both have their own unit test (tests/test_table.c).
-FUZZ_LEDGER_NOCOV_SRCS := interpose/hash_table.c interpose/slab.c interpose/arena.c
+FUZZ_LEDGER_NOCOV_SRCS := interpose/hash_table.c interpose/slab.c
 FUZZ_LEDGER_NOCOV := $(patsubst interpose/%.c,$(BUILD)/fuzz/obj/%_nocov.o,$(FUZZ_LEDGER_NOCOV_SRCS))
 
 $(BUILD)/fuzz/obj/%_nocov.o: interpose/%.c interpose/%.h
