@@ -252,6 +252,8 @@ static uint64_t thread_id(void)
 
 uint64_t gc_hub_tid(void)
 {
+	if (!my_tid)  /* a use is the first event of this thread or forked child, as in report */
+		gc_log_activate();
 	return thread_id();
 }
 
