@@ -181,6 +181,14 @@ static int order_spans(const gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	return d->nb && hi > d->top_lo[0] && lo < order_hi(d);
 }
 
+/* The bounds set to [lo, hi) (the index's extent), and the write section closed. */
+static void write_bounds(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+{
+	ST(&d->lo_bound, lo);
+	ST(&d->hi_bound, hi);
+	ST(&d->seq, d->seq + 1);
+}
+
 /* The bounds become the extent of the blocks and the front, before the write section
  * closes. */
 static void write_end(gc_dead_ranges *d)
@@ -197,9 +205,7 @@ static void write_end(gc_dead_ranges *d)
 	}
 	if (!d->n)
 		lo = hi = 0;
-	ST(&d->lo_bound, lo);
-	ST(&d->hi_bound, hi);
-	ST(&d->seq, d->seq + 1);
+	write_bounds(d, lo, hi);
 }
 
 static void put(gc_dead_slot *dst, const gc_dead_slot *src)
@@ -476,8 +482,17 @@ int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t own
 		return -1;
 	gc_spin_lock(&d->lock);
 	write_begin(d);
-	if (d->n)  /* an empty index (a loop that frees what it allocated) has nothing to cut */
-		cut(d, lo, hi);
+	if (!d->n) {
+		/* An empty index (a loop that frees what it allocated): nothing to cut, settle or
+		 * evict, and the bounds are the new range's. */
+		gc_dead_slot s = { .lo = lo, .hi = hi, .owner = owner,
+		                   .meta = d->stamp++ << 1 | (uint64_t)kind };
+		ST(&d->front, new_slot(d, &s, NIL));
+		write_bounds(d, lo, hi);
+		gc_spin_unlock(&d->lock);
+		return 0;
+	}
+	cut(d, lo, hi);
 	if (d->n == d->cap)
 		evict_one(d);
 	settle_front(d);  /* the new range is the newest: it takes the front */
@@ -497,6 +512,17 @@ void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	if (hi <= LD(&d->lo_bound) || lo >= LD(&d->hi_bound))
 		return;
 	gc_spin_lock(&d->lock);
+	uint32_t f = d->front;
+	if (d->n == 1 && f != NIL && d->slots[f].lo >= lo && d->slots[f].hi <= hi) {
+		/* The index's one range, the front, wholly covered (a pool's reuse of the memory a
+		 * free just made dead): it goes, and the index is empty. */
+		write_begin(d);
+		ST(&d->front, NIL);
+		release(d, f);
+		write_bounds(d, 0, 0);
+		gc_spin_unlock(&d->lock);
+		return;
+	}
 	uint32_t t, i;
 	if (front_meets(d, lo, hi) || (order_spans(d, lo, hi) && locate(d, hi - 1, &t, &i) &&
 	                               d->slots[block_at(d, t)->id[i]].hi > lo)) {
