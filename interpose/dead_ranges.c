@@ -22,8 +22,6 @@ void gc_dead_ranges_destroy(gc_dead_ranges *d)
 	free(d->top_blk);
 	free(d->blocks);
 	free(d->slots);
-	free(d->prev);
-	free(d->next);
 	free(d->free_blk);
 	*d = (gc_dead_ranges){ 0 };
 }
@@ -40,10 +38,7 @@ int gc_dead_ranges_init(gc_dead_ranges *d, uint32_t capacity)
 	d->blocks = calloc(bcap, sizeof(*d->blocks));
 	d->free_blk = calloc(bcap, sizeof(*d->free_blk));
 	d->slots = calloc(capacity, sizeof(*d->slots));
-	d->prev = calloc(capacity, sizeof(*d->prev));
-	d->next = calloc(capacity, sizeof(*d->next));
-	if (!d->top_lo || !d->top_blk || !d->blocks || !d->free_blk || !d->slots || !d->prev ||
-	    !d->next) {
+	if (!d->top_lo || !d->top_blk || !d->blocks || !d->free_blk || !d->slots) {
 		gc_dead_ranges_destroy(d);
 		return -1;
 	}
@@ -53,7 +48,7 @@ int gc_dead_ranges_init(gc_dead_ranges *d, uint32_t capacity)
 		d->free_blk[k] = bcap - 1 - k;
 	d->n_free_blk = bcap;
 	for (uint32_t k = 0; k < capacity; k++)
-		d->next[k] = k + 1 < capacity ? k + 1 : NIL;
+		d->slots[k].next = k + 1 < capacity ? k + 1 : NIL;
 	d->free_id = 0;
 	d->head[0] = d->head[1] = d->tail[0] = d->tail[1] = NIL;
 	d->front = NIL;
@@ -181,6 +176,14 @@ static int order_spans(const gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	return d->nb && hi > d->top_lo[0] && lo < order_hi(d);
 }
 
+/* The bounds set to [lo, hi) (the index's extent), and the write section closed. */
+static void write_bounds(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+{
+	ST(&d->lo_bound, lo);
+	ST(&d->hi_bound, hi);
+	ST(&d->seq, d->seq + 1);
+}
+
 /* The bounds become the extent of the blocks and the front, before the write section
  * closes. */
 static void write_end(gc_dead_ranges *d)
@@ -197,9 +200,7 @@ static void write_end(gc_dead_ranges *d)
 	}
 	if (!d->n)
 		lo = hi = 0;
-	ST(&d->lo_bound, lo);
-	ST(&d->hi_bound, hi);
-	ST(&d->seq, d->seq + 1);
+	write_bounds(d, lo, hi);
 }
 
 static void put(gc_dead_slot *dst, const gc_dead_slot *src)
@@ -220,29 +221,29 @@ static int kind_of(const gc_dead_ranges *d, uint32_t id)
 static void link_after(gc_dead_ranges *d, uint32_t id, uint32_t after)
 {
 	int k = kind_of(d, id);
-	d->prev[id] = after;
-	d->next[id] = after == NIL ? d->head[k] : d->next[after];
-	if (d->next[id] == NIL)
+	d->slots[id].prev = after;
+	d->slots[id].next = after == NIL ? d->head[k] : d->slots[after].next;
+	if (d->slots[id].next == NIL)
 		d->tail[k] = id;
 	else
-		d->prev[d->next[id]] = id;
+		d->slots[d->slots[id].next].prev = id;
 	if (after == NIL)
 		d->head[k] = id;
 	else
-		d->next[after] = id;
+		d->slots[after].next = id;
 }
 
 static void unlink_id(gc_dead_ranges *d, uint32_t id)
 {
 	int k = kind_of(d, id);
-	if (d->prev[id] == NIL)
-		d->head[k] = d->next[id];
+	if (d->slots[id].prev == NIL)
+		d->head[k] = d->slots[id].next;
 	else
-		d->next[d->prev[id]] = d->next[id];
-	if (d->next[id] == NIL)
-		d->tail[k] = d->prev[id];
+		d->slots[d->slots[id].prev].next = d->slots[id].next;
+	if (d->slots[id].next == NIL)
+		d->tail[k] = d->slots[id].prev;
 	else
-		d->prev[d->next[id]] = d->prev[id];
+		d->slots[d->slots[id].next].prev = d->slots[id].prev;
 }
 
 /* ---- the blocks ----------------------------------------------------------------------- */
@@ -341,7 +342,7 @@ static void merge(gc_dead_ranges *d, uint32_t t)
 static void release(gc_dead_ranges *d, uint32_t id)
 {
 	unlink_id(d, id);
-	d->next[id] = d->free_id;
+	d->slots[id].next = d->free_id;
 	d->free_id = id;
 	d->n--;
 }
@@ -393,7 +394,7 @@ static void settle_front(gc_dead_ranges *d)
 static uint32_t new_slot(gc_dead_ranges *d, const gc_dead_slot *s, uint32_t after)
 {
 	uint32_t id = d->free_id;
-	d->free_id = d->next[id];
+	d->free_id = d->slots[id].next;
 	put(&d->slots[id], s);
 	link_after(d, id, after == NIL ? d->tail[s->meta & 1] : after);
 	d->n++;
@@ -476,8 +477,17 @@ int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t own
 		return -1;
 	gc_spin_lock(&d->lock);
 	write_begin(d);
-	if (d->n)  /* an empty index (a loop that frees what it allocated) has nothing to cut */
-		cut(d, lo, hi);
+	if (!d->n) {
+		/* An empty index (a loop that frees what it allocated): nothing to cut, settle or
+		 * evict, and the bounds are the new range's. */
+		gc_dead_slot s = { .lo = lo, .hi = hi, .owner = owner,
+		                   .meta = d->stamp++ << 1 | (uint64_t)kind };
+		ST(&d->front, new_slot(d, &s, NIL));
+		write_bounds(d, lo, hi);
+		gc_spin_unlock(&d->lock);
+		return 0;
+	}
+	cut(d, lo, hi);
 	if (d->n == d->cap)
 		evict_one(d);
 	settle_front(d);  /* the new range is the newest: it takes the front */
@@ -497,6 +507,17 @@ void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	if (hi <= LD(&d->lo_bound) || lo >= LD(&d->hi_bound))
 		return;
 	gc_spin_lock(&d->lock);
+	uint32_t f = d->front;
+	if (d->n == 1 && f != NIL && d->slots[f].lo >= lo && d->slots[f].hi <= hi) {
+		/* The index's one range, the front, wholly covered (a pool's reuse of the memory a
+		 * free just made dead): it goes, and the index is empty. */
+		write_begin(d);
+		ST(&d->front, NIL);
+		release(d, f);
+		write_bounds(d, 0, 0);
+		gc_spin_unlock(&d->lock);
+		return;
+	}
 	uint32_t t, i;
 	if (front_meets(d, lo, hi) || (order_spans(d, lo, hi) && locate(d, hi - 1, &t, &i) &&
 	                               d->slots[block_at(d, t)->id[i]].hi > lo)) {
@@ -514,7 +535,7 @@ size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner)
 	write_begin(d);
 	for (int k = 0; k < 2; k++)
 		for (uint32_t id = d->head[k], nx; id != NIL; id = nx) {
-			nx = d->next[id];
+			nx = d->slots[id].next;
 			if (d->slots[id].owner == owner) {
 				drop_id(d, id);
 				gone++;
@@ -530,7 +551,7 @@ void gc_dead_ranges_stats_get(gc_dead_ranges *d, gc_dead_ranges_stats *st)
 	gc_spin_lock(&d->lock);
 	*st = (gc_dead_ranges_stats){ .count = d->n, .capacity = d->cap,
 	                              .bytes = sizeof(*d) +
-	                                       (size_t)d->cap * (sizeof(*d->slots) + 2 * sizeof(uint32_t)) +
+	                                       (size_t)d->cap * sizeof(*d->slots) +
 	                                       (size_t)d->bcap * (sizeof(*d->blocks) + sizeof(uint64_t) +
 	                                                          2 * sizeof(uint32_t)),
 	                              .evicted_freed = d->evicted_freed,

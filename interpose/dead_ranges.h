@@ -68,9 +68,12 @@ typedef struct gc_dead_range {
 } gc_dead_range;
 
 /* A range's slot. meta = age stamp << 1 | kind; every field shared with readers is read and
- * written atomically (readers race with writers by design; the seqlock discards torn reads). */
+ * written atomically (readers race with writers by design; the seqlock discards torn reads).
+ * prev, next: its age list's links (free slots chained by next), writers only, beside the
+ * range so that a free and its reuse touch one line of the slot. */
 typedef struct gc_dead_slot {
 	uint64_t lo, hi, owner, meta;
+	uint32_t prev, next;
 } gc_dead_slot;
 
 enum { GC_DEAD_BLOCK = 64 };  /* ranges per block: a shift moves at most 64 pairs */
@@ -96,7 +99,6 @@ typedef struct gc_dead_ranges {
 	/* Writers only. */
 	_Alignas(64) gc_spin lock;
 	uint32_t n;              /* ranges in use */
-	uint32_t *prev, *next;   /* by id: the age lists; free ids chained by next */
 	uint32_t head[2], tail[2], free_id;  /* age lists by kind: oldest at head */
 	uint32_t *free_blk, n_free_blk;      /* unused blocks, a stack */
 	uint64_t stamp;          /* age of the next range added */

@@ -182,6 +182,7 @@ struct gc_ledger {
 	 * second stream used it); the uses on other streams of those, by address. The streams'
 	 * lock covers the table; it and the index's are leaves under the ledger's locks. */
 	gc_streams *streams;
+	const int *order_on;   /* the model's on flag (gc_streams_active_flag), read inline */
 	gc_dead_ranges order;
 	gc_table shared;
 	gc_slab shared_slab;

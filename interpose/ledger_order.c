@@ -49,6 +49,8 @@ static uint64_t key_of(const gc_event *ev)
 int gc_order_init(gc_ledger *l)
 {
 	l->streams = gc_streams_new();
+	if (l->streams)
+		l->order_on = gc_streams_active_flag(l->streams);
 	if (!l->streams || gc_dead_ranges_init(&l->order, ORDER_RANGES_MAX) ||
 	    gc_table_init(&l->shared, 64) || gc_table_init(&l->contested, 64))
 		return -1;
@@ -195,6 +197,10 @@ int gc_order_free_checked(gc_ledger *l, const gc_event *ev)
 	gc_streams_seen(l->streams, key_of(ev));
 	if (key_of(ev) == GC_STREAM_LEGACY_KEY)
 		gc_streams_legacy_op(l->streams);
+	/* One stream so far: nothing is watched (gc_order_alloc fills the index once the model
+	 * is on), and the line of the index's bounds is not read. */
+	if (!__atomic_load_n(l->order_on, __ATOMIC_RELAXED))
+		return 0;
 	if (!gc_dead_ranges_lookup(&l->order, ev->ptr, &hit) || hit.lo != ev->ptr)
 		return 0;
 	return hit.kind == ORDER_SHARED || (hit.owner & 0xffff) != gc_stream_tag(key_of(ev));
@@ -212,6 +218,8 @@ void gc_order_device_wait(gc_ledger *l)
 void gc_order_freed(gc_ledger *l, uint64_t ptr)
 {
 	gc_dead_range hit;
+	if (!__atomic_load_n(l->order_on, __ATOMIC_RELAXED))
+		return;  /* nothing watched yet (see gc_order_free_checked) */
 	if (!gc_dead_ranges_lookup(&l->order, ptr, &hit) || hit.lo != ptr)
 		return;
 	if (hit.kind == ORDER_SHARED) {

@@ -58,13 +58,11 @@ static uint64_t granule_end(const struct alloc *a)
 	return a->h.key + ((a->size + POOL_GRANULE - 1) & ~(uint64_t)(POOL_GRANULE - 1));
 }
 
-static struct alloc *alloc_new(gc_ledger *l, struct stripe *st, const gc_event *ev, int kind,
-                               struct graph *g)
+/* A record's fields for the allocation ev, and what the allocation changes outside the
+ * record: the dead index, the stripe's live counts. The caller has the record listed. */
+static void alloc_fill(gc_ledger *l, struct stripe *st, struct alloc *a, const gc_event *ev,
+                       int kind, struct graph *g)
 {
-	struct alloc *a = gc_slab_alloc(st ? &st->slab : &l->galloc_slab);
-	if (!a)
-		return NULL;
-	a->h.key = ev->ptr;
 	a->size = ev->size;
 	a->stream = ev->stream;
 	if (kind == K_GRAPH)
@@ -72,11 +70,12 @@ static struct alloc *alloc_new(gc_ledger *l, struct stripe *st, const gc_event *
 	else
 		a->pool = kind == K_ASYNC ? ev->pool : 0;
 	a->site = ev->site;
+	a->free_site = 0;
 	a->seq = __atomic_add_fetch(&l->alloc_seq, 1, __ATOMIC_RELAXED);
 	a->kind = (uint8_t)kind;
 	a->state = kind == K_GRAPH ? S_PENDING : S_LIVE;
+	a->flags = 0;
 	a->call = call_index(ev->call);
-	gc_table_insert(st ? &st->allocs : &l->gallocs, &a->h);
 	/* A graph allocation is dead memory until a launch of its graph reaches it; any other
 	 * covers what it occupies. */
 	if (l->no_uses)
@@ -90,6 +89,17 @@ static struct alloc *alloc_new(gc_ledger *l, struct stripe *st, const gc_event *
 		st->live_allocs++;
 		st->live_bytes += a->size;
 	}
+}
+
+static struct alloc *alloc_new(gc_ledger *l, struct stripe *st, const gc_event *ev, int kind,
+                               struct graph *g)
+{
+	struct alloc *a = gc_slab_alloc(st ? &st->slab : &l->galloc_slab);
+	if (!a)
+		return NULL;
+	a->h.key = ev->ptr;
+	gc_table_insert(st ? &st->allocs : &l->gallocs, &a->h);
+	alloc_fill(l, st, a, ev, kind, g);
 	return a;
 }
 
@@ -266,6 +276,27 @@ void gc_store_pool_destroyed(gc_ledger *l, uint64_t pool, uint32_t site)
 	}
 }
 
+/* Whether the allocation ev can take over freed record a, the newest at its address, in
+ * place (its table entry and slab slot kept, out of the ring again): when a is the stripe's
+ * last freed record (the thread's own free, just before: a pool handing the address back),
+ * nothing else refers to it, and no explanation needs it any more. An exec watching it
+ * names it (launch-stale-pointer), and dead memory it owns past the new allocation's
+ * granules names it (a use-after-free's "freed at"): those keep their record. The caller
+ * retired no live record at the address. */
+static int revivable(gc_ledger *l, struct stripe *st, struct alloc *a, const gc_event *ev)
+{
+	if (a->state != S_FREED || (a->flags & ~F_HISTORY) || !st->history_len)
+		return 0;
+	size_t tail = st->history_head + st->history_len - 1;
+	if (st->history[tail < st->history_cap ? tail : tail - st->history_cap] != a)
+		return 0;
+	uint64_t end = ev->ptr + ((ev->size + POOL_GRANULE - 1) & ~(uint64_t)(POOL_GRANULE - 1));
+	if (a->kind == K_ASYNC && !l->no_uses && a->h.key + a->size > end)
+		return 0;
+	st->history_len--;
+	return 1;
+}
+
 /* An allocation outside any graph; the caller holds its stripe. */
 /* 1 when a live record at the address was retired. */
 static int alloc_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, int kind)
@@ -274,9 +305,9 @@ static int alloc_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, int 
 	 * thread freed it and this one was given the address between that free's driver call
 	 * and its event. Retire it, and let that free claim it when it arrives. */
 	struct alloc *oldest = NULL;
+	struct alloc *last = (struct alloc *)gc_table_find(&st->allocs, ev->ptr);
 	int retired = 0;
-	for (struct alloc *a = (struct alloc *)gc_table_find(&st->allocs, ev->ptr); a;
-	     a = (struct alloc *)gc_table_next(&a->h)) {
+	for (struct alloc *a = last; a; a = (struct alloc *)gc_table_next(&a->h)) {
 		if (a->state == S_LIVE) {
 			/* Not into the history ring yet: it must not be evicted before it is claimed. */
 			plain_unlive(st, a);
@@ -293,7 +324,10 @@ static int alloc_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, int 
 		oldest->flags &= (uint8_t)~F_REUSED;
 		history_push(st, oldest);
 	}
-	alloc_new(l, st, ev, kind, NULL);
+	if (last && !retired && revivable(l, st, last, ev))
+		alloc_fill(l, st, last, ev, kind, NULL);  /* a pool's reuse: the record in place */
+	else
+		alloc_new(l, st, ev, kind, NULL);
 	return retired > 0;
 }
 

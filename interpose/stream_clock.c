@@ -107,7 +107,12 @@ void gc_streams_seen(gc_streams *s, uint64_t key)
 {
 	if (__atomic_load_n(&s->active, __ATOMIC_RELAXED))
 		return;
-	uint64_t first = 0;
+	/* The one stream so far, seen again (every allocation and free of a one-stream
+	 * program): a load, not a locked exchange that takes the line from other threads. */
+	uint64_t first = __atomic_load_n(&s->first_key, __ATOMIC_RELAXED);
+	if (first == key)
+		return;
+	first = 0;
 	if (!__atomic_compare_exchange_n(&s->first_key, &first, key, 0, __ATOMIC_RELAXED,
 	                                 __ATOMIC_RELAXED) && first != key)
 		__atomic_store_n(&s->active, 1, __ATOMIC_RELAXED);

@@ -1551,6 +1551,159 @@ static void uses_off(void **state)
 	gc_ledger_free(l);
 }
 
+/* ---- a pool's reuse: the freed record taken over in place ---------------------------- */
+
+static gc_event alloc_at(uint64_t p, uint64_t size, uint32_t site)
+{
+	gc_event e = alloc(p, size, S1, 0);
+	e.site = site;
+	return e;
+}
+
+static gc_event free_at(uint64_t p, uint32_t site)
+{
+	gc_event e = mfree(p, S1, 0, 0);
+	e.site = site;
+	return e;
+}
+
+/* The reused record is the new allocation's whole: its number, sites and size, and its free
+ * and double free name it. */
+static void reuse_in_place_names_the_new_allocation(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc_at(0xA000, 100, 11));
+	apply(f, free_at(0xA000, 12));
+	apply(f, alloc_at(0xA000, 200, 13));  /* the pool gives it back */
+	apply(f, free_at(0xA000, 14));
+	apply(f, use(GC_USE_KERNEL, 0xA080, 0, 0, 0, 15));
+	expect(f, 1, GC_RULE_USE_AFTER_FREE);
+	assert_int_equal(f->v[0].alloc.seq, 2);
+	assert_int_equal(f->v[0].alloc.size, 200);
+	assert_int_equal(f->v[0].alloc.site, 13);
+	assert_int_equal(f->v[0].alloc.free_site, 14);
+	apply(f, mfree(0xA000, S1, 0, INVALID));
+	expect(f, 1, GC_RULE_DOUBLE_FREE);
+	assert_int_equal(f->v[0].alloc.seq, 2);
+	assert_int_equal(f->v[0].alloc.free_site, 14);
+	/* Taken again while live: the live one is freed, no record; live counts exact. */
+	apply(f, alloc_at(0xA000, 100, 16));
+	gc_ledger_stats st;
+	gc_ledger_stats_get(f->l, &st);
+	assert_int_equal(st.live_allocs, 1);
+	apply(f, free_at(0xA000, 17));
+	expect_none(f);
+	gc_ledger_stats_get(f->l, &st);
+	assert_int_equal(st.live_allocs, 0);
+	assert_int_equal(total(f), 2);
+}
+
+/* A smaller allocation at the address of a larger freed one leaves dead memory past its
+ * granules, which the larger one's record explains: that record is not taken over. */
+static void reuse_smaller_keeps_the_record_of_the_dead_tail(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc_at(0xA000, 4096, 21));
+	apply(f, free_at(0xA000, 22));
+	apply(f, alloc_at(0xA000, 100, 23));
+	apply(f, use(GC_USE_KERNEL, 0xA000 + 1024, 0, 0, 0, 24));
+	expect(f, 1, GC_RULE_USE_AFTER_FREE);
+	assert_true(f->v[0].alloc.known);
+	assert_int_equal(f->v[0].alloc.seq, 1);
+	assert_int_equal(f->v[0].alloc.free_site, 22);
+}
+
+/* The record taken over leaves the history ring: the ring's later evictions must not free
+ * it while it is live (a small ring, one stripe, so they come soon). With another free
+ * after its own (B's), the record is not the ring's last and stays there: a new one. */
+static void reuse_leaves_the_history(const gc_event *ev, size_t n)
+{
+	gc_ledger_config cfg = {.history = 2, .stripes = 1};
+	gc_ledger *l = gc_ledger_new(&cfg);
+	assert_non_null(l);
+	gc_verdict v[4];
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(gc_ledger_apply(l, &ev[i], v, 4), 0);
+	/* Other addresses' frees fill the ring and evict through it. */
+	for (uint64_t i = 1; i <= 6; i++) {
+		gc_event a = alloc_at(0x100000 + i * 0x1000, 64, 4), fr = free_at(a.ptr, 5);
+		assert_int_equal(gc_ledger_apply(l, &a, v, 4), 0);
+		assert_int_equal(gc_ledger_apply(l, &fr, v, 4), 0);
+	}
+	gc_ledger_stats st;
+	gc_ledger_stats_get(l, &st);
+	assert_int_equal(st.live_allocs, 1);
+	assert_int_equal(st.history, 2);
+	gc_event fr = free_at(0xA000, 6);
+	assert_int_equal(gc_ledger_apply(l, &fr, v, 4), 0);  /* still known: no free-unknown */
+	gc_ledger_stats_get(l, &st);
+	assert_int_equal(st.live_allocs, 0);  /* and freed */
+	gc_ledger_free(l);
+}
+
+static void reuse_in_place_leaves_the_history(void **state)
+{
+	(void)state;
+	gc_event last[] = {alloc_at(0xA000, 64, 1), free_at(0xA000, 2), alloc_at(0xA000, 64, 3)};
+	reuse_leaves_the_history(last, 3);
+	gc_event not_last[] = {alloc_at(0xA000, 64, 1), alloc_at(0xB000, 64, 1), free_at(0xA000, 2),
+	                       free_at(0xB000, 2), alloc_at(0xA000, 64, 3)};
+	reuse_leaves_the_history(not_last, 5);
+}
+
+/* Free on one thread, the address taken over by another, used and freed again by a third:
+ * every record follows. */
+static gc_ledger *xl;
+static int xverdicts[3];
+static gc_verdict xv[3][4];
+static void *x_free(void *arg)
+{
+	(void)arg;
+	gc_event fr = free_at(0xA000, 42);
+	xverdicts[0] = gc_ledger_apply(xl, &fr, xv[0], 4);
+	return NULL;
+}
+static void *x_alloc_free(void *arg)
+{
+	(void)arg;
+	gc_event a = alloc_at(0xA000, 64, 43), fr = free_at(0xA000, 44);
+	xverdicts[1] = gc_ledger_apply(xl, &a, xv[1], 4) + gc_ledger_apply(xl, &fr, xv[1], 4);
+	return NULL;
+}
+static void *x_use(void *arg)
+{
+	(void)arg;
+	gc_event u = use(GC_USE_KERNEL, 0xA020, 1, 0, 0, 45);
+	xverdicts[2] = gc_ledger_apply(xl, &u, xv[2], 4);
+	return NULL;
+}
+static void run_thread(void *(*fn)(void *))
+{
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, fn, NULL), 0);
+	pthread_join(t, NULL);
+}
+
+static void reuse_across_threads(void **state)
+{
+	(void)state;
+	gc_ledger_config cfg = {.history = 64};
+	xl = gc_ledger_new(&cfg);
+	assert_non_null(xl);
+	gc_event a = alloc_at(0xA000, 64, 41);
+	gc_verdict v[4];
+	assert_int_equal(gc_ledger_apply(xl, &a, v, 4), 0);
+	run_thread(x_free);
+	run_thread(x_alloc_free);
+	run_thread(x_use);
+	assert_int_equal(xverdicts[0] + xverdicts[1], 0);
+	assert_int_equal(xverdicts[2], 1);
+	assert_int_equal(xv[2][0].rule, GC_RULE_USE_AFTER_FREE);
+	assert_int_equal(xv[2][0].alloc.seq, 2);
+	assert_int_equal(xv[2][0].alloc.free_site, 44);
+	gc_ledger_free(xl);
+}
+
 static void use_after_free_history_lost(void **state)
 {
 	(void)state;
@@ -1788,6 +1941,10 @@ int main(void)
 		T(use_unmaterialized_clean),
 		T(use_after_free),
 		cmocka_unit_test(use_after_free_history_lost),
+		T(reuse_in_place_names_the_new_allocation),
+		T(reuse_smaller_keeps_the_record_of_the_dead_tail),
+		cmocka_unit_test(reuse_in_place_leaves_the_history),
+		cmocka_unit_test(reuse_across_threads),
 		cmocka_unit_test(uses_off),
 		T(use_granule_of_live_allocation),
 		T(launch_stale_pointer),

@@ -2,7 +2,8 @@
  * the front (commit 6a262f6: every range in the blocks), kept here whole as the reference:
  * the front must change nothing a caller can see. Each input is a capacity, an address span
  * and a list of operations (add, cover, remove_owner, with covers and adds at the last add's
- * address as a pool's reuse makes them); after each one both indexes must give the same
+ * address as a pool's reuse makes them, some covering the last add whole, as a reuse of its
+ * granule does: the index's fast paths when that range is its only one); after each one both indexes must give the same
  * lookup (found, lo, hi, owner, kind) at every address of the span, the same bounds, counts,
  * eviction counters, batch check and return values.
  *   clang -fsanitize=fuzzer:  libFuzzer's entry (make fuzz-dead-ranges)
@@ -570,6 +571,8 @@ static void run(const uint8_t *p, size_t n)
 		gc_dead_kind kind = p[i + 3] & 0x80 ? GC_DEAD_UNMATERIALIZED : GC_DEAD_FREED;
 		if (what >= 12)  /* at the last add's address: a pool gives it again */
 			lo = last_lo;
+		if (what == 15)  /* ... to an allocation whose granule covers the freed range whole */
+			len = 64;
 		if (what < 6 || what == 12) {
 			int ra = gc_dead_ranges_add(&cur, lo, lo + len, owner, kind);
 			same("add's result", op, (uint64_t)ra, (uint64_t)old_add(&ref, lo, lo + len, owner, kind));
