@@ -116,6 +116,24 @@ gate "--log-file=/dev/stderr" 9 "$GC" --error-exitcode=9 --log-file=/dev/stderr 
 grep -q '^==graphcheck== error: double-free' "$tmp/err" && ! grep -q 'cannot open' "$tmp/err" &&
 	ok "--log-file=/dev/stderr: records on stderr, no note" ||
 	bad "--log-file=/dev/stderr: stderr '$(head -c 300 "$tmp/err")'"
+# As a user who is not root (only where the test runs as root and has setpriv): a device
+# anyone may write is taken (the object takes a device; its directory, /dev, is not
+# writable), a file of the user's that it may not write is refused.
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null 2>&1; then
+	nd=$tmp/nobody
+	mkdir -p "$nd"
+	chmod 755 "$tmp"
+	chmod 777 "$nd"  # the directory writable: only the file is not
+	: > "$nd/ro.log"
+	chmod 444 "$nd/ro.log"
+	chown 65534 "$nd/ro.log"
+	as_nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	gate "as nobody, --log-file=/dev/zero: taken" 0 $as_nobody "$GC" --log-file=/dev/zero -- true
+	gate "as nobody, --log-file of a read-only file: refused" 2 $as_nobody "$GC" \
+		--log-file="$nd/ro.log" -- true
+	[ "$(cat "$tmp/err")" = "graphcheck: the log file '$nd/ro.log': cannot write to it: Permission denied" ] &&
+		ok "as nobody, a read-only log file: one line" || bad "as nobody, read-only: '$(head -c 300 "$tmp/err")'"
+fi
 launch "$GC" --log-file=/dev/null -- "$RELA" die exit 3 > /dev/null 2>&1
 native_rc=$?
 gate "--error-exitcode=0 after 3 errors: the program's status, as valgrind's" "$native_rc" \
