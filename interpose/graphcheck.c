@@ -17,6 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "interpose/outfile.h"
+#include "interpose/suppress.h"
+
 #if defined(__x86_64__)
 #define EM_HOST EM_X86_64
 #define EM_HOST_NAME "x86-64"
@@ -146,25 +149,69 @@ static void make_absolute(const char *var)
 	setenv(var, abs, 1);
 }
 
-/* A log the user named that could not be written would go to stderr instead (the object's
- * fallback): refused before the program runs, as valgrind refuses its --log-file. Checked:
- * the directory exists and is writable, and the path is not a directory; a directory
+/* The path the object opens for pattern v (log.c's expansion: "%%" is a '%'), into out:
+ * 0, or 1 when a "%p" (the program's pid, not known here) is in its file's name, 2 when in
+ * its directory part; -1 when it is too long. */
+static int expand_pattern(char *out, size_t n, const char *v)
+{
+	size_t o = 0, last_slash = 0;
+	int pid_at = -1;
+	for (const char *p = v; *p; p++) {
+		if (p[0] == '%' && p[1] == 'p' && pid_at < 0)
+			pid_at = (int)o;  /* kept as it is: checked only where it cannot matter */
+		else if (p[0] == '%' && p[1] == '%')
+			p++;
+		if (o + 1 >= n)
+			return -1;
+		if (*p == '/')
+			last_slash = o;
+		out[o++] = *p;
+	}
+	out[o] = '\0';
+	return pid_at < 0 ? 0 : (size_t)pid_at < last_slash ? 2 : 1;
+}
+
+/* Why the object would not write to the existing file st (lstat'ed), or NULL. */
+static const char *log_refusal(const struct stat *st)
+{
+	if (S_ISLNK(st->st_mode))  /* opened with O_NOFOLLOW */
+		return "is a symbolic link, which graphcheck does not follow";
+	if (S_ISDIR(st->st_mode))
+		return "is a directory";
+	return gc_outfile_refusal(st);
+}
+
+/* A log the user named that the object could not write would go to stderr instead (its
+ * fallback), or nowhere: refused before the program runs, as valgrind refuses its
+ * --log-file. Checked as the object opens it (O_NOFOLLOW, outfile.c): an existing file must
+ * be one it accepts and writable; else its directory must exist and be writable. A directory
  * holding %p (the pid) is left to the object. */
 static void check_log_path(const char *var, const char *opt)
 {
 	const char *v = getenv(var);
-	if (!v || !*v || !strcmp(v, "/dev/null") || !strcmp(v, "/dev/stderr"))
+	if (!v || !*v)
+		return;
+	if (!strcmp(var, "GRAPHCHECK_LOG_FILE") && !strcmp(v, "/dev/stderr")) {
+		unsetenv(var);  /* the log's default; the object would not open the link */
+		return;
+	}
+	char path[PATH_MAX], dir[PATH_MAX];
+	int pid = expand_pattern(path, sizeof(path), v);
+	if (pid < 0)
+		die("%s '%.200s...': the path is too long", opt, v);
+	if (pid == 2)
 		return;
 	struct stat st;
-	if (stat(v, &st) == 0 && S_ISDIR(st.st_mode))
-		die("%s '%s' is a directory", opt, v);
-	const char *slash = strrchr(v, '/');  /* make_absolute: there is one */
-	char dir[PATH_MAX];
-	if (!slash || (size_t)(slash - v) >= sizeof(dir))
+	if (!pid && lstat(path, &st) == 0) {
+		const char *why = log_refusal(&st);
+		if (why)
+			die("%s '%s' %s", opt, v, why);
+		if (access(path, W_OK) != 0)
+			die("%s '%s': cannot write to it: %s", opt, v, strerror(errno));
 		return;
-	snprintf(dir, sizeof(dir), "%.*s", slash == v ? 1 : (int)(slash - v), v);
-	if (strstr(dir, "%p"))
-		return;
+	}
+	const char *slash = strrchr(path, '/');  /* make_absolute: there is one */
+	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
 	if (stat(dir, &st) != 0)
 		die("%s '%s': its directory '%s': %s", opt, v, dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
@@ -173,21 +220,29 @@ static void check_log_path(const char *var, const char *opt)
 		die("%s '%s': cannot write in '%s': %s", opt, v, dir, strerror(errno));
 }
 
-/* The suppressions the user named: unreadable, the run is refused, as graphcheck-report and
- * valgrind refuse theirs (the object alone would only warn and suppress nothing). */
+/* The suppressions the user named: a file the object would not read (suppress.c: a regular
+ * file, GC_SUPP_FILE_MAX at most), the run is refused, as graphcheck-report and valgrind
+ * refuse theirs (the object alone would only warn and suppress nothing). O_NONBLOCK: a FIFO
+ * nobody writes must not hang the launcher. */
 static void check_suppressions(void)
 {
 	const char *v = getenv("GRAPHCHECK_SUPPRESSIONS");
 	if (!v || !*v)
 		return;
-	int fd = open(v, O_RDONLY | O_CLOEXEC);
+	int fd = open(v, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	if (fd < 0)
 		die("cannot read the suppressions '%s': %s", v, strerror(errno));
-	int dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+	int got = fstat(fd, &st), err = errno;
 	close(fd);
-	if (dir)
+	if (got != 0)
+		die("cannot read the suppressions '%s': %s", v, strerror(err));
+	if (S_ISDIR(st.st_mode))
 		die("the suppressions '%s' is a directory", v);
+	if (!S_ISREG(st.st_mode))
+		die("the suppressions '%s' is not a regular file", v);
+	if (st.st_size > GC_SUPP_FILE_MAX)
+		die("the suppressions '%s' is larger than %u MiB", v, GC_SUPP_FILE_MAX >> 20);
 }
 
 /* The file execvp would run for name (a PATH search for a name without '/'). */

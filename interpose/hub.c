@@ -252,7 +252,7 @@ static uint64_t thread_id(void)
 
 uint64_t gc_hub_tid(void)
 {
-	if (!my_tid)  /* a use is the first event of this thread or forked child, as in report */
+	if (!my_tid)  /* a use before the thread's first event: its first CUDA work, as there */
 		gc_log_activate();
 	return thread_id();
 }

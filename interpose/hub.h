@@ -94,11 +94,12 @@ typedef struct gc_record_wait {
  * thread's next event settles one), or a constant 1 when tracing (a trace sees every event). */
 extern struct gc_streams *gc_hub_streams;
 extern const int *gc_hub_direct_off;
-extern GC_TLS uint64_t gc_hub_thread;  /* the thread's id; 0 before its first event */
+extern GC_TLS uint64_t gc_hub_thread;  /* the thread's id; 0 before its first event or use */
 /* The full path: the event built and reported. */
 void gc_hub_record_wait_event(const gc_record_wait *c);
 /* Inline in the wrapper, so that the common call builds nothing: it succeeded, outside any
- * capture, on a thread whose first event (which activates its log) went the full way. */
+ * capture, on a thread whose log is active (its first event went the full way, or a use
+ * came first: gc_hub_tid). */
 static inline void gc_hub_record_wait(const gc_record_wait *c)
 {
 	if (c->result == 0 && !c->capture_id && gc_hub_thread &&

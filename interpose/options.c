@@ -8,6 +8,7 @@
 
 #include "interpose/ledger.h"
 #include "interpose/sites.h"
+#include "interpose/textbuf.h"
 
 enum opt_type { T_PATH, T_INT, T_BOOL, T_ENUM };
 
@@ -234,16 +235,21 @@ int gc_options_check_names(const char *const *env, int warn_fd)
 		if (i < N_OPTS)
 			continue;
 		unknown++;
-		char buf[256];
-		int n = snprintf(buf, sizeof(buf), "graphcheck: GRAPHCHECK_%.*s is not an option; "
-		                 "ignored%s%s%s\n", (int)(len < 100 ? len : 100), name,
-		                 nearest ? " (did you mean GRAPHCHECK_" : "", nearest ? nearest : "",
-		                 nearest ? "?)" : "");
-		for (int k = 0; k < n && k < (int)sizeof(buf) - 1; k++)  /* one line, whatever it holds */
-			if ((unsigned char)buf[k] < 0x20 && k != n - 1)
-				buf[k] = '?';
-		if (warn_fd >= 0 && n > 0)
-			(void)!write(warn_fd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+		/* As the log shows outside text (textbuf.h): nothing in the name moves the terminal
+		 * or breaks the line; at most 100 of its bytes, 4 each escaped: the buffer holds it. */
+		char buf[512];
+		gc_buf b = {buf, 0, sizeof(buf) - 1, 0};  /* the line's end always fits */
+		gc_buf_str(&b, "graphcheck: GRAPHCHECK_");
+		gc_buf_text_str(&b, name, len < 100 ? len : 100);
+		gc_buf_str(&b, " is not an option; ignored");
+		if (nearest) {
+			gc_buf_str(&b, " (did you mean GRAPHCHECK_");
+			gc_buf_str(&b, nearest);
+			gc_buf_str(&b, "?)");
+		}
+		buf[b.len] = '\n';
+		if (warn_fd >= 0)
+			(void)!write(warn_fd, buf, b.len + 1);
 	}
 	return unknown;
 }

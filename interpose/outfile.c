@@ -71,20 +71,6 @@ static int high_fd(void)
 	return rl.rlim_cur > 1200 ? 900 : (int)(rl.rlim_cur / 4 * 3);
 }
 
-/* The message for what fstat says the opened file is, or NULL when it is acceptable. */
-static const char *refusal(const struct stat *st)
-{
-	if (S_ISCHR(st->st_mode))
-		return NULL;
-	if (!S_ISREG(st->st_mode))
-		return "is not a file or a device";
-	if (st->st_uid != geteuid())
-		return "belongs to another user";
-	if (st->st_nlink != 1)
-		return "is a hard link (the file has other names)";
-	return NULL;
-}
-
 static int open_checked(const char *path, struct stat *st, const char **why)
 {
 	/* O_NONBLOCK: a FIFO nobody reads fails with ENXIO instead of hanging the open. */
@@ -96,7 +82,7 @@ static int open_checked(const char *path, struct stat *st, const char **why)
 		*why = NULL;  /* errno says it */
 		return -1;
 	}
-	if (fstat(fd, st) != 0 || (*why = refusal(st)) != NULL) {
+	if (fstat(fd, st) != 0 || (*why = gc_outfile_refusal(st)) != NULL) {
 		if (!*why)
 			*why = "cannot be examined";
 		close(fd);

@@ -17,7 +17,9 @@
 #define GC_OUTFILE_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "interpose/options.h"
 
@@ -29,6 +31,21 @@ typedef struct gc_outfile {
 	const char *what;        /* "log", "JSON log", "trace", "summary file" */
 	char path[GC_PATH_MAX];  /* as opened ("%p" expanded) */
 } gc_outfile;
+
+/* Why graphcheck does not write to the file it opened, st (its fstat), or NULL when it does:
+ * also the launcher's check of an existing log path, so that the two agree. */
+static inline const char *gc_outfile_refusal(const struct stat *st)
+{
+	if (S_ISCHR(st->st_mode))
+		return NULL;
+	if (!S_ISREG(st->st_mode))
+		return "is not a file or a device";
+	if (st->st_uid != geteuid())
+		return "belongs to another user";
+	if (st->st_nlink != 1)
+		return "is a hard link (the file has other names)";
+	return NULL;
+}
 
 /* Opens path (copied into f->path) as described above. 0, or -1 after one message on
  * stderr (none when quiet) with f->fd at f->fallback. */

@@ -10,8 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A file bigger than this is not a suppression file someone wrote. */
-#define SUPP_FILE_MAX (4u << 20)
 #define SUPP_FRAMES_MAX 64
 
 enum pat_kind { PAT_OBJ, PAT_FUN, PAT_SRC, PAT_ANY };
@@ -174,7 +172,7 @@ gc_supp_set *gc_supp_load(const char *path, void (*warn)(const char *, void *), 
 	struct stat st;
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > SUPP_FILE_MAX) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > GC_SUPP_FILE_MAX) {
 		int err = fstat(fd, &st) ? errno : S_ISREG(st.st_mode) ? EFBIG : EINVAL;
 		close(fd);
 		errno = err;

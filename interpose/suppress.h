@@ -19,6 +19,10 @@
 
 #include <stddef.h>
 
+/* A file bigger than this is not a suppression file someone wrote: not read (the launcher
+ * refuses it). */
+#define GC_SUPP_FILE_MAX (4u << 20)
+
 /* One frame as a matcher sees it; NULL for what is not known. */
 typedef struct gc_supp_frame {
 	const char *module, *symbol, *source;  /* source: "file:line" */

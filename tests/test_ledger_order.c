@@ -499,6 +499,83 @@ static void recreated_streams_keep_their_slot(void **state)
 	expect(f, 1, GC_RULE_UNORDERED_USE);
 }
 
+/* The direct path against the tables' way, on two models given the same random calls:
+ * streams created again (the legacy, a per-thread and plain ones; 200 of them: slots run
+ * out), records and waits (the direct path on one model, gc_streams_record/wait on the
+ * other), events forgotten, host waits, steps. After each call every stamp and order the
+ * models give must be the same. */
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static uint64_t some_stream(uint64_t *x, unsigned n)
+{
+	unsigned k = (unsigned)(xorshift(x) % n);
+	return k == 0 ? GC_STREAM_LEGACY_KEY : k == 1 ? gc_stream_key(2, 0, 7) : 0x1000 + 0x10ull * k;
+}
+
+static void direct_path_same_as_the_tables(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 60; seed++) {
+		uint64_t x = seed * 0x9E3779B97F4A7C15ull;
+		gc_streams *m[2] = {gc_streams_new(), gc_streams_new()};
+		assert_non_null(m[0]);
+		assert_non_null(m[1]);
+		unsigned nkeys = seed % 2 ? 6 : 200, nevents = 1 + (unsigned)(seed % 5);
+		for (int step = 0; step < 1500; step++) {
+			uint64_t key = some_stream(&x, nkeys), ev = 0xe000 + 8 * (xorshift(&x) % nevents);
+			unsigned op = (unsigned)(xorshift(&x) % 12), flags = (unsigned)(xorshift(&x) % 2);
+			if (op >= 1 && op <= 6)  /* half the calls records and waits: the cache is hit */
+				gc_streams_record_wait(m[0], op > 3, ev, key);
+			for (int i = 0; i < 2; i++) {
+				gc_streams_lock(m[i]);
+				if (i == 1 && op >= 1 && op <= 6) {
+					if (op > 3)
+						gc_streams_wait(m[1], key, ev);
+					else
+						gc_streams_record(m[1], ev, key);
+				}
+				switch (op) {
+				case 0: gc_streams_created(m[i], key, flags); break;
+				case 7: gc_streams_join_stream(m[i], key); break;
+				case 8: gc_streams_join_event(m[i], ev); break;
+				case 9: gc_streams_join_all(m[i]); break;
+				case 10: gc_streams_forget_event(m[i], ev); break;
+				case 11: gc_streams_step(m[i], key); break;
+				default: break;
+				}
+				gc_streams_unlock(m[i]);
+			}
+			uint64_t to = some_stream(&x, nkeys);
+			uint32_t stamp[2];
+			int slot[2], ordered[2];
+			for (int i = 0; i < 2; i++) {
+				gc_streams_lock(m[i]);
+				slot[i] = gc_streams_stamp(m[i], key, &stamp[i]);
+				gc_streams_unlock(m[i]);
+			}
+			assert_int_equal(slot[0], slot[1]);
+			assert_int_equal(stamp[0], stamp[1]);
+			for (int from = 0; from < GC_CLOCK_SLOTS; from += 1 + (int)(xorshift(&x) % 4))
+				for (uint32_t t = 1; t < 12; t += 5) {
+					for (int i = 0; i < 2; i++) {
+						gc_streams_lock(m[i]);
+						ordered[i] = gc_streams_ordered(m[i], from, t, to);
+						gc_streams_unlock(m[i]);
+					}
+					assert_int_equal(ordered[0], ordered[1]);
+				}
+		}
+		gc_streams_free(m[0]);
+		gc_streams_free(m[1]);
+	}
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -518,6 +595,7 @@ int main(void)
 		T(address_given_out_before_its_free),
 		T(unused_streams_take_no_slot),
 		T(recreated_streams_keep_their_slot),
+		cmocka_unit_test(direct_path_same_as_the_tables),
 	};
 	return cmocka_run_group_tests_name("ledger_order", tests, NULL, NULL);
 }

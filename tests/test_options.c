@@ -157,6 +157,26 @@ static void unknown_names_warned_with_the_nearest(void **state)
 	    "graphcheck: GRAPHCHECK_ is not an option; ignored\n");
 }
 
+/* A name is shown as the text log shows outside strings (textbuf.h): no byte of it can move
+ * the terminal (ESC, DEL, a C1 control such as CSI 0x9b raw or as UTF-8, a byte that is not
+ * UTF-8), the line stays one line, and a long name is cut at 100 bytes. */
+static void unknown_names_shown_escaped(void **state)
+{
+	(void)state;
+	char w[4096], huge[400];
+	snprintf(huge, sizeof(huge), "GRAPHCHECK_%0300d=1", 7);
+	const char *const env[] = {"GRAPHCHECK_A\x1b[2J\n\tB=1", "GRAPHCHECK_C\x7f\xc2\x9b" "2J\x9b\xff" "D=1",
+	                           "GRAPHCHECK_\xc3\xa9T\xc3\xa9=1", huge, NULL};
+	assert_int_equal(check_names(env, w, sizeof(w)), 4);
+	char want[1024];
+	snprintf(want, sizeof(want),
+	         "graphcheck: GRAPHCHECK_A\\x1b[2J\\n\\tB is not an option; ignored\n"
+	         "graphcheck: GRAPHCHECK_C\\x7f\\xc2\\x9b2J\\x9b\\xffD is not an option; ignored\n"
+	         "graphcheck: GRAPHCHECK_\xc3\xa9T\xc3\xa9 is not an option; ignored\n"
+	         "graphcheck: GRAPHCHECK_%.100s is not an option; ignored\n", huge + 11);
+	assert_string_equal(w, want);
+}
+
 static void every_option_name_is_known(void **state)
 {
 	(void)state;
@@ -208,6 +228,7 @@ int main(void)
 		cmocka_unit_test(too_long_path),
 		cmocka_unit_test(print_lists_every_option),
 		cmocka_unit_test(unknown_names_warned_with_the_nearest),
+		cmocka_unit_test(unknown_names_shown_escaped),
 		cmocka_unit_test(every_option_name_is_known),
 	};
 	return cmocka_run_group_tests_name("options", tests, NULL, NULL);

@@ -126,6 +126,22 @@ else
 	bug "fork, child without CUDA exits: child files $(echo $extra); its records: ${crec:-none} (the child inherits the parent's ledger and reports the parent's live allocation as its own leak at exit; log.c opens its %p logs at fork)"
 fi
 
+# A child whose first CUDA call is a kernel launch (a use, no event: only the stream tag is
+# read), then an alloc and a free: it used CUDA, so its %p logs are opened and end with its
+# own summary, as a child whose first call is an event.
+d=$tmp/launch
+mkdir -p "$d"
+GRAPHCHECK_JSON_FILE=$d/%p.json GRAPHCHECK_LOG_FILE=$d/%p.txt \
+	timeout 60 env REL_PID_FILE=$tmp/pid LD_PRELOAD="$PRE" "$REL" fork-launch > "$tmp/gc.out" 2> "$tmp/gc.err"
+rc=$?
+ppid=$(cat "$tmp/pid")
+cpid=$(ls "$d" | sed -n 's/^\([0-9]*\)\.txt$/\1/p' | grep -vx "$ppid" | head -n 1)
+[ $rc -eq 0 ] && grep -qx "child: 0" "$tmp/gc.out" && [ -n "$cpid" ] &&
+	[ "$(tail -n 1 "$d/$cpid.txt")" = "==graphcheck== graphcheck: 0 errors, 0 warnings" ] &&
+	[ "$(jq -r '.type' "$d/$cpid.json" | tr '\n' ' ')" = "start summary " ] &&
+	ok "fork, child's first call a launch: its own text and JSON logs, each with its summary" ||
+	bad "fork, child's first call a launch: rc $rc, files: $(ls "$d" | tr '\n' ' '); $(head -c 200 "$tmp/gc.err")"
+
 # ---- forks while other threads are in the middle of calls ---------------------------------
 # NFORKS forks from the main thread while 4 threads alloc/free (and make records) without
 # pause. Each child makes one intercepted call (an api-error record) and exits through

@@ -65,6 +65,14 @@ grep -q "bad value for --backtrace-depth: '100' (a whole number in 0..64)" "$tmp
 	ok "--backtrace-depth=100: the message gives the range" ||
 	bad "--backtrace-depth=100: message '$(head -c 200 "$tmp/err")'"
 gate "--log-file without a value: usage" 2 "$GC" --log-file
+# refused OPT MSG: the launcher refuses OPT with the one line MSG, and the program does not run.
+refused() {
+	rm -f "$tmp/ran"
+	gate "$1: refused" 2 "$GC" "$1" -- sh -c ": > '$tmp/ran'"
+	[ ! -e "$tmp/ran" ] && [ "$(cat "$tmp/err")" = "graphcheck: $2" ] &&
+		ok "$1: one line, the program not run" ||
+		bad "$1: ran: $([ -e "$tmp/ran" ] && echo yes || echo no), stderr '$(head -c 300 "$tmp/err")'"
+}
 # A log or suppressions the run could not use is refused before the program runs (its
 # records would otherwise go to stderr, or nothing be suppressed), with one line saying why.
 mkdir -p "$tmp/logdir"
@@ -73,13 +81,59 @@ for c in "--log-file=$tmp/nodir/x.log|the log file '$tmp/nodir/x.log': its direc
 	"--json-file=$tmp/logdir|the JSON file '$tmp/logdir' is a directory" \
 	"--trace-file=$tmp/plainfile/t|the trace file '$tmp/plainfile/t': '$tmp/plainfile' is not a directory" \
 	"--suppressions=$tmp/nosupp|cannot read the suppressions '$tmp/nosupp': No such file or directory"; do
-	opt=${c%%|*} msg=${c#*|}
-	rm -f "$tmp/ran"
-	gate "$opt: refused" 2 "$GC" "$opt" -- sh -c ": > '$tmp/ran'"
-	[ ! -e "$tmp/ran" ] && [ "$(cat "$tmp/err")" = "graphcheck: $msg" ] &&
-		ok "$opt: one line, the program not run" ||
-		bad "$opt: ran: $([ -e "$tmp/ran" ] && echo yes || echo no), stderr '$(head -c 300 "$tmp/err")'"
+	refused "${c%%|*}" "${c#*|}"
 done
+# What the object would not open or read (outfile.c opens with O_NOFOLLOW and takes only a
+# file of its user's with one name, or a device; suppress.c reads only a regular file of at
+# most 4 MiB) is refused by the launcher too, and a FIFO does not hang it.
+ln -s "$tmp/plainfile" "$tmp/link.log"
+mkfifo "$tmp/fifo.log" "$tmp/fifo.supp"
+: > "$tmp/one.log"
+ln "$tmp/one.log" "$tmp/two.log"
+: > "$tmp/theirs.log"
+chown 65534 "$tmp/theirs.log" 2> /dev/null || rm -f "$tmp/theirs.log"
+: > "$tmp/big.supp"
+truncate -s 5M "$tmp/big.supp"
+for c in "--log-file=$tmp/link.log|the log file '$tmp/link.log' is a symbolic link, which graphcheck does not follow" \
+	"--log-file=/dev/stdout|the log file '/dev/stdout' is a symbolic link, which graphcheck does not follow" \
+	"--trace-file=/dev/stderr|the trace file '/dev/stderr' is a symbolic link, which graphcheck does not follow" \
+	"--json-file=$tmp/fifo.log|the JSON file '$tmp/fifo.log' is not a file or a device" \
+	"--log-file=$tmp/two.log|the log file '$tmp/two.log' is a hard link (the file has other names)" \
+	"--log-file=$tmp/theirs.log|the log file '$tmp/theirs.log' belongs to another user" \
+	"--suppressions=$tmp/fifo.supp|the suppressions '$tmp/fifo.supp' is not a regular file" \
+	"--suppressions=$tmp/big.supp|the suppressions '$tmp/big.supp' is larger than 4 MiB"; do
+	case $c in *theirs*) [ -e "$tmp/theirs.log" ] || continue ;; esac  # chown needs root
+	refused "${c%%|*}" "${c#*|}"
+done
+# The paths the object accepts run: "%%" is a '%' (log.c), /dev/stderr is the log's own
+# default (no note that it cannot be opened), /dev/null a device.
+mkdir -p "$tmp/a%b"
+gate "--log-file with %% in its directory" 9 "$GC" --error-exitcode=9 --log-file="$tmp/a%%b/x.log" \
+	-- "$RELA" die exit 3
+[ -s "$tmp/a%b/x.log" ] && ok "--log-file with %%: the log went to '$tmp/a%b/x.log'" ||
+	bad "--log-file with %%: no log at '$tmp/a%b/x.log'; $(head -c 200 "$tmp/err")"
+gate "--log-file=/dev/stderr" 9 "$GC" --error-exitcode=9 --log-file=/dev/stderr -- "$RELA" die exit 3
+grep -q '^==graphcheck== error: double-free' "$tmp/err" && ! grep -q 'cannot open' "$tmp/err" &&
+	ok "--log-file=/dev/stderr: records on stderr, no note" ||
+	bad "--log-file=/dev/stderr: stderr '$(head -c 300 "$tmp/err")'"
+# As a user who is not root (only where the test runs as root and has setpriv): a device
+# anyone may write is taken (the object takes a device; its directory, /dev, is not
+# writable), a file of the user's that it may not write is refused.
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null 2>&1; then
+	nd=$tmp/nobody
+	mkdir -p "$nd"
+	chmod 755 "$tmp"
+	chmod 777 "$nd"  # the directory writable: only the file is not
+	: > "$nd/ro.log"
+	chmod 444 "$nd/ro.log"
+	chown 65534 "$nd/ro.log"
+	as_nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	gate "as nobody, --log-file=/dev/zero: taken" 0 $as_nobody "$GC" --log-file=/dev/zero -- true
+	gate "as nobody, --log-file of a read-only file: refused" 2 $as_nobody "$GC" \
+		--log-file="$nd/ro.log" -- true
+	[ "$(cat "$tmp/err")" = "graphcheck: the log file '$nd/ro.log': cannot write to it: Permission denied" ] &&
+		ok "as nobody, a read-only log file: one line" || bad "as nobody, read-only: '$(head -c 300 "$tmp/err")'"
+fi
 launch "$GC" --log-file=/dev/null -- "$RELA" die exit 3 > /dev/null 2>&1
 native_rc=$?
 gate "--error-exitcode=0 after 3 errors: the program's status, as valgrind's" "$native_rc" \

@@ -26,6 +26,10 @@
  *   rel_prog fork-idle
  *       one allocation live across a fork; the child makes no CUDA call and calls exit();
  *       the parent frees the allocation afterwards.
+ *   rel_prog fork-launch
+ *       two streams, one allocation on the first; fork; the child's first CUDA calls are a
+ *       kernel launch reading it on its own stream (no event), then an alloc and a free;
+ *       it exits with no error. The parent frees after the child is gone.
  *   rel_prog fork-busy NFORKS NTHREADS
  *       NTHREADS threads alloc/free without pause while the main thread forks NFORKS
  *       times (graphcheck started and the threads past their start-up first); each child
@@ -400,6 +404,36 @@ static int run_exec(char **argv)
 	fflush(stdout);
 	execv(argv[0], argv);
 	return 127;
+}
+
+/* The child's first intercepted call with work to check is a use, which builds no event: the
+ * alloc and free after it must still find the child's log opened (its own summary). */
+static int run_fork_launch(void)
+{
+	init_driver();
+	CUstream s = new_stream(), other = new_stream();
+	CUdeviceptr p = 0;
+	CUmodule mod = NULL;
+	CUfunction k = NULL;
+	printf("parent: alloc -> %d\n", (int)cuMemAllocAsync(&p, 4096, s));
+	printf("parent: load -> %d\n", (int)(cuModuleLoadData(&mod, "fakecuda-image\nread_kernel 8\n") ||
+	                                     cuModuleGetFunction(&k, mod, "read_kernel")));
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		void *args[] = {&p};
+		CUdeviceptr q = 0;
+		int r = cuLaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, s, args, NULL) ||
+		        cuMemAllocAsync(&q, 512, other) || cuMemFreeAsync(q, other);
+		exit(r);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	printf("child: %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	printf("parent: free -> %d\n", (int)cuMemFreeAsync(p, s));
+	return 0;
 }
 
 /* The parent holds one live allocation across a fork; the child does no CUDA at all and
@@ -975,6 +1009,8 @@ int main(int argc, char **argv)
 		return run_exec(argv + 2);
 	if (!strcmp(m, "fork-idle"))
 		return run_fork_idle();
+	if (!strcmp(m, "fork-launch"))
+		return run_fork_launch();
 	if (!strcmp(m, "fork-init"))
 		return run_fork_init(ARG(2, 4));
 	if (!strcmp(m, "fork-busy"))
@@ -1001,7 +1037,7 @@ int main(int argc, char **argv)
 		return run_deep(ARG(2, 8), ARG(3, 20), ARG(4, 64));
 	if (!strcmp(m, "close-fds") && argc > 3)
 		return run_close_fds(argv[2], !strcmp(argv[3], "fill"));
-	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-busy|fork-init|"
+	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-launch|fork-busy|fork-init|"
 	                "faults|begin-refused|end-wrong-thread|plain|addnode-refused|leak-only|fork-after-summary|exit-in-signal|"
 	                "small-stack|deep|close-fds ...\n");
 	return 2;
