@@ -11,6 +11,9 @@
 #include "interpose/sites.h"
 
 static uintptr_t self_lo, self_hi;  /* graphcheck's own text, skipped in backtraces */
+/* Held for reading across each of graphcheck's calls into the loader, for writing across a
+ * fork (backtrace.h). A leaf: nothing else is taken while it is held. */
+static pthread_rwlock_t in_loader = PTHREAD_RWLOCK_INITIALIZER;
 static char exe_path[GC_PATH_MAX];
 static pthread_once_t exe_once = PTHREAD_ONCE_INIT;
 
@@ -48,8 +51,10 @@ void gc_backtrace_init(void)
 	if (self_hi)
 		return;
 	void *prime[2];
+	pthread_rwlock_rdlock(&in_loader);
 	backtrace(prime, 2);
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)&gc_backtrace_init);
+	pthread_rwlock_unlock(&in_loader);
 	gc_program_path();
 }
 
@@ -60,7 +65,9 @@ int gc_backtrace_capture(void **frames, int max)
 		return 0;
 	if (max > GC_SITE_DEPTH_MAX)
 		max = GC_SITE_DEPTH_MAX;
+	pthread_rwlock_rdlock(&in_loader);
 	int n = backtrace(raw, max + 16);
+	pthread_rwlock_unlock(&in_loader);
 	int skip = 0;
 	while (skip < n && (uintptr_t)raw[skip] >= self_lo && (uintptr_t)raw[skip] < self_hi)
 		skip++;
@@ -77,7 +84,10 @@ void gc_frame_describe(const void *addr, gc_frame *f)
 	f->addr = (uintptr_t)addr;
 	f->module = "?";
 	f->offset = (uintptr_t)addr;
-	if (!dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
+	pthread_rwlock_rdlock(&in_loader);
+	int found = dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP);
+	pthread_rwlock_unlock(&in_loader);
+	if (!found || !lm)
 		return;
 	/* The main program's link map has an empty name. */
 	f->module = lm->l_name && lm->l_name[0] ? lm->l_name
@@ -101,7 +111,9 @@ static int loader_counts(struct dl_phdr_info *info, size_t size, void *arg)
 void gc_frame_memo_check(gc_frame_memo *m)
 {
 	unsigned long long c[2] = {0, 0};
+	pthread_rwlock_rdlock(&in_loader);
 	dl_iterate_phdr(loader_counts, c);
+	pthread_rwlock_unlock(&in_loader);
 	if (c[0] != m->adds || c[1] != m->subs) {
 		m->adds = c[0];
 		m->subs = c[1];
@@ -125,4 +137,19 @@ void gc_frame_describe_memo(gc_frame_memo *m, const void *addr, gc_frame *f)
 	m->next = (m->next + 1) % GC_FRAME_MEMO;
 	if (m->n < GC_FRAME_MEMO)
 		m->n++;
+}
+
+void gc_backtrace_fork_prepare(void)
+{
+	pthread_rwlock_wrlock(&in_loader);
+}
+
+void gc_backtrace_fork_parent(void)
+{
+	pthread_rwlock_unlock(&in_loader);
+}
+
+void gc_backtrace_fork_child(void)
+{
+	pthread_rwlock_init(&in_loader, NULL);
 }

@@ -36,4 +36,12 @@ void gc_frame_memo_check(gc_frame_memo *m);
 /* gc_frame_describe through m (m NULL or never checked: directly). */
 void gc_frame_describe_memo(gc_frame_memo *m, const void *addr, gc_frame *f);
 
+/* fork(2): the loader's own lock (dl_iterate_phdr, dladdr, the unwinder) is not reset in a
+ * child, so a thread inside one of graphcheck's calls into the loader when another forks
+ * leaves the child stuck at its first record (seen: 3 children in 13,500 forks under
+ * load). These hold the fork until no thread is in such a call (hub.c's handlers). */
+void gc_backtrace_fork_prepare(void);
+void gc_backtrace_fork_parent(void);
+void gc_backtrace_fork_child(void);
+
 #endif

@@ -109,10 +109,12 @@ static void fork_prepare(void)
 	gc_sites_fork_prepare();
 	gc_py_fork_prepare();
 	gc_outfile_fork_prepare();
+	gc_backtrace_fork_prepare();  /* last: taken under none of the others */
 }
 
 static void fork_parent(void)
 {
+	gc_backtrace_fork_parent();
 	gc_outfile_fork_parent();
 	gc_py_fork_parent();
 	gc_sites_fork_parent();
@@ -123,6 +125,7 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+	gc_backtrace_fork_child();
 	gc_outfile_fork_child();
 	gc_kernel_args_fork_child();
 	gc_ledger_fork_child(ledger);

@@ -36,6 +36,11 @@
  *       makes one intercepted call (a refused cuMemAllocAsync, which the stand-in answers
  *       without taking its own lock) and exits. A child stuck for 20 s dies of SIGALRM and
  *       is counted as hung.
+ *   rel_prog fork-in-loader NFORKS NTHREADS
+ *       fork-busy, with every iteration of the threads a refused call (a record, whose
+ *       frames graphcheck describes through the loader) and the loader's dl_iterate_phdr
+ *       slowed (this program's own, exported: it holds the loader's lock 200 us a call), so
+ *       that most forks find a thread inside graphcheck's loader calls.
  *   rel_prog fork-init NTHREADS
  *       NTHREADS threads make the first intercepted calls (graphcheck starts) while the main
  *       thread forks at once; the child makes one intercepted call and exits.
@@ -78,6 +83,8 @@
  *
  * REL_PID_FILE=F in the environment: the program writes its pid to F first. */
 #include <cuda.h>
+#include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -458,6 +465,37 @@ static int run_fork_idle(void)
 }
 
 static atomic_int warm; /* threads of fork-busy past their start-up */
+static int record_every = 4096; /* fork-busy's threads: one refused call (a record) in so many */
+static atomic_int slow_loader;  /* fork-in-loader: dl_iterate_phdr holds the loader's lock longer */
+
+struct slow_arg {
+	int (*cb)(struct dl_phdr_info *, size_t, void *);
+	void *data;
+	int first;
+};
+
+static int slow_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct slow_arg *a = arg;
+	if (a->first) {
+		a->first = 0;
+		struct timespec t = {0, 200000};
+		nanosleep(&t, NULL);  /* inside the real dl_iterate_phdr: the loader's lock held */
+	}
+	return a->cb(info, size, a->data);
+}
+
+/* Exported (the link's --export-dynamic-symbol), so that graphcheck's calls reach it. */
+int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+	static int (*real)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
+	if (!real)
+		real = (int (*)(int (*)(struct dl_phdr_info *, size_t, void *), void *))dlsym(RTLD_NEXT, "dl_iterate_phdr");
+	if (!atomic_load(&slow_loader))
+		return real(cb, data);
+	struct slow_arg a = {cb, data, 1};
+	return real(slow_cb, &a);
+}
 
 static void *alloc_free_forever(void *arg)
 {
@@ -469,7 +507,7 @@ static void *alloc_free_forever(void *arg)
 		if (i == 4096)
 			atomic_fetch_add(&warm, 1);
 		cuMemAllocAsync(&p, 512 * (1 + i % 3), s);
-		if (i % 4096 == 0) {
+		if (i % record_every == 0) {
 			CUdeviceptr none = 0; /* a refused call: a record, so frames are taken */
 			cuMemAllocAsync(&none, 0, s);
 		}
@@ -1015,6 +1053,11 @@ int main(int argc, char **argv)
 		return run_fork_init(ARG(2, 4));
 	if (!strcmp(m, "fork-busy"))
 		return run_fork_busy(ARG(2, 100), ARG(3, 4));
+	if (!strcmp(m, "fork-in-loader")) {
+		record_every = 1;
+		atomic_store(&slow_loader, 1);
+		return run_fork_busy(ARG(2, 20), ARG(3, 4));
+	}
 	if (!strcmp(m, "faults"))
 		return run_faults(ARG(2, 50), !(argc > 3 && !strcmp(argv[3], "nocapture")));
 	if (!strcmp(m, "begin-refused"))
@@ -1037,7 +1080,7 @@ int main(int argc, char **argv)
 		return run_deep(ARG(2, 8), ARG(3, 20), ARG(4, 64));
 	if (!strcmp(m, "close-fds") && argc > 3)
 		return run_close_fds(argv[2], !strcmp(argv[3], "fill"));
-	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-launch|fork-busy|fork-init|"
+	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-launch|fork-busy|fork-in-loader|fork-init|"
 	                "faults|begin-refused|end-wrong-thread|plain|addnode-refused|leak-only|fork-after-summary|exit-in-signal|"
 	                "small-stack|deep|close-fds ...\n");
 	return 2;
