@@ -405,6 +405,27 @@ static void write_held(int in_signal)
 
 static void write_verdicts(gc_scratch *sc, gc_event *ev, int n, int nframes);
 
+/* A site not in the thread's cache: interned, and cached in its slot. Out of line: a loop
+ * allocates and frees from a few places. */
+static __attribute__((noinline)) uint32_t cache_site(gc_scratch *sc, unsigned slot, void *py)
+{
+	site_cache[slot].site = intern_site(sc, &py, py != NULL, &my_caller, 1);
+	site_cache[slot].pc = my_caller;
+	site_cache[slot].py = py;
+	return site_cache[slot].site;
+}
+
+/* The cheap site: the calling instruction alone (no unwinding), and in a Python program the
+ * script's line that made the call. sc NULL: no Python frame is read. */
+static inline uint32_t cheap_site(gc_scratch *sc)
+{
+	void *py = sc ? py_site_frame(sc) : NULL;
+	unsigned slot = (unsigned)((((uintptr_t)my_caller >> 2) ^ (uintptr_t)py) % SITE_CACHE);
+	if (site_cache[slot].pc != my_caller || site_cache[slot].py != py)
+		return cache_site(sc, slot, py);
+	return site_cache[slot].site;
+}
+
 void gc_hub_report(gc_event *ev)
 {
 	/* The verdicts and frames are on graphcheck's memory, not the program's stack. */
@@ -422,16 +443,7 @@ void gc_hub_report(gc_event *ev)
 	ev->tid = thread_id();
 	int keeps = keeps_site(ev);
 	if (keeps && opts.alloc_backtrace_depth == 0 && my_caller) {
-		/* The cheap site: the calling instruction alone (no unwinding), and in a Python
-		 * program the script's line that made the call. */
-		void *py = py_site_frame(sc);
-		unsigned slot = (unsigned)((((uintptr_t)my_caller >> 2) ^ (uintptr_t)py) % SITE_CACHE);
-		if (site_cache[slot].pc != my_caller || site_cache[slot].py != py) {
-			site_cache[slot].site = intern_site(sc, &py, py != NULL, &my_caller, 1);
-			site_cache[slot].pc = my_caller;
-			site_cache[slot].py = py;
-		}
-		ev->site = site_cache[slot].site;
+		ev->site = cheap_site(sc);
 	} else if (keeps && opts.alloc_backtrace_depth > 0) {
 		void *py = py_site_frame(sc);
 		nframes = gc_backtrace_capture(frames, opts.alloc_backtrace_depth >
@@ -456,6 +468,33 @@ void gc_hub_report(gc_event *ev)
 	int n = gc_ledger_apply(ledger, ev, sc->verdicts, GC_VERDICTS_MAX);
 	if (n)
 		write_verdicts(sc, ev, n, nframes);
+}
+
+/* What gc_hub_report does with a successful allocation or free outside any capture, on a
+ * thread whose log is active (gc_hub_thread set), with no error held and no trace (the
+ * inline gc_hub_mem's conditions): the thread's id and the cheap site, then the ledger's
+ * fast path, which gives no verdict. Allocation backtraces (an unwound site) and what the
+ * fast path declines go the full way; a site interned here is the one it finds cached. */
+int gc_hub_mem_direct(const gc_mem_call *c)
+{
+	if (opts.alloc_backtrace_depth || !my_caller)
+		return 0;
+	gc_scratch *sc = NULL;  /* for the Python frame only: other programs never take it */
+	if (gc_py_present() && !(sc = gc_scratch_get()))
+		return 0;
+	gc_mem_op op = {.ptr = c->ptr, .size = c->size, .stream = c->stream, .pool = c->pool,
+	                .tid = my_tid, .call = c->call, .site = cheap_site(sc),
+	                .kind = (uint8_t)c->kind, .per_thread = (uint8_t)c->per_thread};
+	return gc_ledger_apply_mem(ledger, &op);
+}
+
+void gc_hub_mem_event(const gc_mem_call *c)
+{
+	gc_event ev = {.kind = (gc_event_kind)c->kind, .call = c->call, .result = c->result,
+	               .ptr = c->ptr, .size = c->size, .stream = c->stream, .pool = c->pool,
+	               .capture_id = c->capture_id, .capture_kept = c->capture_kept,
+	               .per_thread = c->per_thread};
+	gc_hub_report(&ev);
 }
 
 void gc_hub_record_wait_event(const gc_record_wait *c)
