@@ -29,22 +29,19 @@
 #include "interpose/trace.h"
 
 static gc_options opts;
-static gc_ledger *ledger;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-int gc_hub_ready;
 GC_TLS int gc_hub_in;
 GC_TLS void *gc_hub_caller;
-static int no_captures;  /* what gc_hub_captures reads until the ledger is made */
-int *gc_hub_captures = &no_captures;
-static const int model_off;  /* what gc_hub_ordering reads until the ledger is made */
-const int *gc_hub_ordering = &model_off;
+static int no_captures;  /* what gc_hub.captures reads until the ledger is made */
+static const int model_off;  /* what gc_hub.ordering reads until the ledger is made */
+static const int direct_off = 1;  /* what gc_hub.direct_off reads when tracing */
+struct gc_hub_line gc_hub = {.captures = &no_captures, .ordering = &model_off,
+                             .direct_off = &direct_off};
+#define ledger gc_hub.ledger
 #define in_hub gc_hub_in
 #define my_caller gc_hub_caller
 GC_TLS uint64_t gc_hub_thread;
 #define my_tid gc_hub_thread
-static const int direct_off = 1;  /* what gc_hub_direct_off reads when tracing */
-struct gc_streams *gc_hub_streams;
-const int *gc_hub_direct_off = &direct_off;
 /* Call sites by calling instruction (and innermost Python frame): a loop allocates and
  * frees from a few places. */
 #define SITE_CACHE 16
@@ -184,10 +181,12 @@ static void init(void)
 	gc_graph_nodes_init(gc_driver_lookup, opts.uses);
 	__atomic_store_n(&gc_hub_dead, gc_ledger_dead_ranges(ledger), __ATOMIC_RELAXED);
 	__atomic_store_n(&gc_hub_order, gc_ledger_order_ranges(ledger), __ATOMIC_RELAXED);
-	gc_hub_captures = gc_ledger_captures_count(ledger);
-	gc_hub_ordering = gc_ledger_ordering_flag(ledger);
-	gc_hub_streams = gc_ledger_streams(ledger);
-	gc_hub_direct_off = opts.trace_file[0] ? &direct_off : gc_ledger_held_count(ledger);
+	gc_hub.captures = gc_ledger_captures_count(ledger);
+	gc_hub.ordering = gc_ledger_ordering_flag(ledger);
+	gc_hub.streams = gc_ledger_streams(ledger);
+	gc_hub.direct_off = opts.trace_file[0] ? &direct_off : gc_ledger_held_count(ledger);
+	gc_hub.unwound_sites = opts.alloc_backtrace_depth > 0;
+	gc_hub.python = gc_py_present();
 	if (opts.trace_file[0]) {
 		CUresult (*version)(int *) = (CUresult(*)(int *))gc_driver_lookup("cuDriverGetVersion");
 		int v = 0;
@@ -200,13 +199,13 @@ static void init(void)
 	atexit(at_exit);
 	if (opts.signal_summary)
 		gc_signals_install(on_fatal_signal);
-	__atomic_store_n(&gc_hub_ready, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&gc_hub.ready, 1, __ATOMIC_RELEASE);
 }
 
 int gc_hub_start(void)
 {
 	pthread_once(&once, init);
-	if (!__atomic_load_n(&gc_hub_ready, __ATOMIC_ACQUIRE)) {
+	if (!__atomic_load_n(&gc_hub.ready, __ATOMIC_ACQUIRE)) {
 		in_hub = 0;
 		return 0;
 	}
@@ -477,10 +476,10 @@ void gc_hub_report(gc_event *ev)
  * fast path declines go the full way; a site interned here is the one it finds cached. */
 int gc_hub_mem_direct(const gc_mem_call *c)
 {
-	if (opts.alloc_backtrace_depth || !my_caller)
+	if (gc_hub.unwound_sites || !my_caller)
 		return 0;
 	gc_scratch *sc = NULL;  /* for the Python frame only: other programs never take it */
-	if (gc_py_present() && !(sc = gc_scratch_get()))
+	if (gc_hub.python && !(sc = gc_scratch_get()))
 		return 0;
 	gc_mem_op op = {.ptr = c->ptr, .size = c->size, .stream = c->stream, .pool = c->pool,
 	                .tid = my_tid, .call = c->call, .site = cheap_site(sc),

@@ -167,8 +167,7 @@ static void ordered_by_events(void **state)
  * without an event; the full path (counted here) for a failed call, one inside a capture, a
  * thread's first, and while the ledger's held count says an error is held, so that the event
  * goes the full way and settles it. */
-struct gc_streams *gc_hub_streams;
-const int *gc_hub_direct_off;
+struct gc_hub_line gc_hub;
 GC_TLS uint64_t gc_hub_thread = 1;
 static int full_path;
 void gc_hub_record_wait_event(const gc_record_wait *c)
@@ -180,8 +179,8 @@ void gc_hub_record_wait_event(const gc_record_wait *c)
 /* 1 when the call went the direct way, 0 when the full one. */
 static int direct_as(fx *f, int wait, uint64_t event, uint64_t key, int result, uint64_t capture)
 {
-	gc_hub_streams = gc_ledger_streams(f->l);
-	gc_hub_direct_off = gc_ledger_held_count(f->l);
+	gc_hub.streams = gc_ledger_streams(f->l);
+	gc_hub.direct_off = gc_ledger_held_count(f->l);
 	int before = full_path;
 	gc_record_wait c = {.call = wait ? "cuStreamWaitEvent" : "cuEventRecord", .result = result,
 	                    .wait = wait, .event = event, .stream = key, .capture_id = capture};
@@ -248,14 +247,13 @@ static void direct_path_declines(void **state)
 /* The hub's direct path for a stream-ordered allocation or free (hub.h's gc_hub_mem, inline),
  * its out-of-line part here as hub.c's is without the site (the ledger's fast path on the
  * call's fields); the full path counted. */
-static gc_ledger *mem_ledger;
 static int mem_full_path;
 int gc_hub_mem_direct(const gc_mem_call *c)
 {
 	gc_mem_op op = {.ptr = c->ptr, .size = c->size, .stream = c->stream, .pool = c->pool,
 	                .tid = gc_hub_thread, .call = c->call, .kind = (uint8_t)c->kind,
 	                .per_thread = (uint8_t)c->per_thread};
-	return gc_ledger_apply_mem(mem_ledger, &op);
+	return gc_ledger_apply_mem(gc_hub.ledger, &op);
 }
 void gc_hub_mem_event(const gc_mem_call *c)
 {
@@ -266,8 +264,8 @@ void gc_hub_mem_event(const gc_mem_call *c)
 /* 1 when the call went the direct way, 0 when the full one. */
 static int mem_as(fx *f, int kind, uint64_t p, uint64_t s, int result, uint64_t capture)
 {
-	mem_ledger = f->l;
-	gc_hub_direct_off = gc_ledger_held_count(f->l);
+	gc_hub.ledger = f->l;
+	gc_hub.direct_off = gc_ledger_held_count(f->l);
 	int before = mem_full_path;
 	gc_mem_call c = {.call = kind == GC_EV_FREE ? "cuMemFreeAsync" : "cuMemAllocAsync",
 	                 .result = result, .kind = kind, .ptr = p, .size = 4096, .stream = s,
