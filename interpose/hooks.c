@@ -64,9 +64,9 @@
 
 /* Asked after the call: the allocation belongs to the capture the stream is still in. */
 #define ALLOC_EVENT(pool_, s, ptsz)                                                        \
-	.kind = GC_EV_ALLOC, .ptr = RETURNED(r, dptr), .size = size, .stream = U64(s),         \
-	.pool = U64(pool_), .capture_id = CAPTURE_OF(s, ptsz), .capture_kept = KEPT(s, ptsz),     \
-	.per_thread = ptsz
+	.op.kind = GC_EV_ALLOC, .op.ptr = RETURNED(r, dptr), .op.size = size,                  \
+	.op.stream = U64(s), .op.pool = U64(pool_), .op.per_thread = ptsz,                     \
+	.capture_id = CAPTURE_OF(s, ptsz), .capture_kept = KEPT(s, ptsz)
 /* The allocator's calls: a gc_mem_call each, most of them taking the direct path (hub.h). */
 #define MEM_WRAPPER(...) WRAPPER_OF(gc_mem_call, gc_hub_mem, __VA_ARGS__)
 #define ALLOC_ASYNC(spelling, ptsz)                                                        \
@@ -77,8 +77,8 @@
 	        (dptr, size, pool, s), 0, 1, ALLOC_EVENT(pool, s, ptsz))
 #define FREE_ASYNC(spelling, ptsz)                                                         \
 	MEM_WRAPPER(spelling, (CUdeviceptr p, CUstream s), (p, s), CAPTURE_OF(s, ptsz), 1,        \
-	        .kind = GC_EV_FREE, .ptr = p, .stream = U64(s), .capture_id = cap,              \
-	        .capture_kept = KEPT(s, ptsz), .per_thread = ptsz)
+	        .op.kind = GC_EV_FREE, .op.ptr = p, .op.stream = U64(s), .op.per_thread = ptsz, \
+	        .capture_id = cap, .capture_kept = KEPT(s, ptsz))
 #define MEM_ALLOC(spelling, ptsz)                                                          \
 	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size), (dptr, size), 0, 1,               \
 	        .kind = GC_EV_MEM_ALLOC, .ptr = RETURNED(r, dptr), .size = size)

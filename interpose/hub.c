@@ -474,25 +474,26 @@ void gc_hub_report(gc_event *ev)
  * inline gc_hub_mem's conditions): the thread's id and the cheap site, then the ledger's
  * fast path, which gives no verdict. Allocation backtraces (an unwound site) and what the
  * fast path declines go the full way; a site interned here is the one it finds cached. */
-int gc_hub_mem_direct(const gc_mem_call *c)
+int gc_hub_mem_direct(gc_mem_call *c)
 {
 	if (gc_hub.unwound_sites || !my_caller)
 		return 0;
 	gc_scratch *sc = NULL;  /* for the Python frame only: other programs never take it */
 	if (gc_hub.python && !(sc = gc_scratch_get()))
 		return 0;
-	gc_mem_op op = {.ptr = c->ptr, .size = c->size, .stream = c->stream, .pool = c->pool,
-	                .tid = my_tid, .call = c->call, .site = cheap_site(sc),
-	                .kind = (uint8_t)c->kind, .per_thread = (uint8_t)c->per_thread};
-	return gc_ledger_apply_mem(ledger, &op);
+	c->op.tid = my_tid;
+	c->op.call = c->call;
+	c->op.site = cheap_site(sc);
+	return gc_ledger_apply_mem(ledger, &c->op);
 }
 
 void gc_hub_mem_event(const gc_mem_call *c)
 {
-	gc_event ev = {.kind = (gc_event_kind)c->kind, .call = c->call, .result = c->result,
-	               .ptr = c->ptr, .size = c->size, .stream = c->stream, .pool = c->pool,
+	const gc_mem_op *o = &c->op;
+	gc_event ev = {.kind = (gc_event_kind)o->kind, .call = c->call, .result = c->result,
+	               .ptr = o->ptr, .size = o->size, .stream = o->stream, .pool = o->pool,
 	               .capture_id = c->capture_id, .capture_kept = c->capture_kept,
-	               .per_thread = c->per_thread};
+	               .per_thread = o->per_thread};
 	gc_hub_report(&ev);
 }
 

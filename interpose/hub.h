@@ -128,21 +128,21 @@ static inline void gc_hub_record_wait(const gc_record_wait *c)
  * gc_event: the common one (it succeeded, outside any capture, on a thread whose log is
  * active, nothing held, no trace) goes to the ledger's fast path without one built. */
 typedef struct gc_mem_call {
+	gc_mem_op op;                 /* what the ledger's fast path reads; the direct path fills
+	                               * in the thread, the site and the call */
 	const char *call;
 	int result;
-	int kind;                     /* GC_EV_ALLOC or GC_EV_FREE */
-	int per_thread;
-	uint64_t ptr, size, stream, pool, capture_id, capture_kept;
+	uint64_t capture_id, capture_kept;
 } gc_mem_call;
 /* The direct path's out-of-line part: the call's site (the cached cheap one), then the
- * ledger's fast path; 0 when the call must go the full way (allocation backtraces asked
- * for, or the ledger declined). */
-int gc_hub_mem_direct(const gc_mem_call *c);
+ * ledger's fast path on c->op; 0 when the call must go the full way (allocation backtraces
+ * asked for, or the ledger declined). */
+int gc_hub_mem_direct(gc_mem_call *c);
 /* The full path: the event built and reported. */
 void gc_hub_mem_event(const gc_mem_call *c);
-static inline void gc_hub_mem(const gc_mem_call *c)
+static inline void gc_hub_mem(gc_mem_call *c)
 {
-	if (c->result == 0 && c->ptr && !c->capture_id && gc_hub_thread &&
+	if (c->result == 0 && c->op.ptr && !c->capture_id && gc_hub_thread &&
 	    !__atomic_load_n(gc_hub.direct_off, __ATOMIC_ACQUIRE) && gc_hub_mem_direct(c))
 		return;
 	gc_hub_mem_event(c);

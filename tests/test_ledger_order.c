@@ -248,12 +248,11 @@ static void direct_path_declines(void **state)
  * its out-of-line part here as hub.c's is without the site (the ledger's fast path on the
  * call's fields); the full path counted. */
 static int mem_full_path;
-int gc_hub_mem_direct(const gc_mem_call *c)
+int gc_hub_mem_direct(gc_mem_call *c)
 {
-	gc_mem_op op = {.ptr = c->ptr, .size = c->size, .stream = c->stream, .pool = c->pool,
-	                .tid = gc_hub_thread, .call = c->call, .kind = (uint8_t)c->kind,
-	                .per_thread = (uint8_t)c->per_thread};
-	return gc_ledger_apply_mem(gc_hub.ledger, &op);
+	c->op.tid = gc_hub_thread;
+	c->op.call = c->call;
+	return gc_ledger_apply_mem(gc_hub.ledger, &c->op);
 }
 void gc_hub_mem_event(const gc_mem_call *c)
 {
@@ -267,9 +266,9 @@ static int mem_as(fx *f, int kind, uint64_t p, uint64_t s, int result, uint64_t 
 	gc_hub.ledger = f->l;
 	gc_hub.direct_off = gc_ledger_held_count(f->l);
 	int before = mem_full_path;
-	gc_mem_call c = {.call = kind == GC_EV_FREE ? "cuMemFreeAsync" : "cuMemAllocAsync",
-	                 .result = result, .kind = kind, .ptr = p, .size = 4096, .stream = s,
-	                 .capture_id = capture};
+	gc_mem_call c = {.op = {.kind = (uint8_t)kind, .ptr = p, .size = 4096, .stream = s},
+	                 .call = kind == GC_EV_FREE ? "cuMemFreeAsync" : "cuMemAllocAsync",
+	                 .result = result, .capture_id = capture};
 	gc_hub_mem(&c);
 	return mem_full_path == before;
 }
