@@ -17,8 +17,8 @@
 
 /* One wrapper, whole: the guard is entered and left in this one scope.
  *   type, report  what the call becomes (a gc_event for gc_hub_report, a gc_use for
- *                 gc_hub_use, a gc_record_wait for gc_hub_record_wait), each with .call
- *                 and .result
+ *                 gc_hub_use, a gc_record_wait for gc_hub_record_wait, a gc_mem_call for
+ *                 gc_hub_mem), each with .call and .result
  *   params, args  the spelling's parameter list, and its names as the call's arguments
  *   cap_before    the stream's capture, asked before the call (0 where not needed): a free,
  *                 a launch or an end of capture belongs to the capture the stream was in
@@ -64,19 +64,21 @@
 
 /* Asked after the call: the allocation belongs to the capture the stream is still in. */
 #define ALLOC_EVENT(pool_, s, ptsz)                                                        \
-	.kind = GC_EV_ALLOC, .ptr = RETURNED(r, dptr), .size = size, .stream = U64(s),         \
-	.pool = U64(pool_), .capture_id = CAPTURE_OF(s, ptsz), .capture_kept = KEPT(s, ptsz),     \
-	.per_thread = ptsz
+	.op.kind = GC_EV_ALLOC, .op.ptr = RETURNED(r, dptr), .op.size = size,                  \
+	.op.stream = U64(s), .op.pool = U64(pool_), .op.per_thread = ptsz,                     \
+	.capture_id = CAPTURE_OF(s, ptsz), .capture_kept = KEPT(s, ptsz)
+/* The allocator's calls: a gc_mem_call each, most of them taking the direct path (hub.h). */
+#define MEM_WRAPPER(...) WRAPPER_OF(gc_mem_call, gc_hub_mem, __VA_ARGS__)
 #define ALLOC_ASYNC(spelling, ptsz)                                                        \
-	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size, CUstream s), (dptr, size, s), 0, 1, \
+	MEM_WRAPPER(spelling, (CUdeviceptr *dptr, size_t size, CUstream s), (dptr, size, s), 0, 1, \
 	        ALLOC_EVENT(NULL, s, ptsz))
 #define ALLOC_FROM_POOL(spelling, ptsz)                                                    \
-	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream s),    \
+	MEM_WRAPPER(spelling, (CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream s),    \
 	        (dptr, size, pool, s), 0, 1, ALLOC_EVENT(pool, s, ptsz))
 #define FREE_ASYNC(spelling, ptsz)                                                         \
-	WRAPPER(spelling, (CUdeviceptr p, CUstream s), (p, s), CAPTURE_OF(s, ptsz), 1,        \
-	        .kind = GC_EV_FREE, .ptr = p, .stream = U64(s), .capture_id = cap,              \
-	        .capture_kept = KEPT(s, ptsz), .per_thread = ptsz)
+	MEM_WRAPPER(spelling, (CUdeviceptr p, CUstream s), (p, s), CAPTURE_OF(s, ptsz), 1,        \
+	        .op.kind = GC_EV_FREE, .op.ptr = p, .op.stream = U64(s), .op.per_thread = ptsz, \
+	        .capture_id = cap, .capture_kept = KEPT(s, ptsz))
 #define MEM_ALLOC(spelling, ptsz)                                                          \
 	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size), (dptr, size), 0, 1,               \
 	        .kind = GC_EV_MEM_ALLOC, .ptr = RETURNED(r, dptr), .size = size)

@@ -29,22 +29,19 @@
 #include "interpose/trace.h"
 
 static gc_options opts;
-static gc_ledger *ledger;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-int gc_hub_ready;
 GC_TLS int gc_hub_in;
 GC_TLS void *gc_hub_caller;
-static int no_captures;  /* what gc_hub_captures reads until the ledger is made */
-int *gc_hub_captures = &no_captures;
-static const int model_off;  /* what gc_hub_ordering reads until the ledger is made */
-const int *gc_hub_ordering = &model_off;
+static int no_captures;  /* what gc_hub.captures reads until the ledger is made */
+static const int model_off;  /* what gc_hub.ordering reads until the ledger is made */
+static const int direct_off = 1;  /* what gc_hub.direct_off reads when tracing */
+struct gc_hub_line gc_hub = {.captures = &no_captures, .ordering = &model_off,
+                             .direct_off = &direct_off};
+#define ledger gc_hub.ledger
 #define in_hub gc_hub_in
 #define my_caller gc_hub_caller
 GC_TLS uint64_t gc_hub_thread;
 #define my_tid gc_hub_thread
-static const int direct_off = 1;  /* what gc_hub_direct_off reads when tracing */
-struct gc_streams *gc_hub_streams;
-const int *gc_hub_direct_off = &direct_off;
 /* Call sites by calling instruction (and innermost Python frame): a loop allocates and
  * frees from a few places. */
 #define SITE_CACHE 16
@@ -187,10 +184,12 @@ static void init(void)
 	gc_graph_nodes_init(gc_driver_lookup, opts.uses);
 	__atomic_store_n(&gc_hub_dead, gc_ledger_dead_ranges(ledger), __ATOMIC_RELAXED);
 	__atomic_store_n(&gc_hub_order, gc_ledger_order_ranges(ledger), __ATOMIC_RELAXED);
-	gc_hub_captures = gc_ledger_captures_count(ledger);
-	gc_hub_ordering = gc_ledger_ordering_flag(ledger);
-	gc_hub_streams = gc_ledger_streams(ledger);
-	gc_hub_direct_off = opts.trace_file[0] ? &direct_off : gc_ledger_held_count(ledger);
+	gc_hub.captures = gc_ledger_captures_count(ledger);
+	gc_hub.ordering = gc_ledger_ordering_flag(ledger);
+	gc_hub.streams = gc_ledger_streams(ledger);
+	gc_hub.direct_off = opts.trace_file[0] ? &direct_off : gc_ledger_held_count(ledger);
+	gc_hub.unwound_sites = opts.alloc_backtrace_depth > 0;
+	gc_hub.python = gc_py_present();
 	if (opts.trace_file[0]) {
 		CUresult (*version)(int *) = (CUresult(*)(int *))gc_driver_lookup("cuDriverGetVersion");
 		int v = 0;
@@ -203,13 +202,13 @@ static void init(void)
 	atexit(at_exit);
 	if (opts.signal_summary)
 		gc_signals_install(on_fatal_signal);
-	__atomic_store_n(&gc_hub_ready, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&gc_hub.ready, 1, __ATOMIC_RELEASE);
 }
 
 int gc_hub_start(void)
 {
 	pthread_once(&once, init);
-	if (!__atomic_load_n(&gc_hub_ready, __ATOMIC_ACQUIRE)) {
+	if (!__atomic_load_n(&gc_hub.ready, __ATOMIC_ACQUIRE)) {
 		in_hub = 0;
 		return 0;
 	}
@@ -408,6 +407,27 @@ static void write_held(int in_signal)
 
 static void write_verdicts(gc_scratch *sc, gc_event *ev, int n, int nframes);
 
+/* A site not in the thread's cache: interned, and cached in its slot. Out of line: a loop
+ * allocates and frees from a few places. */
+static __attribute__((noinline)) uint32_t cache_site(gc_scratch *sc, unsigned slot, void *py)
+{
+	site_cache[slot].site = intern_site(sc, &py, py != NULL, &my_caller, 1);
+	site_cache[slot].pc = my_caller;
+	site_cache[slot].py = py;
+	return site_cache[slot].site;
+}
+
+/* The cheap site: the calling instruction alone (no unwinding), and in a Python program the
+ * script's line that made the call. sc NULL: no Python frame is read. */
+static inline uint32_t cheap_site(gc_scratch *sc)
+{
+	void *py = sc ? py_site_frame(sc) : NULL;
+	unsigned slot = (unsigned)((((uintptr_t)my_caller >> 2) ^ (uintptr_t)py) % SITE_CACHE);
+	if (site_cache[slot].pc != my_caller || site_cache[slot].py != py)
+		return cache_site(sc, slot, py);
+	return site_cache[slot].site;
+}
+
 void gc_hub_report(gc_event *ev)
 {
 	/* The verdicts and frames are on graphcheck's memory, not the program's stack. */
@@ -425,16 +445,7 @@ void gc_hub_report(gc_event *ev)
 	ev->tid = thread_id();
 	int keeps = keeps_site(ev);
 	if (keeps && opts.alloc_backtrace_depth == 0 && my_caller) {
-		/* The cheap site: the calling instruction alone (no unwinding), and in a Python
-		 * program the script's line that made the call. */
-		void *py = py_site_frame(sc);
-		unsigned slot = (unsigned)((((uintptr_t)my_caller >> 2) ^ (uintptr_t)py) % SITE_CACHE);
-		if (site_cache[slot].pc != my_caller || site_cache[slot].py != py) {
-			site_cache[slot].site = intern_site(sc, &py, py != NULL, &my_caller, 1);
-			site_cache[slot].pc = my_caller;
-			site_cache[slot].py = py;
-		}
-		ev->site = site_cache[slot].site;
+		ev->site = cheap_site(sc);
 	} else if (keeps && opts.alloc_backtrace_depth > 0) {
 		void *py = py_site_frame(sc);
 		nframes = gc_backtrace_capture(frames, opts.alloc_backtrace_depth >
@@ -459,6 +470,34 @@ void gc_hub_report(gc_event *ev)
 	int n = gc_ledger_apply(ledger, ev, sc->verdicts, GC_VERDICTS_MAX);
 	if (n)
 		write_verdicts(sc, ev, n, nframes);
+}
+
+/* What gc_hub_report does with a successful allocation or free outside any capture, on a
+ * thread whose log is active (gc_hub_thread set), with no error held and no trace (the
+ * inline gc_hub_mem's conditions): the thread's id and the cheap site, then the ledger's
+ * fast path, which gives no verdict. Allocation backtraces (an unwound site) and what the
+ * fast path declines go the full way; a site interned here is the one it finds cached. */
+int gc_hub_mem_direct(gc_mem_call *c)
+{
+	if (gc_hub.unwound_sites || !my_caller)
+		return 0;
+	gc_scratch *sc = NULL;  /* for the Python frame only: other programs never take it */
+	if (gc_hub.python && !(sc = gc_scratch_get()))
+		return 0;
+	c->op.tid = my_tid;
+	c->op.call = c->call;
+	c->op.site = cheap_site(sc);
+	return gc_ledger_apply_mem(ledger, &c->op);
+}
+
+void gc_hub_mem_event(const gc_mem_call *c)
+{
+	const gc_mem_op *o = &c->op;
+	gc_event ev = {.kind = (gc_event_kind)o->kind, .call = c->call, .result = c->result,
+	               .ptr = o->ptr, .size = o->size, .stream = o->stream, .pool = o->pool,
+	               .capture_id = c->capture_id, .capture_kept = c->capture_kept,
+	               .per_thread = o->per_thread};
+	gc_hub_report(&ev);
 }
 
 void gc_hub_record_wait_event(const gc_record_wait *c)

@@ -19,9 +19,23 @@
  * few instructions in the wrapper itself, not calls. */
 extern GC_TLS int gc_hub_in;        /* the guard: this thread is inside graphcheck */
 extern GC_TLS void *gc_hub_caller;  /* the program's call instruction */
-extern int gc_hub_ready;            /* started (release-stored once) */
-extern int *gc_hub_captures;        /* the ledger's count of active captures */
-extern const int *gc_hub_ordering;  /* the stream model's on flag */
+/* What every wrapper reads besides its thread's own, on one cache line, written only at
+ * start-up; the counts it points at are the ledger's, on the line of its fast path. */
+struct gc_hub_line {
+	int ready;                    /* started (release-stored once) */
+	int unwound_sites;            /* allocation backtraces asked for: no alloc or free takes
+	                               * the direct path (its site is the cached cheap one) */
+	int python;                   /* Python's C API found at start-up (gc_py_present) */
+	int *captures;                /* the ledger's count of active captures */
+	const int *ordering;          /* the stream model's on flag */
+	/* A count that sends every record, wait, alloc and free the full way while it is not 0:
+	 * the ledger's held errors (the thread's next event settles one), or a constant 1 when
+	 * tracing (a trace sees every event). */
+	const int *direct_off;
+	struct gc_streams *streams;   /* the stream model, for the records' and waits' direct path */
+	gc_ledger *ledger;
+} __attribute__((aligned(64)));
+extern struct gc_hub_line gc_hub;
 /* The first call's side of enter: start-up; 1 when graphcheck runs, else the guard is off. */
 int gc_hub_start(void);
 
@@ -36,7 +50,7 @@ static inline int gc_hub_enter_at(void *caller)
 		return 0;
 	gc_hub_in = 1;
 	gc_hub_caller = caller;
-	if (__builtin_expect(__atomic_load_n(&gc_hub_ready, __ATOMIC_ACQUIRE), 1))
+	if (__builtin_expect(__atomic_load_n(&gc_hub.ready, __ATOMIC_ACQUIRE), 1))
 		return 1;
 	return gc_hub_start();
 }
@@ -52,7 +66,7 @@ uint64_t gc_hub_capture_query(uint64_t stream, int ptsz, uint64_t *graph);
  * anywhere. ptsz: the call was a _ptsz spelling, so stream 0 is the per-thread stream. */
 static inline uint64_t gc_hub_capture_of(uint64_t stream, int ptsz)
 {
-	if (!__atomic_load_n(gc_hub_captures, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(gc_hub.captures, __ATOMIC_RELAXED))
 		return 0;
 	return gc_hub_capture_query(stream, ptsz, NULL);
 }
@@ -89,11 +103,7 @@ typedef struct gc_record_wait {
 	int per_thread;
 	uint64_t event, stream, capture_id;
 } gc_record_wait;
-/* What the direct path reads (hub.c's, set at start-up): the stream model, and a count that
- * sends every record and wait the full way while it is not 0: the ledger's held errors (the
- * thread's next event settles one), or a constant 1 when tracing (a trace sees every event). */
-extern struct gc_streams *gc_hub_streams;
-extern const int *gc_hub_direct_off;
+/* The direct path reads gc_hub's streams and direct_off. */
 extern GC_TLS uint64_t gc_hub_thread;  /* the thread's id; 0 before its first event or use */
 /* The full path: the event built and reported. */
 void gc_hub_record_wait_event(const gc_record_wait *c);
@@ -103,13 +113,39 @@ void gc_hub_record_wait_event(const gc_record_wait *c);
 static inline void gc_hub_record_wait(const gc_record_wait *c)
 {
 	if (c->result == 0 && !c->capture_id && gc_hub_thread &&
-	    !__atomic_load_n(gc_hub_direct_off, __ATOMIC_ACQUIRE))
-		gc_streams_record_wait(gc_hub_streams, c->wait, c->event,
+	    !__atomic_load_n(gc_hub.direct_off, __ATOMIC_ACQUIRE))
+		gc_streams_record_wait(gc_hub.streams, c->wait, c->event,
 		                       gc_stream_key(c->stream, c->per_thread, gc_hub_thread));
 	else {
 		gc_record_wait ev = *c;  /* the wrapper's own then never leaves its registers */
 		gc_hub_record_wait_event(&ev);
 	}
+}
+
+/* ---- stream-ordered allocations and frees --------------------------------------------- */
+
+/* A cuMemAllocAsync, cuMemAllocFromPoolAsync or cuMemFreeAsync as its wrapper sees it. Not a
+ * gc_event: the common one (it succeeded, outside any capture, on a thread whose log is
+ * active, nothing held, no trace) goes to the ledger's fast path without one built. */
+typedef struct gc_mem_call {
+	gc_mem_op op;                 /* what the ledger's fast path reads; the direct path fills
+	                               * in the thread, the site and the call */
+	const char *call;
+	int result;
+	uint64_t capture_id, capture_kept;
+} gc_mem_call;
+/* The direct path's out-of-line part: the call's site (the cached cheap one), then the
+ * ledger's fast path on c->op; 0 when the call must go the full way (allocation backtraces
+ * asked for, or the ledger declined). */
+int gc_hub_mem_direct(gc_mem_call *c);
+/* The full path: the event built and reported. */
+void gc_hub_mem_event(const gc_mem_call *c);
+static inline void gc_hub_mem(gc_mem_call *c)
+{
+	if (c->result == 0 && c->op.ptr && !c->capture_id && gc_hub_thread &&
+	    !__atomic_load_n(gc_hub.direct_off, __ATOMIC_ACQUIRE) && gc_hub_mem_direct(c))
+		return;
+	gc_hub_mem_event(c);
 }
 
 /* A module or library unloaded: the kernels' layouts known so far are forgotten (their
@@ -143,7 +179,7 @@ static inline int gc_hub_uses_checked(void)
  * host wait is no event. A load, inline in every record, wait and launch. */
 static inline int gc_hub_order_on(void)
 {
-	return __atomic_load_n(gc_hub_ordering, __ATOMIC_RELAXED);
+	return __atomic_load_n(gc_hub.ordering, __ATOMIC_RELAXED);
 }
 
 /* Reads the use's words, checks them against the dead memory, and reports a GC_EV_USE when

@@ -435,6 +435,23 @@ static int order_event(const gc_event *ev)
 
 static int apply_locked(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max);
 
+/* The fast path: an allocation outside any graph (alloc 1), or a free of a plain record
+ * (0); 0 when the locked path must judge it, nothing changed that it will not redo alike. */
+static inline int apply_plain(gc_ledger *l, const gc_mem_op *op, int alloc)
+{
+	if (!alloc && gc_order_free_checked(l, op))
+		return 0;  /* made or used on another stream: judged on the locked path */
+	struct stripe *st = stripe_of(l, op->ptr);
+	gc_spin_lock(&st->lock);
+	int done = gc_store_apply_plain(l, st, op, alloc);
+	gc_spin_unlock(&st->lock);
+	if (done && alloc)
+		gc_order_alloc(l, op, done == 2);
+	else if (done && op->kind == GC_EV_FREE)
+		gc_order_freed(l, op->ptr);
+	return done != 0;
+}
+
 static inline int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
 {
 	if (order_event(ev)) {
@@ -445,21 +462,19 @@ static inline int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, i
 	    ev->result == GC_CUDA_SUCCESS)
 		gc_order_device_wait(l);
 	int plain = plain_event(ev);
-	if (plain == 0 && gc_order_free_checked(l, ev))
-		plain = -1;  /* made or used on another stream: judged on the locked path */
 	if (plain >= 0) {
-		struct stripe *st = stripe_of(l, ev->ptr);
-		gc_spin_lock(&st->lock);
-		int done = gc_store_apply_plain(l, st, ev, plain);
-		gc_spin_unlock(&st->lock);
-		if (done && plain)
-			gc_order_alloc(l, ev, done == 2);
-		else if (done && ev->kind == GC_EV_FREE)
-			gc_order_freed(l, ev->ptr);
-		if (done)
+		gc_mem_op op = {.ptr = ev->ptr, .size = ev->size, .stream = ev->stream,
+		                .pool = ev->pool, .tid = ev->tid, .call = ev->call, .site = ev->site,
+		                .kind = (uint8_t)ev->kind, .per_thread = (uint8_t)ev->per_thread};
+		if (apply_plain(l, &op, plain))
 			return 0;
 	}
 	return apply_locked(l, ev, v, max);
+}
+
+int gc_ledger_apply_mem(gc_ledger *l, const gc_mem_op *op)
+{
+	return apply_plain(l, op, op->kind == GC_EV_ALLOC);
 }
 
 /* Every event but the fast path's: the graph lock. Out of line, so that the fast path does

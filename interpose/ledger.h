@@ -177,6 +177,22 @@ void gc_ledger_free(gc_ledger *l);
  * decides what state changes (a failed allocation never enters the ledger); the ledger's own
  * model decides the verdicts. */
 int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *out, int max);
+/* A stream-ordered allocation or free that succeeded outside any capture, as the ledger's
+ * fast path reads it: one cache line, not a gc_event's three. */
+typedef struct gc_mem_op {
+	uint64_t ptr, size, stream, pool, tid;
+	const char *call;     /* static storage */
+	uint32_t site;
+	uint8_t kind;         /* GC_EV_ALLOC or GC_EV_FREE (the fast path also takes GC_EV_MEM_*
+	                       * from gc_ledger_apply) */
+	uint8_t per_thread;
+} gc_mem_op;
+/* The fast path alone, for the hub's direct path: 1 when op was applied (such an op gives
+ * no verdict), 0 when its event must go through gc_ledger_apply instead (a free of no live
+ * plain record, or one judged for stream order); what a 0 leaves changed, applying the
+ * event does again to the same effect. The caller has checked that no error is held
+ * (gc_ledger_held_count). */
+int gc_ledger_apply_mem(gc_ledger *l, const gc_mem_op *op);
 /* The stream model (stream_clock.h), for the hub's direct path: what gc_ledger_apply does
  * with a successful cuEventRecord or cuStreamWaitEvent outside any capture is
  * gc_streams_record_wait on it, and such a call can give no verdict; but while an error is

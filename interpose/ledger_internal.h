@@ -209,7 +209,7 @@ void gc_store_lock_init(struct stripe *st);
 /* The fast path (stripe st locked): an allocation outside any graph, or a free of a plain
  * record. 1 when done (2: an allocation that retired a live record at its address); 0 sends
  * a free the stripe cannot settle to the locked path. */
-int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, int alloc);
+int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int alloc);
 struct alloc *gc_store_new_graph_alloc(gc_ledger *l, const gc_event *ev, struct graph *g);
 void gc_store_drop(gc_ledger *l, struct alloc *a);
 void gc_store_set_live(gc_ledger *l, struct alloc *a, int live);
@@ -361,7 +361,7 @@ void gc_order_destroy(gc_ledger *l);
 void gc_order_event(gc_ledger *l, const gc_event *ev);
 /* The fast path's side (no ledger lock needed): a stream-ordered allocation outside graphs
  * made (stamped and watched once two streams are in use); a free that took the fast path. */
-void gc_order_alloc(gc_ledger *l, const gc_event *ev, int retired);
+void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, int retired);
 void gc_order_freed(gc_ledger *l, uint64_t ptr);
 /* A successful cuMemFree or cuMemAlloc, taken as a wait for the whole device (held to
  * synchronize it; not measured on the H200): every stream joins the host. Taking it so only
@@ -369,7 +369,7 @@ void gc_order_freed(gc_ledger *l, uint64_t ptr);
 void gc_order_device_wait(gc_ledger *l);
 /* Whether a free outside graphs must be judged (its allocation was made, or used, on
  * another stream): it then takes the locked path. */
-int gc_order_free_checked(gc_ledger *l, const gc_event *ev);
+int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op);
 /* The locked path (graph lock and the address's stripe): a use that hit the index; the free
  * of live record a. */
 void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev);

@@ -46,6 +46,11 @@ static uint64_t key_of(const gc_event *ev)
 	return gc_stream_key(ev->stream, ev->per_thread, ev->tid);
 }
 
+static uint64_t op_key(const gc_mem_op *op)
+{
+	return gc_stream_key(op->stream, op->per_thread, op->tid);
+}
+
 int gc_order_init(gc_ledger *l)
 {
 	l->streams = gc_streams_new();
@@ -152,18 +157,18 @@ static void drop_shared(gc_ledger *l, uint64_t ptr)
 	}
 }
 
-void gc_order_alloc(gc_ledger *l, const gc_event *ev, int retired)
+void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, int retired)
 {
-	if (ev->kind != GC_EV_ALLOC || ev->capture_id || ev->result != GC_CUDA_SUCCESS || !ev->ptr)
+	if (op->kind != GC_EV_ALLOC)  /* cuMemAlloc's memory is not stream-ordered */
 		return;
-	uint64_t key = key_of(ev);
+	uint64_t key = op_key(op);
 	gc_streams_seen(l->streams, key);
 	if (key == GC_STREAM_LEGACY_KEY)
 		gc_streams_legacy_op(l->streams);
 	if (!gc_streams_active(l->streams)) {
 		if (retired) {  /* remembered for when the model is on */
 			gc_streams_lock(l->streams);
-			contest(l, ev->ptr);
+			contest(l, op->ptr);
 			gc_streams_unlock(l->streams);
 		}
 		return;  /* one stream so far: nothing to order */
@@ -174,36 +179,37 @@ void gc_order_alloc(gc_ledger *l, const gc_event *ev, int retired)
 	 * ledger (another thread freed it and this one was given the address in between, or the
 	 * free was not seen). The store may then match the frees that arrive to the wrong
 	 * allocation of the two (ledger_store.c's retired records): not judged (slot -1). */
-	int contested = gc_dead_ranges_lookup(&l->order, ev->ptr, &was) ||
-	                gc_dead_ranges_lookup(&l->order, ev->ptr + ev->size - 1, &was);
+	int contested = gc_dead_ranges_lookup(&l->order, op->ptr, &was) ||
+	                gc_dead_ranges_lookup(&l->order, op->ptr + op->size - 1, &was);
 	gc_streams_lock(l->streams);
 	int slot = gc_streams_stamp(l->streams, key, &stamp);
-	drop_shared(l, ev->ptr);  /* a free never seen: what it had is gone */
+	drop_shared(l, op->ptr);  /* a free never seen: what it had is gone */
 	if (retired)
-		contest(l, ev->ptr);
+		contest(l, op->ptr);
 	gc_streams_unlock(l->streams);
 	if (contested)
 		slot = -1, stamp = 0;
-	if (ev->size)
-		gc_dead_ranges_add(&l->order, ev->ptr, ev->ptr + ev->size, owner_of(slot, stamp, key),
+	if (op->size)
+		gc_dead_ranges_add(&l->order, op->ptr, op->ptr + op->size, owner_of(slot, stamp, key),
 		                   ORDER_ONE_STREAM);
 }
 
-int gc_order_free_checked(gc_ledger *l, const gc_event *ev)
+int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op)
 {
 	gc_dead_range hit;
-	if (ev->kind != GC_EV_FREE)
+	if (op->kind != GC_EV_FREE)
 		return 0;
-	gc_streams_seen(l->streams, key_of(ev));
-	if (key_of(ev) == GC_STREAM_LEGACY_KEY)
+	uint64_t key = op_key(op);
+	gc_streams_seen(l->streams, key);
+	if (key == GC_STREAM_LEGACY_KEY)
 		gc_streams_legacy_op(l->streams);
 	/* One stream so far: nothing is watched (gc_order_alloc fills the index once the model
 	 * is on), and the line of the index's bounds is not read. */
 	if (!__atomic_load_n(l->order_on, __ATOMIC_RELAXED))
 		return 0;
-	if (!gc_dead_ranges_lookup(&l->order, ev->ptr, &hit) || hit.lo != ev->ptr)
+	if (!gc_dead_ranges_lookup(&l->order, op->ptr, &hit) || hit.lo != op->ptr)
 		return 0;
-	return hit.kind == ORDER_SHARED || (hit.owner & 0xffff) != gc_stream_tag(key_of(ev));
+	return hit.kind == ORDER_SHARED || (hit.owner & 0xffff) != gc_stream_tag(key);
 }
 
 void gc_order_device_wait(gc_ledger *l)

@@ -60,22 +60,22 @@ static uint64_t granule_end(const struct alloc *a)
 
 /* A record's fields for the allocation ev, and what the allocation changes outside the
  * record: the dead index, the stripe's live counts. The caller has the record listed. */
-static void alloc_fill(gc_ledger *l, struct stripe *st, struct alloc *a, const gc_event *ev,
+static void alloc_fill(gc_ledger *l, struct stripe *st, struct alloc *a, const gc_mem_op *op,
                        int kind, struct graph *g)
 {
-	a->size = ev->size;
-	a->stream = ev->stream;
+	a->size = op->size;
+	a->stream = op->stream;
 	if (kind == K_GRAPH)
 		a->graph = g;
 	else
-		a->pool = kind == K_ASYNC ? ev->pool : 0;
-	a->site = ev->site;
+		a->pool = kind == K_ASYNC ? op->pool : 0;
+	a->site = op->site;
 	a->free_site = 0;
 	a->seq = __atomic_add_fetch(&l->alloc_seq, 1, __ATOMIC_RELAXED);
 	a->kind = (uint8_t)kind;
 	a->state = kind == K_GRAPH ? S_PENDING : S_LIVE;
 	a->flags = 0;
-	a->call = call_index(ev->call);
+	a->call = call_index(op->call);
 	/* A graph allocation is dead memory until a launch of its graph reaches it; any other
 	 * covers what it occupies. */
 	if (l->no_uses)
@@ -91,21 +91,23 @@ static void alloc_fill(gc_ledger *l, struct stripe *st, struct alloc *a, const g
 	}
 }
 
-static struct alloc *alloc_new(gc_ledger *l, struct stripe *st, const gc_event *ev, int kind,
+static struct alloc *alloc_new(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int kind,
                                struct graph *g)
 {
 	struct alloc *a = gc_slab_alloc(st ? &st->slab : &l->galloc_slab);
 	if (!a)
 		return NULL;
-	a->h.key = ev->ptr;
+	a->h.key = op->ptr;
 	gc_table_insert(st ? &st->allocs : &l->gallocs, &a->h);
-	alloc_fill(l, st, a, ev, kind, g);
+	alloc_fill(l, st, a, op, kind, g);
 	return a;
 }
 
 struct alloc *gc_store_new_graph_alloc(gc_ledger *l, const gc_event *ev, struct graph *g)
 {
-	return alloc_new(l, NULL, ev, K_GRAPH, g);
+	gc_mem_op op = {.ptr = ev->ptr, .size = ev->size, .stream = ev->stream, .call = ev->call,
+	                .site = ev->site};
+	return alloc_new(l, NULL, &op, K_GRAPH, g);
 }
 
 /* A record's table and slab: its stripe's for plain ones, the graph lock's for graph ones. */
@@ -283,14 +285,14 @@ void gc_store_pool_destroyed(gc_ledger *l, uint64_t pool, uint32_t site)
  * names it (launch-stale-pointer), and dead memory it owns past the new allocation's
  * granules names it (a use-after-free's "freed at"): those keep their record. The caller
  * retired no live record at the address. */
-static int revivable(gc_ledger *l, struct stripe *st, struct alloc *a, const gc_event *ev)
+static int revivable(gc_ledger *l, struct stripe *st, struct alloc *a, const gc_mem_op *op)
 {
 	if (a->state != S_FREED || (a->flags & ~F_HISTORY) || !st->history_len)
 		return 0;
 	size_t tail = st->history_head + st->history_len - 1;
 	if (st->history[tail < st->history_cap ? tail : tail - st->history_cap] != a)
 		return 0;
-	uint64_t end = ev->ptr + ((ev->size + POOL_GRANULE - 1) & ~(uint64_t)(POOL_GRANULE - 1));
+	uint64_t end = op->ptr + ((op->size + POOL_GRANULE - 1) & ~(uint64_t)(POOL_GRANULE - 1));
 	if (a->kind == K_ASYNC && !l->no_uses && a->h.key + a->size > end)
 		return 0;
 	st->history_len--;
@@ -299,13 +301,13 @@ static int revivable(gc_ledger *l, struct stripe *st, struct alloc *a, const gc_
 
 /* An allocation outside any graph; the caller holds its stripe. */
 /* 1 when a live record at the address was retired. */
-static int alloc_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, int kind)
+static int alloc_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int kind)
 {
 	/* A live record at this address means its free has not reached the ledger yet: another
 	 * thread freed it and this one was given the address between that free's driver call
 	 * and its event. Retire it, and let that free claim it when it arrives. */
 	struct alloc *oldest = NULL;
-	struct alloc *last = (struct alloc *)gc_table_find(&st->allocs, ev->ptr);
+	struct alloc *last = (struct alloc *)gc_table_find(&st->allocs, op->ptr);
 	int retired = 0;
 	for (struct alloc *a = last; a; a = (struct alloc *)gc_table_next(&a->h)) {
 		if (a->state == S_LIVE) {
@@ -324,22 +326,22 @@ static int alloc_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, int 
 		oldest->flags &= (uint8_t)~F_REUSED;
 		history_push(st, oldest);
 	}
-	if (last && !retired && revivable(l, st, last, ev))
-		alloc_fill(l, st, last, ev, kind, NULL);  /* a pool's reuse: the record in place */
+	if (last && !retired && revivable(l, st, last, op))
+		alloc_fill(l, st, last, op, kind, NULL);  /* a pool's reuse: the record in place */
 	else
-		alloc_new(l, st, ev, kind, NULL);
+		alloc_new(l, st, op, kind, NULL);
 	return retired > 0;
 }
 
-int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, int alloc)
+int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int alloc)
 {
 	if (alloc)
-		return 1 + alloc_plain(l, st, ev, ev->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);
+		return 1 + alloc_plain(l, st, op, op->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);
 	/* A retired record's late free first (see alloc_plain), then the live one. A free that
 	 * fits no live plain record may concern a graph allocation, or be a violation: the
 	 * locked path decides. */
 	struct alloc *live = NULL, *a;
-	for (a = (struct alloc *)gc_table_find(&st->allocs, ev->ptr); a;
+	for (a = (struct alloc *)gc_table_find(&st->allocs, op->ptr); a;
 	     a = (struct alloc *)gc_table_next(&a->h)) {
 		if (a->flags & F_REUSED) {
 			a->flags &= (uint8_t)~F_REUSED;
@@ -352,7 +354,7 @@ int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_event *ev, in
 		a = live;
 	if (!a)
 		return 0;
-	free_plain(l, st, a, ev->site);
+	free_plain(l, st, a, op->site);
 	return 1;
 }
 

@@ -167,8 +167,7 @@ static void ordered_by_events(void **state)
  * without an event; the full path (counted here) for a failed call, one inside a capture, a
  * thread's first, and while the ledger's held count says an error is held, so that the event
  * goes the full way and settles it. */
-struct gc_streams *gc_hub_streams;
-const int *gc_hub_direct_off;
+struct gc_hub_line gc_hub;
 GC_TLS uint64_t gc_hub_thread = 1;
 static int full_path;
 void gc_hub_record_wait_event(const gc_record_wait *c)
@@ -180,8 +179,8 @@ void gc_hub_record_wait_event(const gc_record_wait *c)
 /* 1 when the call went the direct way, 0 when the full one. */
 static int direct_as(fx *f, int wait, uint64_t event, uint64_t key, int result, uint64_t capture)
 {
-	gc_hub_streams = gc_ledger_streams(f->l);
-	gc_hub_direct_off = gc_ledger_held_count(f->l);
+	gc_hub.streams = gc_ledger_streams(f->l);
+	gc_hub.direct_off = gc_ledger_held_count(f->l);
 	int before = full_path;
 	gc_record_wait c = {.call = wait ? "cuStreamWaitEvent" : "cuEventRecord", .result = result,
 	                    .wait = wait, .event = event, .stream = key, .capture_id = capture};
@@ -243,6 +242,66 @@ static void direct_path_declines(void **state)
 	assert_int_equal(direct(f, 1, E1, B), 0);
 	gc_hub_thread = 1;
 	assert_int_equal(direct(f, 1, E1, B), 1);
+}
+
+/* The hub's direct path for a stream-ordered allocation or free (hub.h's gc_hub_mem, inline),
+ * its out-of-line part here as hub.c's is without the site (the ledger's fast path on the
+ * call's fields); the full path counted. */
+static int mem_full_path;
+int gc_hub_mem_direct(gc_mem_call *c)
+{
+	c->op.tid = gc_hub_thread;
+	c->op.call = c->call;
+	return gc_ledger_apply_mem(gc_hub.ledger, &c->op);
+}
+void gc_hub_mem_event(const gc_mem_call *c)
+{
+	(void)c;
+	mem_full_path++;
+}
+
+/* 1 when the call went the direct way, 0 when the full one. */
+static int mem_as(fx *f, int kind, uint64_t p, uint64_t s, int result, uint64_t capture)
+{
+	gc_hub.ledger = f->l;
+	gc_hub.direct_off = gc_ledger_held_count(f->l);
+	int before = mem_full_path;
+	gc_mem_call c = {.op = {.kind = (uint8_t)kind, .ptr = p, .size = 4096, .stream = s},
+	                 .call = kind == GC_EV_FREE ? "cuMemFreeAsync" : "cuMemAllocAsync",
+	                 .result = result, .capture_id = capture};
+	gc_hub_mem(&c);
+	return mem_full_path == before;
+}
+
+/* What the allocator's direct path leaves to the full one, each alone: a failed call, an
+ * allocation the driver returned no address for, one inside a capture, a thread's first
+ * call (its event activates the thread's log), an error held (the event settles it), a free
+ * of no live record (free-unknown, double-free) and one judged for stream order (made on
+ * another stream). What it takes, it applies as the full path's fast path does. */
+static void mem_direct_path_declines(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	assert_int_equal(mem_as(f, GC_EV_ALLOC, P, A, 0, 0), 1);
+	assert_int_equal(mem_as(f, GC_EV_FREE, P, A, 0, 0), 1);
+	apply(f, mfree(P, A));  /* the direct free was applied: this one is the second */
+	expect(f, 1, GC_RULE_DOUBLE_FREE);
+	assert_int_equal(mem_as(f, GC_EV_FREE, P, A, 0, 0), 0);     /* no live record */
+	assert_int_equal(mem_as(f, GC_EV_FREE, Q, A, 0, 0), 0);     /* never allocated */
+	assert_int_equal(mem_as(f, GC_EV_ALLOC, P, A, GC_CUDA_ERROR_INVALID_CONTEXT, 0), 0);
+	assert_int_equal(mem_as(f, GC_EV_ALLOC, 0, A, 0, 0), 0);
+	assert_int_equal(mem_as(f, GC_EV_ALLOC, P, A, 0, 5), 0);
+	gc_hub_thread = 0;
+	assert_int_equal(mem_as(f, GC_EV_ALLOC, P, A, 0, 0), 0);
+	gc_hub_thread = 1;
+	assert_int_equal(mem_as(f, GC_EV_ALLOC, P, A, 0, 0), 1);
+	assert_int_equal(mem_as(f, GC_EV_FREE, P, B, 0, 0), 0);     /* made on A, freed on B */
+	apply(f, mfree(P, B));
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
+	gc_event held = {.kind = GC_EV_ALLOC, .call = "cuMemAllocAsync", .stream = A, .size = 64,
+	                 .result = GC_CUDA_ERROR_INVALID_CONTEXT, .no_context = 1};
+	apply(f, held);
+	assert_int_equal(mem_as(f, GC_EV_ALLOC, Q, A, 0, 0), 0);
 }
 
 /* The direct path's cached case (stream_clock.c's recent_ready: the stream among the last
@@ -584,6 +643,7 @@ int main(void)
 		T(ordered_by_events),
 		T(ordered_by_the_direct_path),
 		T(direct_path_declines),
+		T(mem_direct_path_declines),
 		T(direct_path_cached_case),
 		T(direct_path_unjudged_stream),
 		T(ordered_by_host_waits),
