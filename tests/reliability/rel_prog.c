@@ -468,6 +468,7 @@ static atomic_int warm; /* threads of fork-busy past their start-up */
 static int record_every = 4096; /* fork-busy's threads: one refused call (a record) in so many */
 static atomic_int slow_loader;  /* fork-in-loader: dl_iterate_phdr holds the loader's lock longer */
 
+#ifdef REL_SLOW_LOADER
 struct slow_arg {
 	int (*cb)(struct dl_phdr_info *, size_t, void *);
 	void *data;
@@ -496,6 +497,7 @@ int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data
 	struct slow_arg a = {cb, data, 1};
 	return real(slow_cb, &a);
 }
+#endif
 
 static void *alloc_free_forever(void *arg)
 {
@@ -1054,6 +1056,10 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "fork-busy"))
 		return run_fork_busy(ARG(2, 100), ARG(3, 4));
 	if (!strcmp(m, "fork-in-loader")) {
+#ifndef REL_SLOW_LOADER
+		fprintf(stderr, "fork-in-loader: built without REL_SLOW_LOADER (a sanitizer build)\n");
+		return 2;
+#endif
 		record_every = 1;
 		atomic_store(&slow_loader, 1);
 		return run_fork_busy(ARG(2, 20), ARG(3, 4));

@@ -9,15 +9,19 @@ REL_PROG := $(REL_OUT)/rel_prog
 $(REL_OUT)/obj/rel_prog.o: $(REL_SRC)/rel_prog.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(BASE_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(BASE_CFLAGS) $(REL_SLOW_LOADER) -c -o $@ $<
 
 # DT_RPATH (not RUNPATH) $ORIGIN/../fakecuda: the stand-in is found for -lcuda and for a
-# dlopen made by a preloaded library, as for the programs of tests/fakecuda. Its
-# dl_iterate_phdr exported: fork-in-loader slows the loader for graphcheck's calls too.
+# dlopen made by a preloaded library, as for the programs of tests/fakecuda. Without a
+# sanitizer, its own dl_iterate_phdr, exported: fork-in-loader slows the loader for
+# graphcheck's calls too (the sanitizers' runtimes call dl_iterate_phdr before the program
+# can forward it).
+REL_SLOW_LOADER := $(if $(SAN),,-DREL_SLOW_LOADER)
+REL_EXPORT := $(if $(SAN),,-Wl,--export-dynamic-symbol=dl_iterate_phdr)
 $(REL_PROG): $(REL_OUT)/obj/rel_prog.o $(FC_OUT)/libcuda.so
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) -L$(FC_OUT) -lcuda -lpthread -ldl \
-		-Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../fakecuda' -Wl,--export-dynamic-symbol=dl_iterate_phdr
+		-Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../fakecuda' $(REL_EXPORT)
 
 all: $(REL_PROG)
 
