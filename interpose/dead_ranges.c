@@ -477,24 +477,22 @@ int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t own
 		return -1;
 	gc_spin_lock(&d->lock);
 	write_begin(d);
-	if (!d->n) {
-		/* An empty index (a loop that frees what it allocated): nothing to cut, settle or
-		 * evict, and the bounds are the new range's. */
-		gc_dead_slot s = { .lo = lo, .hi = hi, .owner = owner,
-		                   .meta = d->stamp++ << 1 | (uint64_t)kind };
-		ST(&d->front, new_slot(d, &s, NIL));
-		write_bounds(d, lo, hi);
-		gc_spin_unlock(&d->lock);
-		return 0;
+	/* An empty index (a loop that frees what it allocated) has nothing to cut, evict or
+	 * settle, and its bounds become the new range's. */
+	int empty = !d->n;
+	if (!empty) {
+		cut(d, lo, hi);
+		if (d->n == d->cap)
+			evict_one(d);
+		settle_front(d);  /* the new range is the newest: it takes the front */
 	}
-	cut(d, lo, hi);
-	if (d->n == d->cap)
-		evict_one(d);
-	settle_front(d);  /* the new range is the newest: it takes the front */
 	gc_dead_slot s = { .lo = lo, .hi = hi, .owner = owner,
 	                   .meta = d->stamp++ << 1 | (uint64_t)kind };
 	ST(&d->front, new_slot(d, &s, NIL));
-	write_end(d);
+	if (empty)
+		write_bounds(d, lo, hi);
+	else
+		write_end(d);
 	gc_spin_unlock(&d->lock);
 	return 0;
 }

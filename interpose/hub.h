@@ -105,15 +105,20 @@ typedef struct gc_record_wait {
 } gc_record_wait;
 /* The direct path reads gc_hub's streams and direct_off. */
 extern GC_TLS uint64_t gc_hub_thread;  /* the thread's id; 0 before its first event or use */
+/* Whether a call may skip its event: it succeeded, outside any capture, on a thread whose log
+ * is active (its first event went the full way, or a use came first: gc_hub_tid), with no
+ * error held and no trace written (gc_hub.direct_off). */
+static inline int gc_hub_direct_ok(int result, uint64_t capture_id)
+{
+	return result == 0 && !capture_id && gc_hub_thread &&
+	       !__atomic_load_n(gc_hub.direct_off, __ATOMIC_ACQUIRE);
+}
 /* The full path: the event built and reported. */
 void gc_hub_record_wait_event(const gc_record_wait *c);
-/* Inline in the wrapper, so that the common call builds nothing: it succeeded, outside any
- * capture, on a thread whose log is active (its first event went the full way, or a use
- * came first: gc_hub_tid). */
+/* Inline in the wrapper, so that the common call (gc_hub_direct_ok) builds nothing. */
 static inline void gc_hub_record_wait(const gc_record_wait *c)
 {
-	if (c->result == 0 && !c->capture_id && gc_hub_thread &&
-	    !__atomic_load_n(gc_hub.direct_off, __ATOMIC_ACQUIRE))
+	if (gc_hub_direct_ok(c->result, c->capture_id))
 		gc_streams_record_wait(gc_hub.streams, c->wait, c->event,
 		                       gc_stream_key(c->stream, c->per_thread, gc_hub_thread));
 	else {
@@ -142,8 +147,7 @@ int gc_hub_mem_direct(gc_mem_call *c);
 void gc_hub_mem_event(const gc_mem_call *c);
 static inline void gc_hub_mem(gc_mem_call *c)
 {
-	if (c->result == 0 && c->op.ptr && !c->capture_id && gc_hub_thread &&
-	    !__atomic_load_n(gc_hub.direct_off, __ATOMIC_ACQUIRE) && gc_hub_mem_direct(c))
+	if (c->op.ptr && gc_hub_direct_ok(c->result, c->capture_id) && gc_hub_mem_direct(c))
 		return;
 	gc_hub_mem_event(c);
 }

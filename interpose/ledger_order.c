@@ -46,9 +46,15 @@ static uint64_t key_of(const gc_event *ev)
 	return gc_stream_key(ev->stream, ev->per_thread, ev->tid);
 }
 
-static uint64_t op_key(const gc_mem_op *op)
+/* An allocation's or free's stream, seen by the model (an op on the legacy stream orders
+ * the blocking ones): its key. */
+static uint64_t op_stream_seen(gc_ledger *l, const gc_mem_op *op)
 {
-	return gc_stream_key(op->stream, op->per_thread, op->tid);
+	uint64_t key = gc_stream_key(op->stream, op->per_thread, op->tid);
+	gc_streams_seen(l->streams, key);
+	if (key == GC_STREAM_LEGACY_KEY)
+		gc_streams_legacy_op(l->streams);
+	return key;
 }
 
 int gc_order_init(gc_ledger *l)
@@ -161,10 +167,7 @@ void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, int retired)
 {
 	if (op->kind != GC_EV_ALLOC)  /* cuMemAlloc's memory is not stream-ordered */
 		return;
-	uint64_t key = op_key(op);
-	gc_streams_seen(l->streams, key);
-	if (key == GC_STREAM_LEGACY_KEY)
-		gc_streams_legacy_op(l->streams);
+	uint64_t key = op_stream_seen(l, op);
 	if (!gc_streams_active(l->streams)) {
 		if (retired) {  /* remembered for when the model is on */
 			gc_streams_lock(l->streams);
@@ -199,10 +202,7 @@ int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op)
 	gc_dead_range hit;
 	if (op->kind != GC_EV_FREE)
 		return 0;
-	uint64_t key = op_key(op);
-	gc_streams_seen(l->streams, key);
-	if (key == GC_STREAM_LEGACY_KEY)
-		gc_streams_legacy_op(l->streams);
+	uint64_t key = op_stream_seen(l, op);
 	/* One stream so far: nothing is watched (gc_order_alloc fills the index once the model
 	 * is on), and the line of the index's bounds is not read. */
 	if (!__atomic_load_n(l->order_on, __ATOMIC_RELAXED))

@@ -53,9 +53,14 @@ const char *gc_store_call_name(const struct alloc *a)
 /* A new record: plain ones in stripe st (the caller's, already locked), graph ones (st NULL)
  * under the graph lock. */
 /* Where a live allocation's last granule ends (see POOL_GRANULE). */
+static uint64_t granules(uint64_t size)
+{
+	return (size + POOL_GRANULE - 1) & ~(uint64_t)(POOL_GRANULE - 1);
+}
+
 static uint64_t granule_end(const struct alloc *a)
 {
-	return a->h.key + ((a->size + POOL_GRANULE - 1) & ~(uint64_t)(POOL_GRANULE - 1));
+	return a->h.key + granules(a->size);
 }
 
 /* A record's fields for the allocation ev, and what the allocation changes outside the
@@ -292,8 +297,7 @@ static int revivable(gc_ledger *l, struct stripe *st, struct alloc *a, const gc_
 	size_t tail = st->history_head + st->history_len - 1;
 	if (st->history[tail < st->history_cap ? tail : tail - st->history_cap] != a)
 		return 0;
-	uint64_t end = op->ptr + ((op->size + POOL_GRANULE - 1) & ~(uint64_t)(POOL_GRANULE - 1));
-	if (a->kind == K_ASYNC && !l->no_uses && a->h.key + a->size > end)
+	if (a->kind == K_ASYNC && !l->no_uses && a->h.key + a->size > op->ptr + granules(op->size))
 		return 0;
 	st->history_len--;
 	return 1;
