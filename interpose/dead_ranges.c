@@ -37,7 +37,7 @@ int gc_dead_ranges_init(gc_dead_ranges *d, uint32_t capacity)
 	d->top_blk = calloc(bcap, sizeof(*d->top_blk));
 	d->blocks = calloc(bcap, sizeof(*d->blocks));
 	d->free_blk = calloc(bcap, sizeof(*d->free_blk));
-	d->slots = calloc(capacity, sizeof(*d->slots));
+	d->slots = calloc((size_t)capacity + 1, sizeof(*d->slots));  /* + the front's */
 	if (!d->top_lo || !d->top_blk || !d->blocks || !d->free_blk || !d->slots) {
 		gc_dead_ranges_destroy(d);
 		return -1;
@@ -85,7 +85,7 @@ static int read_slot(const gc_dead_slot *s, uint64_t lo, uint64_t hi, gc_dead_ra
 static int read_at(gc_dead_ranges *d, uint64_t addr, gc_dead_range *out)
 {
 	uint32_t f = LD(&d->front);
-	if (f < d->cap) {
+	if (f <= d->cap) {
 		const gc_dead_slot *s = &d->slots[f];
 		uint64_t lo = LD(&s->lo), hi = LD(&s->hi);
 		if (addr - lo < hi - lo)
@@ -338,7 +338,7 @@ static void merge(gc_dead_ranges *d, uint32_t t)
 	top_close(d, t + 1);
 }
 
-/* Gives a slot back, its range out of the blocks and the front. */
+/* Gives a pool slot back, its range out of the blocks. */
 static void release(gc_dead_ranges *d, uint32_t id)
 {
 	unlink_id(d, id);
@@ -372,45 +372,50 @@ static void drop_at(gc_dead_ranges *d, uint32_t t, uint32_t i)
 static void drop_id(gc_dead_ranges *d, uint32_t id)
 {
 	uint32_t t, i;
-	if (id == d->front) {
+	if (id == d->front) {  /* its own slot: nothing to give back */
 		ST(&d->front, NIL);
-		release(d, id);
+		d->n--;
 	} else if (locate(d, d->slots[id].lo, &t, &i)) {  /* always found: lo is in the order */
 		drop_at(d, t, i);
 	}
 }
 
-/* The front's range joins the blocks, its slot (and so its age) kept. */
-static void settle_front(gc_dead_ranges *d)
-{
-	uint32_t id = d->front;
-	if (id == NIL)
-		return;
-	ST(&d->front, NIL);
-	insert(d, d->slots[id].lo, id);
-}
-
-/* A slot for a new range, its fields set and in its age list after `after` (NIL: newest). */
+/* A pool slot for a range, its fields set and in its age list after `after` (NIL: newest);
+ * the caller counts the range. */
 static uint32_t new_slot(gc_dead_ranges *d, const gc_dead_slot *s, uint32_t after)
 {
 	uint32_t id = d->free_id;
 	d->free_id = d->slots[id].next;
 	put(&d->slots[id], s);
 	link_after(d, id, after == NIL ? d->tail[s->meta & 1] : after);
-	d->n++;
 	return id;
 }
 
-/* Makes room for one more range when full: the oldest freed range goes, else the oldest. */
+/* The front's range joins the blocks in a pool slot, as the newest of its kind (it is the
+ * newest range). There is a free one: the pool holds at most n - 1 < cap ranges. */
+static void settle_front(gc_dead_ranges *d)
+{
+	if (d->front == NIL)
+		return;
+	ST(&d->front, NIL);
+	uint32_t id = new_slot(d, &d->slots[d->cap], NIL);
+	insert(d, d->slots[id].lo, id);
+}
+
+/* Makes room for one more range when full: the oldest freed range goes, else the oldest.
+ * The front is in no age list: it is the newest range, so the oldest of its kind only when
+ * that list is empty. */
 static void evict_one(gc_dead_ranges *d)
 {
-	if (d->head[GC_DEAD_FREED] != NIL) {
+	int k = d->head[GC_DEAD_FREED] != NIL ||
+	                (d->front != NIL && kind_of(d, d->front) == GC_DEAD_FREED)
+	        ? GC_DEAD_FREED
+	        : GC_DEAD_UNMATERIALIZED;
+	if (k == GC_DEAD_FREED)
 		d->evicted_freed++;
-		drop_id(d, d->head[GC_DEAD_FREED]);
-	} else {
+	else
 		d->evicted_unmaterialized++;
-		drop_id(d, d->head[GC_DEAD_UNMATERIALIZED]);
-	}
+	drop_id(d, d->head[k] != NIL ? d->head[k] : d->front);
 }
 
 static int front_meets(const gc_dead_ranges *d, uint64_t lo, uint64_t hi)
@@ -453,6 +458,7 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 			right.lo = hi;
 			ST(&s->hi, lo);
 			insert(d, hi, new_slot(d, &right, id));  /* as old as its left part */
+			d->n++;
 			return;
 		}
 		if (s->lo < lo) {  /* keeps its left part; nothing below overlaps */
@@ -488,7 +494,9 @@ int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t own
 	}
 	gc_dead_slot s = { .lo = lo, .hi = hi, .owner = owner,
 	                   .meta = d->stamp++ << 1 | (uint64_t)kind };
-	ST(&d->front, new_slot(d, &s, NIL));
+	put(&d->slots[d->cap], &s);  /* the front's own slot: no pool or age-list work */
+	d->n++;
+	ST(&d->front, d->cap);
 	if (empty)
 		write_bounds(d, lo, hi);
 	else
@@ -511,7 +519,7 @@ void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 		 * free just made dead): it goes, and the index is empty. */
 		write_begin(d);
 		ST(&d->front, NIL);
-		release(d, f);
+		d->n = 0;
 		write_bounds(d, 0, 0);
 		gc_spin_unlock(&d->lock);
 		return;
@@ -539,6 +547,10 @@ size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner)
 				gone++;
 			}
 		}
+	if (d->front != NIL && d->slots[d->front].owner == owner) {  /* in no age list */
+		drop_id(d, d->front);
+		gone++;
+	}
 	write_end(d);
 	gc_spin_unlock(&d->lock);
 	return gone;
@@ -549,7 +561,7 @@ void gc_dead_ranges_stats_get(gc_dead_ranges *d, gc_dead_ranges_stats *st)
 	gc_spin_lock(&d->lock);
 	*st = (gc_dead_ranges_stats){ .count = d->n, .capacity = d->cap,
 	                              .bytes = sizeof(*d) +
-	                                       (size_t)d->cap * sizeof(*d->slots) +
+	                                       ((size_t)d->cap + 1) * sizeof(*d->slots) +
 	                                       (size_t)d->bcap * (sizeof(*d->blocks) + sizeof(uint64_t) +
 	                                                          2 * sizeof(uint32_t)),
 	                              .evicted_freed = d->evicted_freed,

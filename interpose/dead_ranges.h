@@ -11,9 +11,10 @@
  * full block splits in two, and two neighbours that fit in half a block merge, so any two
  * neighbours hold more than half a block between them and the blocks stay few (at most
  * capacity / 16 + 2, fixed at init). The newest range added stays out of the blocks, in
- * front, until the next add (or a cover that would split it) puts it in order: a free and
- * the allocation that reuses its memory (a pool) touch no block. The slots of each kind,
- * the front's included, are also in a list in age order.
+ * front, in a slot of its own past the pool's (id cap), until the next add (or a cover
+ * that would split it) puts it in order in a pool slot: a free and the allocation that
+ * reuses its memory (a pool) touch no block, no pool slot and no age list. The pool's slots
+ * of each kind are also in a list in age order; the front, the newest range, is in none.
  *   readers  bounds [lo_bound, hi_bound) (blocks and front) read with acquire loads: a word
  *            outside them is rejected at once (empty index: lo_bound == hi_bound). A word
  *            inside them is compared with the front's range, then looked up by two binary
@@ -90,11 +91,11 @@ typedef struct gc_dead_ranges {
 	uint64_t hi_bound;
 	unsigned seq;            /* seqlock: odd while a writer is changing the index */
 	uint32_t nb;             /* blocks in use, in order in top_lo / top_blk */
-	uint32_t front;          /* the newest range's slot, out of the blocks; NIL (~0): none */
+	uint32_t front;          /* the newest range's slot (cap), out of the blocks; NIL (~0): none */
 	uint64_t *top_lo;        /* each block's first lo, sorted */
 	uint32_t *top_blk;       /* which block */
 	gc_dead_block *blocks;
-	gc_dead_slot *slots;     /* by id */
+	gc_dead_slot *slots;     /* by id: cap in the pool, then the front's */
 	uint32_t cap, bcap;      /* slots, blocks: fixed at init */
 	/* Writers only. */
 	_Alignas(64) gc_spin lock;
