@@ -476,33 +476,104 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	}
 }
 
+/* The new range takes the front's own slot: no pool or age-list work. */
+static inline void set_front(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
+                      gc_dead_kind kind)
+{
+	gc_dead_slot *f = &d->slots[d->cap];
+	ST(&f->lo, lo);
+	ST(&f->hi, hi);
+	ST(&f->owner, owner);
+	ST(&f->meta, (uint64_t)kind);
+	d->n++;
+	ST(&d->front, d->cap);
+}
+
+/* An add to an index that holds ranges, inside the write section add opened; it closes it
+ * and the lock. Out of line, so that the empty index's add saves no registers. */
+static __attribute__((noinline)) int add_slow(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
+                                              uint64_t owner, gc_dead_kind kind)
+{
+	cut(d, lo, hi);
+	if (d->n == d->cap)
+		evict_one(d);
+	settle_front(d);  /* the new range is the newest: it takes the front */
+	set_front(d, lo, hi, owner, kind);
+	write_end(d);
+	gc_spin_unlock(&d->lock);
+	return 0;
+}
+
+/* add with the lock taken. */
+static inline int add_locked(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
+                             gc_dead_kind kind)
+{
+	write_begin(d);
+	if (d->n)
+		return add_slow(d, lo, hi, owner, kind);
+	/* An empty index (a loop that frees what it allocated) has nothing to cut, evict or
+	 * settle, and its bounds become the new range's. */
+	set_front(d, lo, hi, owner, kind);
+	write_bounds(d, lo, hi);
+	gc_spin_unlock(&d->lock);
+	return 0;
+}
+
+/* add after a wait for the lock: out of line, so that the uncontended add makes no call. */
+static __attribute__((noinline)) int add_waited(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
+                                                uint64_t owner, gc_dead_kind kind)
+{
+	gc_spin_wait(&d->lock);
+	return add_locked(d, lo, hi, owner, kind);
+}
+
 int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
                        gc_dead_kind kind)
 {
 	if (lo >= hi)
 		return -1;
-	gc_spin_lock(&d->lock);
-	write_begin(d);
-	/* An empty index (a loop that frees what it allocated) has nothing to cut, evict or
-	 * settle, and its bounds become the new range's. */
-	int empty = !d->n;
-	if (!empty) {
+	if (!gc_spin_trylock(&d->lock))
+		return add_waited(d, lo, hi, owner, kind);
+	return add_locked(d, lo, hi, owner, kind);
+}
+
+/* A cover that meets the bounds and is not the front's exact reuse (cover's lock held;
+ * released here). */
+static __attribute__((noinline)) void cover_slow(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+{
+	uint32_t t, i;
+	if (front_meets(d, lo, hi) || (order_spans(d, lo, hi) && locate(d, hi - 1, &t, &i) &&
+	                               d->slots[block_at(d, t)->id[i]].hi > lo)) {
+		write_begin(d);  /* overlaps: otherwise readers need no retry */
 		cut(d, lo, hi);
-		if (d->n == d->cap)
-			evict_one(d);
-		settle_front(d);  /* the new range is the newest: it takes the front */
-	}
-	gc_dead_slot s = { .lo = lo, .hi = hi, .owner = owner,
-	                   .meta = d->stamp++ << 1 | (uint64_t)kind };
-	put(&d->slots[d->cap], &s);  /* the front's own slot: no pool or age-list work */
-	d->n++;
-	ST(&d->front, d->cap);
-	if (empty)
-		write_bounds(d, lo, hi);
-	else
 		write_end(d);
+	}
 	gc_spin_unlock(&d->lock);
-	return 0;
+}
+
+/* cover with the lock taken. */
+static inline void cover_locked(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+{
+	/* With no block the front is the only range, and the bounds are its extent (read again
+	 * under the lock): wholly covered (a pool's reuse of the memory a free just made dead),
+	 * it goes and the index is empty. (An empty index would pass too, harmlessly.) */
+	if (!d->nb && lo <= d->lo_bound && d->hi_bound <= hi) {
+		write_begin(d);
+		ST(&d->front, NIL);
+		d->n = 0;
+		write_bounds(d, 0, 0);
+		gc_spin_unlock(&d->lock);
+		return;
+	}
+	cover_slow(d, lo, hi);
+}
+
+/* cover after a wait for the lock: out of line, so that the uncontended cover makes no
+ * call. */
+static __attribute__((noinline)) void cover_waited(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+{
+	gc_spin_wait(&d->lock);
+	cover_locked(d, lo, hi);
 }
 
 void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
@@ -512,26 +583,10 @@ void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	/* Outside the bounds there is nothing to cut: most allocations stop here. */
 	if (hi <= LD(&d->lo_bound) || lo >= LD(&d->hi_bound))
 		return;
-	gc_spin_lock(&d->lock);
-	uint32_t f = d->front;
-	if (d->n == 1 && f != NIL && d->slots[f].lo >= lo && d->slots[f].hi <= hi) {
-		/* The index's one range, the front, wholly covered (a pool's reuse of the memory a
-		 * free just made dead): it goes, and the index is empty. */
-		write_begin(d);
-		ST(&d->front, NIL);
-		d->n = 0;
-		write_bounds(d, 0, 0);
-		gc_spin_unlock(&d->lock);
-		return;
-	}
-	uint32_t t, i;
-	if (front_meets(d, lo, hi) || (order_spans(d, lo, hi) && locate(d, hi - 1, &t, &i) &&
-	                               d->slots[block_at(d, t)->id[i]].hi > lo)) {
-		write_begin(d);  /* overlaps: otherwise readers need no retry */
-		cut(d, lo, hi);
-		write_end(d);
-	}
-	gc_spin_unlock(&d->lock);
+	if (!gc_spin_trylock(&d->lock))
+		cover_waited(d, lo, hi);
+	else
+		cover_locked(d, lo, hi);
 }
 
 size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner)

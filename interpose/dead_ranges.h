@@ -68,7 +68,7 @@ typedef struct gc_dead_range {
 	gc_dead_kind kind;
 } gc_dead_range;
 
-/* A range's slot. meta = age stamp << 1 | kind; every field shared with readers is read and
+/* A range's slot. meta = kind (its age is its place in its age list); every field shared with readers is read and
  * written atomically (readers race with writers by design; the seqlock discards torn reads).
  * prev, next: its age list's links (free slots chained by next), writers only, beside the
  * range so that a free and its reuse touch one line of the slot. */
@@ -102,7 +102,6 @@ typedef struct gc_dead_ranges {
 	uint32_t n;              /* ranges in use */
 	uint32_t head[2], tail[2], free_id;  /* age lists by kind: oldest at head */
 	uint32_t *free_blk, n_free_blk;      /* unused blocks, a stack */
-	uint64_t stamp;          /* age of the next range added */
 	uint64_t evicted_freed, evicted_unmaterialized;
 } gc_dead_ranges;
 

@@ -27,6 +27,13 @@ static inline void gc_spin_lock(gc_spin *s)
 	gc_spin_wait(s);
 }
 
+/* 1 when taken at once; else the caller waits with gc_spin_wait, out of its hot path (a hot
+ * path without a call keeps its arguments in registers it need not save). */
+static inline int gc_spin_trylock(gc_spin *s)
+{
+	return !__atomic_exchange_n(&s->held, 1, __ATOMIC_ACQUIRE);
+}
+
 static inline void gc_spin_unlock(gc_spin *s)
 {
 	__atomic_store_n(&s->held, 0, __ATOMIC_RELEASE);

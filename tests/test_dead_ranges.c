@@ -288,6 +288,29 @@ static void front_add_then_exact_cover_empties(void **state)
 	gc_dead_ranges_destroy(d);
 }
 
+/* A cover over the whole extent while the blocks hold ranges too: the front's fast drop
+ * (no block: it is the only range) must not take it, or the blocks' ranges stay behind an
+ * index that says it is empty, and come back with the next range's bounds. */
+static void cover_of_everything_with_blocks_empties_them(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(16);
+	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F);  /* to the blocks by the next add */
+	gc_dead_ranges_add(d, 0x3000, 0x4000, 2, F);  /* the front */
+	gc_dead_ranges_cover(d, 0x1000, 0x4000);
+	assert_int_equal(count(d), 0);
+	bounds_are(d, 0, 0);
+	gc_dead_ranges_add(d, 0x5000, 0x6000, 3, F);
+	gc_dead_ranges_add(d, 0x7000, 0x8000, 4, U);
+	assert_int_equal(count(d), 2);
+	bounds_are(d, 0x5000, 0x8000);
+	assert_int_equal(owner_at(d, 0x1800), 0);
+	assert_int_equal(owner_at(d, 0x3800), 0);
+	expect_range(d, 0x5000, 0x5000, 0x6000, 3, F);
+	expect_range(d, 0x7fff, 0x7000, 0x8000, 4, U);
+	gc_dead_ranges_destroy(d);
+}
+
 static void front_trimmed_by_partial_covers(void **state)
 {
 	(void)state;
@@ -742,6 +765,7 @@ int main(void)
 		cmocka_unit_test(outside_bounds_rejected_without_the_array),
 		cmocka_unit_test(empty_again_after_everything_is_covered),
 		cmocka_unit_test(front_add_then_exact_cover_empties),
+		cmocka_unit_test(cover_of_everything_with_blocks_empties_them),
 		cmocka_unit_test(front_trimmed_by_partial_covers),
 		cmocka_unit_test(cover_strictly_inside_the_front_splits_it),
 		cmocka_unit_test(add_overlapping_the_front_replaces_it),
