@@ -52,6 +52,7 @@ int gc_dead_ranges_init(gc_dead_ranges *d, uint32_t capacity)
 	d->free_id = 0;
 	d->head[0] = d->head[1] = d->tail[0] = d->tail[1] = NIL;
 	d->front = NIL;
+	d->order_lo = UINT64_MAX;  /* no block */
 	gc_spin_init(&d->lock);
 	return 0;
 }
@@ -185,7 +186,7 @@ static void write_bounds(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 }
 
 /* The bounds become the extent of the blocks and the front, before the write section
- * closes. */
+ * closes; the blocks' extent is kept for the fast paths (which leave the blocks alone). */
 static void write_end(gc_dead_ranges *d)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
@@ -193,6 +194,8 @@ static void write_end(gc_dead_ranges *d)
 		lo = d->top_lo[0];
 		hi = order_hi(d);
 	}
+	d->order_lo = lo;
+	d->order_hi = hi;
 	if (d->front != NIL) {
 		const gc_dead_slot *f = &d->slots[d->front];
 		lo = f->lo < lo ? f->lo : lo;
@@ -494,6 +497,14 @@ static inline void set_front(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64
 static __attribute__((noinline)) int add_slow(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
                                               uint64_t owner, gc_dead_kind kind)
 {
+	if (d->front == NIL && d->n < d->cap && (hi <= d->order_lo || lo >= d->order_hi)) {
+		/* No front to settle (the last one was reused), room, and outside the blocks'
+		 * extent: nothing to cut, evict or settle; the bounds (the blocks' extent) grow. */
+		set_front(d, lo, hi, owner, kind);
+		write_bounds(d, lo < d->order_lo ? lo : d->order_lo, hi > d->order_hi ? hi : d->order_hi);
+		gc_spin_unlock(&d->lock);
+		return 0;
+	}
 	cut(d, lo, hi);
 	if (d->n == d->cap)
 		evict_one(d);
@@ -541,6 +552,18 @@ int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t own
  * released here). */
 static __attribute__((noinline)) void cover_slow(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 {
+	uint32_t f = d->front;
+	if (f != NIL && lo <= d->slots[f].lo && d->slots[f].hi <= hi &&
+	    (hi <= d->order_lo || lo >= d->order_hi)) {
+		/* The front wholly covered (reused) beside blocks the cover does not reach (there
+		 * are some: else cover took it): the bounds shrink to the blocks' extent. */
+		write_begin(d);
+		ST(&d->front, NIL);
+		d->n--;
+		write_bounds(d, d->order_lo, d->order_hi);
+		gc_spin_unlock(&d->lock);
+		return;
+	}
 	uint32_t t, i;
 	if (front_meets(d, lo, hi) || (order_spans(d, lo, hi) && locate(d, hi - 1, &t, &i) &&
 	                               d->slots[block_at(d, t)->id[i]].hi > lo)) {

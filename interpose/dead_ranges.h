@@ -32,8 +32,10 @@
  * Cost: add, cover, a lookup and an eviction are O(log n) plus a shift within one block (a
  * block split or merge shifts the top array too, at most once per GC_DEAD_BLOCK / 2 changes);
  * an add that meets no block while the front is empty, and a cover that meets only the front
- * and leaves it in at most one piece, are O(1); a cover or add spanning k ranges is
- * O(k log n); remove_owner is O(n).
+ * and leaves it in at most one piece, are O(1); an add outside the blocks' extent with no
+ * front and room, and a cover that takes the front whole and reaches no block (a pool's
+ * free and reuse beside other dead ranges), also search nothing and write no block, pool
+ * slot or age list; a cover or add spanning k ranges is O(k log n); remove_owner is O(n).
  *
  * How the ledger is meant to call it (each under whichever ledger lock covers the event;
  * the index's lock is a leaf: never take a ledger lock while inside a gc_dead_ranges call):
@@ -103,6 +105,7 @@ typedef struct gc_dead_ranges {
 	uint32_t head[2], tail[2], free_id;  /* age lists by kind: oldest at head */
 	uint32_t *free_blk, n_free_blk;      /* unused blocks, a stack */
 	uint64_t evicted_freed, evicted_unmaterialized;
+	uint64_t order_lo, order_hi;  /* the blocks' extent (none: UINT64_MAX, 0), set by write_end */
 } gc_dead_ranges;
 
 typedef struct gc_dead_ranges_stats {

@@ -311,6 +311,93 @@ static void cover_of_everything_with_blocks_empties_them(void **state)
 	gc_dead_ranges_destroy(d);
 }
 
+/* A pool's free and reuse beside older ranges in the blocks: the add outside the blocks'
+ * extent with no front and room, and the reuse's cover of the front alone, leave the
+ * blocks alone; an add that meets the blocks' extent, one at capacity, and a cover that
+ * reaches a block too, take the general path. */
+static void pairs_beside_older_ranges(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(3);
+	gc_dead_ranges_add(d, 0x8000, 0x9000, 1, F);
+	gc_dead_ranges_add(d, 0xa000, 0xb000, 2, U);
+	gc_dead_ranges_add(d, 0xc000, 0xd000, 9, F);
+	gc_dead_ranges_cover(d, 0xc000, 0xd000);  /* the blocks hold 1 and 2; no front */
+	bounds_are(d, 0x8000, 0xb000);
+	for (int round = 0; round < 2; round++) {
+		gc_dead_ranges_add(d, 0x1000, 0x1400, 3, F);
+		bounds_are(d, 0x1000, 0xb000);
+		expect_range(d, 0x1000, 0x1000, 0x1400, 3, F);
+		assert_int_equal(count(d), 3);
+		gc_dead_ranges_cover(d, 0x1000, 0x2000);
+		bounds_are(d, 0x8000, 0xb000);
+		assert_int_equal(owner_at(d, 0x1000), 0);
+		assert_int_equal(count(d), 2);
+	}
+	gc_dead_ranges_add(d, 0xf000, 0xf400, 4, F);  /* above the blocks */
+	bounds_are(d, 0x8000, 0xf400);
+	gc_dead_ranges_cover(d, 0xf000, 0xf400);
+	bounds_are(d, 0x8000, 0xb000);
+	/* Over a block's range with no front: it is trimmed, then the cover reaches it. */
+	gc_dead_ranges_add(d, 0x8800, 0x9400, 8, F);
+	expect_range(d, 0x8000, 0x8000, 0x8800, 1, F);
+	expect_range(d, 0x8800, 0x8800, 0x9400, 8, F);
+	gc_dead_ranges_cover(d, 0x8800, 0x9400);
+	expect_range(d, 0x8000, 0x8000, 0x8800, 1, F);
+	assert_int_equal(owner_at(d, 0x8800), 0);
+	assert_int_equal(count(d), 2);
+	/* Inside the blocks' extent, in the gap: no range cut, the bounds as they were. */
+	gc_dead_ranges_add(d, 0x9400, 0x9800, 5, F);
+	expect_range(d, 0x9400, 0x9400, 0x9800, 5, F);
+	expect_range(d, 0x8000, 0x8000, 0x8800, 1, F);
+	bounds_are(d, 0x8000, 0xb000);
+	/* The front covered, and a block's range reached by the same cover: both cut. */
+	gc_dead_ranges_cover(d, 0x9400, 0xa800);
+	assert_int_equal(owner_at(d, 0x9400), 0);
+	expect_range(d, 0xa800, 0xa800, 0xb000, 2, U);
+	assert_int_equal(count(d), 2);
+	/* At capacity (3 with the front) no fast add: the oldest freed range goes. */
+	gc_dead_ranges_add(d, 0x1000, 0x1400, 6, U);
+	gc_dead_ranges_add(d, 0x2000, 0x2400, 7, U);
+	gc_dead_ranges_stats st;
+	gc_dead_ranges_stats_get(d, &st);
+	assert_int_equal(st.count, 3);
+	assert_int_equal(st.evicted_freed, 1);
+	assert_int_equal(owner_at(d, 0x8000), 0);
+	expect_range(d, 0x1000, 0x1000, 0x1400, 6, U);
+	bounds_are(d, 0x1000, 0xb000);
+	gc_dead_ranges_destroy(d);
+}
+
+/* The add beside the blocks is fast only with no front (a front held goes to the blocks,
+ * not overwritten) and with room (at capacity the oldest freed range goes). */
+static void fast_add_needs_no_front_and_room(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(3);
+	gc_dead_ranges_add(d, 0x8000, 0x9000, 1, F);
+	gc_dead_ranges_add(d, 0xa000, 0xb000, 2, F);
+	gc_dead_ranges_cover(d, 0xa000, 0xb000);  /* the blocks hold 1; no front */
+	gc_dead_ranges_add(d, 0x1000, 0x1400, 3, F);
+	gc_dead_ranges_add(d, 0x2000, 0x2400, 4, F);
+	expect_range(d, 0x1000, 0x1000, 0x1400, 3, F);
+	expect_range(d, 0x2000, 0x2000, 0x2400, 4, F);
+	assert_int_equal(count(d), 3);
+	gc_dead_ranges_cover(d, 0x2000, 0x2400);
+	gc_dead_ranges_cover(d, 0x8400, 0x8800);  /* 1 splits: full, no front */
+	assert_int_equal(count(d), 3);
+	gc_dead_ranges_add(d, 0xc000, 0xc400, 5, F);  /* above the blocks */
+	gc_dead_ranges_stats st;
+	gc_dead_ranges_stats_get(d, &st);
+	assert_int_equal(st.count, 3);
+	assert_int_equal(st.evicted_freed, 1);
+	assert_int_equal(owner_at(d, 0x8000), 0);  /* the oldest freed: 1's lower piece */
+	expect_range(d, 0x8800, 0x8800, 0x9000, 1, F);
+	expect_range(d, 0x1000, 0x1000, 0x1400, 3, F);
+	expect_range(d, 0xc000, 0xc000, 0xc400, 5, F);
+	gc_dead_ranges_destroy(d);
+}
+
 static void front_trimmed_by_partial_covers(void **state)
 {
 	(void)state;
@@ -766,6 +853,8 @@ int main(void)
 		cmocka_unit_test(empty_again_after_everything_is_covered),
 		cmocka_unit_test(front_add_then_exact_cover_empties),
 		cmocka_unit_test(cover_of_everything_with_blocks_empties_them),
+		cmocka_unit_test(pairs_beside_older_ranges),
+		cmocka_unit_test(fast_add_needs_no_front_and_room),
 		cmocka_unit_test(front_trimmed_by_partial_covers),
 		cmocka_unit_test(cover_strictly_inside_the_front_splits_it),
 		cmocka_unit_test(add_overlapping_the_front_replaces_it),
