@@ -3,9 +3,10 @@
  * the front must change nothing a caller can see. Each input is a capacity, an address span
  * and a list of operations (add, cover, remove_owner, with covers and adds at the last add's
  * address as a pool's reuse makes them, some covering the last add whole, as a reuse of its
- * granule does: the index's fast paths when that range is its only one); after each one both indexes must give the same
- * lookup (found, lo, hi, owner, kind) at every address of the span, the same bounds, counts,
- * eviction counters, batch check and return values.
+ * granule does: the index's fast paths, with that range its only one or beside the blocks);
+ * after each one both indexes must give the same lookup (found, lo, hi, owner, kind) at
+ * every address of the span, the same bounds, counts, eviction counters, batch check and
+ * return values.
  *   clang -fsanitize=fuzzer:  libFuzzer's entry (make fuzz-dead-ranges)
  *   -DGC_FUZZ_DEAD_MAIN:       a plain program that runs seeded random inputs through the
  *                              same checks: fuzz_dead_ranges_replay [OPS [SEED]] (make test) */
