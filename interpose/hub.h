@@ -35,7 +35,8 @@ struct gc_hub_line {
 	struct gc_streams *streams;   /* the stream model, for the records' and waits' direct path */
 	gc_ledger *ledger;
 } __attribute__((aligned(64)));
-extern struct gc_hub_line gc_hub;
+/* Hidden: read straight, not through the GOT (an instruction a read). */
+extern __attribute__((visibility("hidden"))) struct gc_hub_line gc_hub;
 /* The first call's side of enter: start-up; 1 when graphcheck runs, else the guard is off. */
 int gc_hub_start(void);
 
@@ -161,8 +162,9 @@ typedef struct gc_unload {
 void gc_hub_unloaded(const gc_unload *u);
 
 /* The ledger's dead memory, and its allocations watched for stream order, read by the uses'
- * fast check; set at start-up (empty indexes before: never NULL). */
-extern struct gc_dead_ranges *gc_hub_dead, *gc_hub_order;
+ * fast check; set at start-up (empty indexes before: never NULL). Declared hidden, so that
+ * each launch reads them straight, not by way of the GOT (an instruction each). */
+extern __attribute__((visibility("hidden"))) struct gc_dead_ranges *gc_hub_dead, *gc_hub_order;
 
 static inline int gc_hub_index_empty(struct gc_dead_ranges *d)
 {
