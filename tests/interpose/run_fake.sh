@@ -95,7 +95,7 @@ uses=$(printf "1 use-after-free\n2 use-unmaterialized")
 stale=$(printf "1 launch-reused-pointer\n2 launch-stale-pointer")
 unordered="1 use-outside-graph-lifetime"  # the second allocation at the same address adds none
 stream0_ptds="1 free-foreign-in-capture"
-order=$(printf "2 unordered-free\n3 unordered-use")
+order=$(printf "2 unordered-free\n5 unordered-use")
 stream0_legacy=$(printf "2 api-error\n1 double-free")
 for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procaddr ptds"; do
 	set -- $way
