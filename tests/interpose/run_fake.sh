@@ -172,7 +172,8 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	*) ok "$way graph-memory-no-context: no device's marks" ;;
 	esac
 	# Stream order: allocated on A, used on B, freed on A, then allocated on A and freed on
-	# C, then C's memory at an address A launched on before launched on A, with no events
+	# C, then C's memory at an address A launched on before launched on A (three times: alone,
+	# and beside another of A's allocations in two orders), with no events
 	# (order) and with them (order-clean); see scenarios.c.
 	check "$way order" "$order" $prog order $extra
 	# the stream model replays from the trace as it ran live (stream keys, events, waits)

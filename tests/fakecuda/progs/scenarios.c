@@ -966,7 +966,8 @@ static int unordered(bool clean)
  * stream A, used by a kernel on stream B with no event between (unordered-use), freed on A
  * while B may still use it (unordered-free), and allocated on A and freed on C with no order
  * (unordered-free), and memory given to C at an address A launched on before, launched on A
- * (unordered-use). `order-clean` adds the events (cuEventRecord, cuEventRecordWithFlags,
+ * (unordered-use; twice also beside another of A's allocations, so that the thread's cache of
+ * A's own ranges must not keep the old one). `order-clean` adds the events (cuEventRecord, cuEventRecordWithFlags,
  * cuStreamWaitEvent, a cuEventSynchronize). Both then make uses the model must take as
  * ordered: after a cuStreamSynchronize of A; after a host function and a successful
  * cuEventQuery; the legacy stream's memory on a blocking stream. */
