@@ -24,8 +24,9 @@ typedef struct gc_hook_entry {
 
 extern const gc_hook_entry gc_hooks[GC_FN__COUNT];
 
-/* The real driver functions, one pointer a spelling: resolved from libcuda on first use. */
-extern void *gc_real[GC_FN__COUNT];
+/* The real driver functions, one pointer a spelling: resolved from libcuda on first use.
+ * Declared hidden, as every wrapper reads it: a load, not the GOT's address and a load. */
+extern __attribute__((visibility("hidden"))) void *gc_real[GC_FN__COUNT];
 void gc_driver_init(void);
 /* The real function of a spelling that graphcheck does not hook (cuStreamGetCaptureInfo_v2). */
 void *gc_driver_lookup(const char *spelling);

@@ -38,6 +38,7 @@
 		CUresult r = real args;                                                            \
 		GC_SELF_CLOCK(t2);                                                                 \
 		if (when) {                                                                        \
+			gc_hub_note_caller();                                                          \
 			type ev = {.call = #spelling, .result = r, __VA_ARGS__};                       \
 			report(&ev);                                                                   \
 		}                                                                                  \

@@ -35,26 +35,28 @@ struct gc_hub_line {
 	struct gc_streams *streams;   /* the stream model, for the records' and waits' direct path */
 	gc_ledger *ledger;
 } __attribute__((aligned(64)));
-extern struct gc_hub_line gc_hub;
+/* Hidden: read straight, not through the GOT (an instruction a read). */
+extern __attribute__((visibility("hidden"))) struct gc_hub_line gc_hub;
 /* The first call's side of enter: start-up; 1 when graphcheck runs, else the guard is off. */
 int gc_hub_start(void);
 
 /* Enters graphcheck for one intercepted call: 0 when the call must go straight to the
  * driver (graphcheck is inside one of its own calls on this thread, or failed to start).
- * A macro so that it notes the wrapper's return address: the program's calling
- * instruction, which is the call site kept when allocation backtraces are off. Every
- * successful enter is paired with gc_hub_leave in the same wrapper. */
-static inline int gc_hub_enter_at(void *caller)
+ * Every successful enter is paired with gc_hub_leave in the same wrapper. */
+static inline int gc_hub_enter(void)
 {
 	if (gc_hub_in)
 		return 0;
 	gc_hub_in = 1;
-	gc_hub_caller = caller;
 	if (__builtin_expect(__atomic_load_n(&gc_hub.ready, __ATOMIC_ACQUIRE), 1))
 		return 1;
 	return gc_hub_start();
 }
-#define gc_hub_enter() gc_hub_enter_at(__builtin_return_address(0))
+/* Notes the wrapper's return address, the program's calling instruction (the call site kept
+ * when allocation backtraces are off), for the event the wrapper is about to build: a macro,
+ * so that the address is the wrapper's. Only a call that becomes an event pays for it (a
+ * launch of live memory does not). */
+#define gc_hub_note_caller() (gc_hub_caller = __builtin_return_address(0))
 static inline void gc_hub_leave(void)
 {
 	gc_hub_in = 0;
@@ -161,8 +163,9 @@ typedef struct gc_unload {
 void gc_hub_unloaded(const gc_unload *u);
 
 /* The ledger's dead memory, and its allocations watched for stream order, read by the uses'
- * fast check; set at start-up (empty indexes before: never NULL). */
-extern struct gc_dead_ranges *gc_hub_dead, *gc_hub_order;
+ * fast check; set at start-up (empty indexes before: never NULL). Declared hidden, so that
+ * each launch reads them straight, not by way of the GOT (an instruction each). */
+extern __attribute__((visibility("hidden"))) struct gc_dead_ranges *gc_hub_dead, *gc_hub_order;
 
 static inline int gc_hub_index_empty(struct gc_dead_ranges *d)
 {

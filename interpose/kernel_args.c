@@ -107,6 +107,18 @@ static __thread __attribute__((tls_model("initial-exec"))) struct {
 
 static const gc_kernel *lookup(uint64_t func, uint64_t key);
 
+/* Not the thread's last kernel: looked up, and kept as its last. Out of line, so that the
+ * hit in gc_kernel_of saves no registers. */
+static __attribute__((noinline)) const gc_kernel *lookup_and_keep(uint64_t func, uint64_t key)
+{
+	const gc_kernel *k = lookup(func, key);
+	if (k) {  /* a kernel the driver could not say is asked again next time */
+		last.key = key;
+		last.k = k;
+	}
+	return k;
+}
+
 const gc_kernel *gc_kernel_of(uint64_t func)
 {
 	if (!func)
@@ -115,12 +127,7 @@ const gc_kernel *gc_kernel_of(uint64_t func)
 	               __atomic_load_n(&generation, __ATOMIC_ACQUIRE) << 48;
 	if (key == last.key)
 		return last.k;
-	const gc_kernel *k = lookup(func, key);
-	if (k) {  /* a kernel the driver could not say is asked again next time */
-		last.key = key;
-		last.k = k;
-	}
-	return k;
+	return lookup_and_keep(func, key);
 }
 
 static const gc_kernel *lookup(uint64_t func, uint64_t key)
@@ -188,20 +195,13 @@ static const char *extra_buffer(void **extra, size_t *size)
 	return buf;
 }
 
-size_t gc_kernel_words(const gc_kernel *k, void **kernel_params, void **extra, size_t from,
-                       uint64_t *out, uint16_t *param, size_t max)
+/* A launch made with `extra`, or read from the `from`th word on: out of line, so that the
+ * common launch's pass below keeps to a few registers. */
+static __attribute__((noinline)) size_t words_general(const gc_kernel *k, void **kernel_params,
+                                                      void **extra, size_t from, uint64_t *out,
+                                                      uint16_t *param, size_t max)
 {
 	size_t buf_size = 0, seen = 0, n = 0;
-	if (k && kernel_params && !from && k->nwords <= max) {  /* the common launch: one pass */
-		for (uint32_t j = 0; j < k->nwords; j++) {
-			const void *v = kernel_params[k->word[j]];
-			if (v) {
-				memcpy(&out[n], v, 8);
-				param[n++] = k->word[j];
-			}
-		}
-		return n;
-	}
 	const char *buf = kernel_params ? NULL : extra_buffer(extra, &buf_size);
 	if (!k || (!kernel_params && !buf))
 		return 0;
@@ -212,6 +212,27 @@ size_t gc_kernel_words(const gc_kernel *k, void **kernel_params, void **extra, s
 			continue;
 		memcpy(&out[n], v, 8);
 		param[n++] = i;
+	}
+	return n;
+}
+
+size_t gc_kernel_words(const gc_kernel *k, void **kernel_params, void **extra, size_t from,
+                       uint64_t *out, uint16_t *param, size_t max)
+{
+	if (!k || !kernel_params || from || k->nwords > max)
+		return words_general(k, kernel_params, extra, from, out, param, max);
+	/* The common launch: one pass. The layout read into locals once (out may alias it,
+	 * as far as the compiler knows). */
+	const uint16_t *word = k->word;
+	uint32_t nwords = k->nwords;
+	size_t n = 0;
+	for (uint32_t j = 0; j < nwords; j++) {
+		uint16_t i = word[j];
+		const void *v = kernel_params[i];
+		if (v) {
+			memcpy(&out[n], v, 8);
+			param[n++] = i;
+		}
 	}
 	return n;
 }

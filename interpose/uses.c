@@ -43,12 +43,16 @@ static void report_use(const gc_use *u, const gc_kernel *k, uint64_t w, int arg)
  * allocated its arguments then skips the index's search. */
 #define OWN_CACHE (sizeof(((gc_scratch *)0)->own.lo) / sizeof(uint64_t))
 
-static int own_cached(const gc_scratch *sc, uint64_t w)
+/* The slot of the thread's own ranges that holds w, or -1; looked at from slot `from` on,
+ * round: a launch's words come in the order in which they were first cached, so that the
+ * slot after the last word's is nearly always the next word's. */
+static int own_slot(const gc_scratch *sc, uint64_t w, unsigned from)
 {
-	for (unsigned i = 0; i < sc->own.n; i++)
+	unsigned n = sc->own.n;
+	for (unsigned k = 0, i = from; k < n; k++, i = i + 1 < n ? i + 1 : 0)
 		if (w - sc->own.lo[i] < sc->own.hi[i] - sc->own.lo[i])
-			return 1;
-	return 0;
+			return (int)i;
+	return -1;
 }
 
 /* The words of w[0..n) inside allocations watched for stream order that were made, or are
@@ -65,10 +69,17 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
 		sc->own.seq = seq;
 		sc->own.tag = tag;
 		sc->own.n = 0;
+		sc->own.next = 0;  /* the ranges in use are the first n slots: the rest are stale */
 	}
 	gc_dead_range hit;
+	unsigned from = 0;  /* where the next word's search in the own ranges starts */
 	for (size_t i = 0; i < n; i++) {
-		if ((sc && own_cached(sc, w[i])) || !gc_dead_ranges_lookup(o, w[i], &hit))
+		int slot = sc ? own_slot(sc, w[i], from) : -1;
+		if (slot >= 0) {
+			from = (unsigned)slot + 1 < sc->own.n ? (unsigned)slot + 1 : 0;
+			continue;
+		}
+		if (!gc_dead_ranges_lookup(o, w[i], &hit))
 			continue;
 		if (hit.kind != GC_DEAD_UNMATERIALIZED || (hit.owner & 0xffff) != tag) {
 			report_use(u, k, w[i], param ? param[i] : (int)i);

@@ -102,11 +102,56 @@ static void driver_cannot_answer_now(void **state)
 	assert_null(gc_kernel_of(0x2000));  /* a handle the driver does not know: no layout */
 }
 
+/* The words read in batches (more words than the batch, then from the count so far on), and
+ * from a launch's `extra` buffer instead of kernel_params: the general way, beside the one
+ * pass of the common launch. */
+static void words_in_batches_and_from_extra(void **state)
+{
+	(void)state;
+	gc_kernel_args_init(lookup);
+	gc_kernel_args_forget();
+	uint64_t a = 0xaaa, b = 0xbbb, c = 0xccc;
+	int n32 = 7;
+	sizes[0] = 8, sizes[1] = 8, sizes[2] = 4, sizes[3] = 8, sizes[4] = 0;
+	void *params[] = {&a, &b, &n32, &c};
+	const gc_kernel *k = gc_kernel_of(0x1000);
+	assert_non_null(k);
+	uint64_t w[4];
+	uint16_t p[4];
+	assert_int_equal(gc_kernel_words(k, params, NULL, 0, w, p, 2), 2);  /* a full batch */
+	assert_int_equal(w[0], 0xaaa);
+	assert_int_equal(w[1], 0xbbb);
+	assert_int_equal(gc_kernel_words(k, params, NULL, 2, w, p, 2), 1);  /* the rest */
+	assert_int_equal(w[0], 0xccc);
+	assert_int_equal(p[0], 3);
+	assert_int_equal(gc_kernel_words(k, params, NULL, 3, w, p, 2), 0);  /* the end */
+	/* The same arguments packed in one buffer, by their offsets (0, 8, 16, 20). */
+	unsigned char buf[28];
+	size_t size = sizeof buf;
+	memcpy(buf, &a, 8);
+	memcpy(buf + 8, &b, 8);
+	memcpy(buf + 16, &n32, 4);
+	memcpy(buf + 20, &c, 8);
+	void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+	                 CU_LAUNCH_PARAM_END};
+	assert_int_equal(gc_kernel_words(k, NULL, extra, 0, w, p, 4), 3);
+	assert_int_equal(w[0], 0xaaa);
+	assert_int_equal(w[2], 0xccc);
+	assert_int_equal(p[2], 3);
+	size = 24;  /* a buffer that ends inside the last word: not read */
+	assert_int_equal(gc_kernel_words(k, NULL, extra, 0, w, p, 4), 2);
+	params[1] = NULL;  /* an argument the program left NULL: skipped */
+	assert_int_equal(gc_kernel_words(k, params, NULL, 0, w, p, 4), 2);
+	assert_int_equal(w[1], 0xccc);
+	assert_int_equal(p[1], 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(words_and_forget),
 		cmocka_unit_test(driver_cannot_answer_now),
+		cmocka_unit_test(words_in_batches_and_from_extra),
 	};
 	return cmocka_run_group_tests_name("kernel_args", tests, NULL, NULL);
 }

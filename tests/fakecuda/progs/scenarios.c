@@ -966,7 +966,8 @@ static int unordered(bool clean)
  * stream A, used by a kernel on stream B with no event between (unordered-use), freed on A
  * while B may still use it (unordered-free), and allocated on A and freed on C with no order
  * (unordered-free), and memory given to C at an address A launched on before, launched on A
- * (unordered-use). `order-clean` adds the events (cuEventRecord, cuEventRecordWithFlags,
+ * (unordered-use; twice also beside another of A's allocations, so that the thread's cache of
+ * A's own ranges must not keep the old one). `order-clean` adds the events (cuEventRecord, cuEventRecordWithFlags,
  * cuStreamWaitEvent, a cuEventSynchronize). Both then make uses the model must take as
  * ordered: after a cuStreamSynchronize of A; after a host function and a successful
  * cuEventQuery; the legacy stream's memory on a blocking stream. */
@@ -979,11 +980,12 @@ static int order(bool clean)
 {
     init_driver();
     CUmodule mod = NULL;
-    CUfunction fill = NULL;
+    CUfunction fill = NULL, sum = NULL;
     CUstream a = NULL, b = NULL, c = NULL, d = NULL;
     CUevent e = NULL;
     CK(cuModuleLoadData, (&mod, uses_image));
     CK(cuModuleGetFunction, (&fill, mod, "fill"));
+    CK(cuModuleGetFunction, (&sum, mod, "sum"));
     CK(cuStreamCreate, (&a, CU_STREAM_NON_BLOCKING));
     CK(cuStreamCreateWithPriority, (&b, CU_STREAM_NON_BLOCKING, 0));
     CK(cuStreamCreate, (&c, CU_STREAM_NON_BLOCKING));
@@ -1045,6 +1047,49 @@ static int order(bool clean)
     CK(cuMemFree, (sync_mem));
     CK(cuMemsetD32Async, (p, 0, 4, c));
     CK(cuMemFreeAsync, (p, c));
+
+    printf("== A's two allocations launched on A, one freed and its address given to C, both on A\n");
+    /* The thread's cache of A's own ranges (uses.c) holds both after the first launch (its
+     * first own ranges: this comes before any other launch on a stream of its own memory);
+     * the free and the allocation change the index, so the cache starts again, and the old
+     * range at the reused address must not be taken for A's own. */
+    CUdeviceptr p1 = 0, p2 = 0;
+    void *two[] = { &p1, &p2, &n }, *two_swapped[] = { &p2, &p1, &n };
+    CK(cuMemAllocAsync, (&p1, 4096, a));
+    CK(cuMemAllocAsync, (&p2, 4096, a));
+    CK(cuLaunchKernel, (sum, 1, 1, 1, 32, 1, 1, 0, a, two, NULL));
+    CK(cuMemFreeAsync, (p1, a));
+    CK(cuMemAllocAsync, (&p1, 4096, c));
+    if (clean) {
+        CK(cuEventRecord, (e, c));
+        CK(cuStreamWaitEvent, (a, e, 0));
+    }
+    CK(cuLaunchKernel, (sum, 1, 1, 1, 32, 1, 1, 0, a, two_swapped, NULL));
+    CK(cuEventRecord, (e, a));
+    CK(cuStreamWaitEvent, (c, e, 0));
+    CK(cuMemFreeAsync, (p1, c));
+    CK(cuMemFreeAsync, (p2, a));
+
+    printf("== the same the other way round, then a launch of one of them alone between\n");
+    /* The last launch's first word is in the last own range cached, so the next word's
+     * search starts over at the first (the cache's only range: the slot after it is stale,
+     * and holds the range of the memory now C's). */
+    void *one_twice[] = { &p2, &p2, &n };
+    CK(cuMemAllocAsync, (&p1, 4096, a));
+    CK(cuMemAllocAsync, (&p2, 4096, a));
+    CK(cuLaunchKernel, (sum, 1, 1, 1, 32, 1, 1, 0, a, two_swapped, NULL));
+    CK(cuMemFreeAsync, (p1, a));
+    CK(cuMemAllocAsync, (&p1, 4096, c));
+    if (clean) {
+        CK(cuEventRecord, (e, c));
+        CK(cuStreamWaitEvent, (a, e, 0));
+    }
+    CK(cuLaunchKernel, (sum, 1, 1, 1, 32, 1, 1, 0, a, one_twice, NULL));
+    CK(cuLaunchKernel, (sum, 1, 1, 1, 32, 1, 1, 0, a, two_swapped, NULL));
+    CK(cuEventRecord, (e, a));
+    CK(cuStreamWaitEvent, (c, e, 0));
+    CK(cuMemFreeAsync, (p1, c));
+    CK(cuMemFreeAsync, (p2, a));
 
     printf("== A's own memory launched on A, then its address given to C and launched on A\n");
     CK(cuMemAllocAsync, (&p, USES_N * sizeof(float), a));
