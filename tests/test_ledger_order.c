@@ -438,6 +438,22 @@ static void blocking_streams_and_the_legacy_stream(void **state)
 	expect_none(f);
 }
 
+/* The same through a free on the legacy stream that the fast path takes (its allocation
+ * made while one stream was in use, so not watched): an op there all the same, once the
+ * model is on (stream_clock.h's gc_streams_known, which lets known streams through). */
+static void blocking_streams_and_a_legacy_free(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(Q, D));                /* the one stream so far: not watched */
+	apply(f, create(D, 0));
+	apply(f, create(D + 0x100, 0));
+	apply(f, alloc(P, D));
+	apply(f, mfree(Q, 0));                /* the legacy stream's first op */
+	expect_none(f);
+	apply(f, use(P, D + 0x100, 51));
+	expect_none(f);
+}
+
 /* The same through a graph launch on the legacy stream, the one op there. */
 static void graph_launch_on_the_legacy_stream(void **state)
 {
@@ -649,6 +665,7 @@ int main(void)
 		T(ordered_by_host_waits),
 		T(silent_when_unknown),
 		T(blocking_streams_and_the_legacy_stream),
+		T(blocking_streams_and_a_legacy_free),
 		T(graph_launch_on_the_legacy_stream),
 		T(per_thread_streams),
 		T(refused_and_captured_uses),
