@@ -473,31 +473,35 @@ void gc_hub_report(gc_event *ev)
 }
 
 /* What gc_hub_report does with a successful allocation or free outside any capture, on a
- * thread whose log is active (gc_hub_thread set), with no error held and no trace (the
- * inline gc_hub_mem's conditions): the thread's id and the cheap site, then the ledger's
- * fast path, which gives no verdict. Allocation backtraces (an unwound site) and what the
- * fast path declines go the full way; a site interned here is the one it finds cached. */
-int gc_hub_mem_direct(gc_mem_call *c)
+ * thread whose log is active (gc_hub_thread set), with no error held and no trace (hub.h's
+ * gc_hub_mem_ok): the thread's id and the cheap site, then the ledger's fast path, which
+ * gives no verdict. Allocation backtraces (an unwound site) and what the fast path declines
+ * go the full way; a site interned here is the one it finds cached. */
+static inline int mem_direct(gc_mem_op *op)
 {
 	if (gc_hub.unwound_sites || !my_caller)
 		return 0;
 	gc_scratch *sc = NULL;  /* for the Python frame only: other programs never take it */
 	if (gc_hub.python && !(sc = gc_scratch_get()))
 		return 0;
-	c->op.tid = my_tid;
-	c->op.call = c->call;
-	c->op.site = cheap_site(sc);
-	return gc_ledger_apply_mem(ledger, &c->op);
+	op->tid = my_tid;
+	op->site = cheap_site(sc);
+	return gc_ledger_apply_mem(ledger, op);
 }
 
-void gc_hub_mem_event(const gc_mem_call *c)
+int gc_hub_alloc_direct(const char *call, int per_thread, uint64_t ptr, uint64_t size,
+                        uint64_t stream, uint64_t pool)
 {
-	const gc_mem_op *o = &c->op;
-	gc_event ev = {.kind = (gc_event_kind)o->kind, .call = c->call, .result = c->result,
-	               .ptr = o->ptr, .size = o->size, .stream = o->stream, .pool = o->pool,
-	               .capture_id = c->capture_id, .capture_kept = c->capture_kept,
-	               .per_thread = o->per_thread};
-	gc_hub_report(&ev);
+	gc_mem_op op = {.ptr = ptr, .size = size, .stream = stream, .pool = pool, .call = call,
+	                .kind = GC_EV_ALLOC, .per_thread = (uint8_t)per_thread};
+	return mem_direct(&op);
+}
+
+int gc_hub_free_direct(const char *call, int per_thread, uint64_t ptr, uint64_t stream)
+{
+	gc_mem_op op = {.ptr = ptr, .stream = stream, .call = call, .kind = GC_EV_FREE,
+	                .per_thread = (uint8_t)per_thread};
+	return mem_direct(&op);
 }
 
 void gc_hub_record_wait_event(const gc_record_wait *c)

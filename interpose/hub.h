@@ -129,28 +129,23 @@ static inline void gc_hub_record_wait(const gc_record_wait *c)
 
 /* ---- stream-ordered allocations and frees --------------------------------------------- */
 
-/* A cuMemAllocAsync, cuMemAllocFromPoolAsync or cuMemFreeAsync as its wrapper sees it. Not a
- * gc_event: the common one (it succeeded, outside any capture, on a thread whose log is
- * active, nothing held, no trace) goes to the ledger's fast path without one built. */
-typedef struct gc_mem_call {
-	gc_mem_op op;                 /* what the ledger's fast path reads; the direct path fills
-	                               * in the thread, the site and the call */
-	const char *call;
-	int result;
-	uint64_t capture_id, capture_kept;
-} gc_mem_call;
-/* The direct path's out-of-line part: the call's site (the cached cheap one), then the
- * ledger's fast path on c->op; 0 when the call must go the full way (allocation backtraces
- * asked for, or the ledger declined). */
-int gc_hub_mem_direct(gc_mem_call *c);
-/* The full path: the event built and reported. */
-void gc_hub_mem_event(const gc_mem_call *c);
-static inline void gc_hub_mem(gc_mem_call *c)
+/* Whether a cuMemAllocAsync, cuMemAllocFromPoolAsync or cuMemFreeAsync may take the direct
+ * path: it succeeded with an address, outside any capture (capture_id: the free's, asked
+ * before the call; an allocation's is asked after it, so while a capture is active anywhere
+ * it goes the full way, which asks), and gc_hub_direct_ok. Inline in the wrapper. */
+static inline int gc_hub_mem_ok(int result, uint64_t ptr, uint64_t capture_id)
 {
-	if (c->op.ptr && gc_hub_direct_ok(c->result, c->capture_id) && gc_hub_mem_direct(c))
-		return;
-	gc_hub_mem_event(c);
+	return ptr && !__atomic_load_n(gc_hub.captures, __ATOMIC_RELAXED) &&
+	       gc_hub_direct_ok(result, capture_id);
 }
+/* The direct path's out-of-line part, for a call that gc_hub_mem_ok let through: the
+ * thread, the call's site (the cached cheap one), then the ledger's fast path; 1 when the
+ * call was applied (it is then no event), 0 when it must go the full way (allocation
+ * backtraces asked for, or the ledger declined). The call's fields as arguments, so that
+ * the wrapper builds nothing. pool: 0 for cuMemAllocAsync. */
+int gc_hub_alloc_direct(const char *call, int per_thread, uint64_t ptr, uint64_t size,
+                        uint64_t stream, uint64_t pool);
+int gc_hub_free_direct(const char *call, int per_thread, uint64_t ptr, uint64_t stream);
 
 /* A module or library unloaded: the kernels' layouts known so far are forgotten (their
  * handles may come back for other kernels). */

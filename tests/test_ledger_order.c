@@ -244,37 +244,40 @@ static void direct_path_declines(void **state)
 	assert_int_equal(direct(f, 1, E1, B), 1);
 }
 
-/* The hub's direct path for a stream-ordered allocation or free (hub.h's gc_hub_mem, inline),
- * its out-of-line part here as hub.c's is without the site (the ledger's fast path on the
- * call's fields); the full path counted. */
-static int mem_full_path;
-int gc_hub_mem_direct(gc_mem_call *c)
+/* The hub's direct path for a stream-ordered allocation or free: hub.h's gc_hub_mem_ok,
+ * inline, then its out-of-line part, here as hub.c's is without the site (the ledger's fast
+ * path on the call's fields). */
+int gc_hub_alloc_direct(const char *call, int per_thread, uint64_t ptr, uint64_t size,
+                        uint64_t stream, uint64_t pool)
 {
-	c->op.tid = gc_hub_thread;
-	c->op.call = c->call;
-	return gc_ledger_apply_mem(gc_hub.ledger, &c->op);
+	gc_mem_op op = {.ptr = ptr, .size = size, .stream = stream, .pool = pool,
+	                .tid = gc_hub_thread, .call = call, .kind = GC_EV_ALLOC,
+	                .per_thread = (uint8_t)per_thread};
+	return gc_ledger_apply_mem(gc_hub.ledger, &op);
 }
-void gc_hub_mem_event(const gc_mem_call *c)
+int gc_hub_free_direct(const char *call, int per_thread, uint64_t ptr, uint64_t stream)
 {
-	(void)c;
-	mem_full_path++;
+	gc_mem_op op = {.ptr = ptr, .stream = stream, .tid = gc_hub_thread, .call = call,
+	                .kind = GC_EV_FREE, .per_thread = (uint8_t)per_thread};
+	return gc_ledger_apply_mem(gc_hub.ledger, &op);
 }
+static int captures_active;  /* the ledger's count of active captures, as the hub reads it */
 
-/* 1 when the call went the direct way, 0 when the full one. */
+/* 1 when the call went the direct way, 0 when the full one (as the wrappers in hooks.c). */
 static int mem_as(fx *f, int kind, uint64_t p, uint64_t s, int result, uint64_t capture)
 {
 	gc_hub.ledger = f->l;
 	gc_hub.direct_off = gc_ledger_held_count(f->l);
-	int before = mem_full_path;
-	gc_mem_call c = {.op = {.kind = (uint8_t)kind, .ptr = p, .size = 4096, .stream = s},
-	                 .call = kind == GC_EV_FREE ? "cuMemFreeAsync" : "cuMemAllocAsync",
-	                 .result = result, .capture_id = capture};
-	gc_hub_mem(&c);
-	return mem_full_path == before;
+	gc_hub.captures = &captures_active;
+	if (!gc_hub_mem_ok(result, p, capture))
+		return 0;
+	return kind == GC_EV_FREE ? gc_hub_free_direct("cuMemFreeAsync", 0, p, s)
+	                          : gc_hub_alloc_direct("cuMemAllocAsync", 0, p, 4096, s, 0);
 }
 
 /* What the allocator's direct path leaves to the full one, each alone: a failed call, an
- * allocation the driver returned no address for, one inside a capture, a thread's first
+ * allocation the driver returned no address for, one inside a capture (an allocation:
+ * while a capture is active on any stream, as its own is asked after the call), a thread's first
  * call (its event activates the thread's log), an error held (the event settles it), a free
  * of no live record (free-unknown, double-free) and one judged for stream order (made on
  * another stream). What it takes, it applies as the full path's fast path does. */
@@ -291,6 +294,9 @@ static void mem_direct_path_declines(void **state)
 	assert_int_equal(mem_as(f, GC_EV_ALLOC, P, A, GC_CUDA_ERROR_INVALID_CONTEXT, 0), 0);
 	assert_int_equal(mem_as(f, GC_EV_ALLOC, 0, A, 0, 0), 0);
 	assert_int_equal(mem_as(f, GC_EV_ALLOC, P, A, 0, 5), 0);
+	captures_active = 1;  /* a capture on any stream: the allocation's is asked the full way */
+	assert_int_equal(mem_as(f, GC_EV_ALLOC, P, A, 0, 0), 0);
+	captures_active = 0;
 	gc_hub_thread = 0;
 	assert_int_equal(mem_as(f, GC_EV_ALLOC, P, A, 0, 0), 0);
 	gc_hub_thread = 1;
