@@ -63,16 +63,15 @@
 
 /* ---- allocation and free ---------------------------------------------------- */
 
-/* Asked after the call: the allocation belongs to the capture the stream is still in. */
+/* The allocator's calls: most take the direct path (hub.h), which applies them without an
+ * event; the rest are events. An allocation belongs to the capture the stream is still in
+ * after the call: asked there, into cap, for the direct path's test and the event. */
+#define ALLOC_TAKEN(spelling, pool_, s, ptsz)                                              \
+	(cap = CAPTURE_OF(s, ptsz), gc_hub_mem_ok(r, RETURNED(r, dptr), cap) &&                \
+	 gc_hub_alloc_direct(#spelling, ptsz, U64(*dptr), size, U64(s), U64(pool_)))
 #define ALLOC_EVENT(pool_, s, ptsz)                                                        \
 	.kind = GC_EV_ALLOC, .ptr = RETURNED(r, dptr), .size = size, .stream = U64(s),         \
-	.pool = U64(pool_), .per_thread = ptsz, .capture_id = CAPTURE_OF(s, ptsz),             \
-	.capture_kept = KEPT(s, ptsz)
-/* The allocator's calls: most take the direct path (hub.h), which applies them without an
- * event; the rest are events. */
-#define ALLOC_TAKEN(spelling, pool_, s, ptsz)                                              \
-	(gc_hub_mem_ok(r, RETURNED(r, dptr), 0) &&                                             \
-	 gc_hub_alloc_direct(#spelling, ptsz, U64(*dptr), size, U64(s), U64(pool_)))
+	.pool = U64(pool_), .per_thread = ptsz, .capture_id = cap, .capture_kept = KEPT(s, ptsz)
 #define ALLOC_ASYNC(spelling, ptsz)                                                        \
 	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size, CUstream s), (dptr, size, s), 0,    \
 	        !ALLOC_TAKEN(spelling, NULL, s, ptsz), ALLOC_EVENT(NULL, s, ptsz))

@@ -130,13 +130,11 @@ static inline void gc_hub_record_wait(const gc_record_wait *c)
 /* ---- stream-ordered allocations and frees --------------------------------------------- */
 
 /* Whether a cuMemAllocAsync, cuMemAllocFromPoolAsync or cuMemFreeAsync may take the direct
- * path: it succeeded with an address, outside any capture (capture_id: the free's, asked
- * before the call; an allocation's is asked after it, so while a capture is active anywhere
- * it goes the full way, which asks), and gc_hub_direct_ok. Inline in the wrapper. */
+ * path: it succeeded with an address, and gc_hub_direct_ok (capture_id: the free's stream's,
+ * asked before the call; the allocation's, after it). Inline in the wrapper. */
 static inline int gc_hub_mem_ok(int result, uint64_t ptr, uint64_t capture_id)
 {
-	return ptr && !__atomic_load_n(gc_hub.captures, __ATOMIC_RELAXED) &&
-	       gc_hub_direct_ok(result, capture_id);
+	return ptr && gc_hub_direct_ok(result, capture_id);
 }
 /* The direct path's out-of-line part, for a call that gc_hub_mem_ok let through: the
  * thread, the call's site (the cached cheap one), then the ledger's fast path; 1 when the

@@ -261,14 +261,12 @@ int gc_hub_free_direct(const char *call, int per_thread, uint64_t ptr, uint64_t 
 	                .kind = GC_EV_FREE, .per_thread = (uint8_t)per_thread};
 	return gc_ledger_apply_mem(gc_hub.ledger, &op);
 }
-static int captures_active;  /* the ledger's count of active captures, as the hub reads it */
 
 /* 1 when the call went the direct way, 0 when the full one (as the wrappers in hooks.c). */
 static int mem_as(fx *f, int kind, uint64_t p, uint64_t s, int result, uint64_t capture)
 {
 	gc_hub.ledger = f->l;
 	gc_hub.direct_off = gc_ledger_held_count(f->l);
-	gc_hub.captures = &captures_active;
 	if (!gc_hub_mem_ok(result, p, capture))
 		return 0;
 	return kind == GC_EV_FREE ? gc_hub_free_direct("cuMemFreeAsync", 0, p, s)
@@ -276,8 +274,7 @@ static int mem_as(fx *f, int kind, uint64_t p, uint64_t s, int result, uint64_t 
 }
 
 /* What the allocator's direct path leaves to the full one, each alone: a failed call, an
- * allocation the driver returned no address for, one inside a capture (an allocation:
- * while a capture is active on any stream, as its own is asked after the call), a thread's first
+ * allocation the driver returned no address for, one inside a capture, a thread's first
  * call (its event activates the thread's log), an error held (the event settles it), a free
  * of no live record (free-unknown, double-free) and one judged for stream order (made on
  * another stream). What it takes, it applies as the full path's fast path does. */
@@ -294,9 +291,6 @@ static void mem_direct_path_declines(void **state)
 	assert_int_equal(mem_as(f, GC_EV_ALLOC, P, A, GC_CUDA_ERROR_INVALID_CONTEXT, 0), 0);
 	assert_int_equal(mem_as(f, GC_EV_ALLOC, 0, A, 0, 0), 0);
 	assert_int_equal(mem_as(f, GC_EV_ALLOC, P, A, 0, 5), 0);
-	captures_active = 1;  /* a capture on any stream: the allocation's is asked the full way */
-	assert_int_equal(mem_as(f, GC_EV_ALLOC, P, A, 0, 0), 0);
-	captures_active = 0;
 	gc_hub_thread = 0;
 	assert_int_equal(mem_as(f, GC_EV_ALLOC, P, A, 0, 0), 0);
 	gc_hub_thread = 1;
