@@ -159,6 +159,10 @@ struct gc_ledger {
 	int n_held;            /* held errors (ledger_pending.c): 0 skips the search */
 	struct held *held;     /* GC_HELD_SLOTS slots, claimed atomically, no lock */
 	uint64_t retried;      /* held errors a successful retry dropped */
+	/* The stream model's on flag (gc_streams_active_flag) and its line, which every
+	 * stream-ordered allocation and free reads inline (gc_order_stream, gc_order_on). */
+	const int *order_on;
+	const gc_streams_seen_line *streams_seen;
 	/* Allocation numbers: written by every allocation, so on a line of its own. */
 	uint32_t alloc_seq __attribute__((aligned(CACHE_LINE)));
 	/* Memory that is not live, for uses (its own lock, a leaf under any ledger lock). */
@@ -182,8 +186,6 @@ struct gc_ledger {
 	 * second stream used it); the uses on other streams of those, by address. The streams'
 	 * lock covers the table; it and the index's are leaves under the ledger's locks. */
 	gc_streams *streams;
-	const int *order_on;   /* the model's on flag (gc_streams_active_flag), read inline */
-	const gc_streams_seen_line *streams_seen;  /* its line (gc_order_stream reads it inline) */
 	gc_dead_ranges order;
 	gc_table shared;
 	gc_slab shared_slab;
@@ -194,6 +196,10 @@ struct gc_ledger {
 	gc_slab contested_slab;
 	int contested_full;
 };
+
+_Static_assert(offsetof(struct gc_ledger, streams_seen) / CACHE_LINE ==
+                       offsetof(struct gc_ledger, stripes) / CACHE_LINE,
+               "what every allocation and free reads of the ledger is one line");
 
 static inline struct stripe *stripe_of(const gc_ledger *l, uint64_t ptr)
 {
