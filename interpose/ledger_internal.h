@@ -159,10 +159,10 @@ struct gc_ledger {
 	int n_held;            /* held errors (ledger_pending.c): 0 skips the search */
 	struct held *held;     /* GC_HELD_SLOTS slots, claimed atomically, no lock */
 	uint64_t retried;      /* held errors a successful retry dropped */
-	/* The stream model's on flag (gc_streams_active_flag) and its line, which every
-	 * stream-ordered allocation and free reads inline (gc_order_stream, gc_order_on). */
-	const int *order_on;
-	const gc_streams_seen_line *streams_seen;
+	/* The stream model's activation (its on flag: gc_streams_active_flag), kept here for
+	 * the model, which every stream-ordered allocation and free reads inline
+	 * (gc_order_stream, gc_order_on). */
+	gc_streams_seen_line streams_seen;
 	/* Allocation numbers: written by every allocation, so on a line of its own. */
 	uint32_t alloc_seq __attribute__((aligned(CACHE_LINE)));
 	/* Memory that is not live, for uses (its own lock, a leaf under any ledger lock). */
@@ -197,7 +197,8 @@ struct gc_ledger {
 	int contested_full;
 };
 
-_Static_assert(offsetof(struct gc_ledger, streams_seen) / CACHE_LINE ==
+_Static_assert((offsetof(struct gc_ledger, streams_seen) + sizeof(gc_streams_seen_line) - 1) /
+                       CACHE_LINE ==
                        offsetof(struct gc_ledger, stripes) / CACHE_LINE,
                "what every allocation and free reads of the ledger is one line");
 
@@ -373,13 +374,13 @@ void gc_order_stream_seen(gc_ledger *l, uint64_t key);
 static inline uint64_t gc_order_stream(gc_ledger *l, const gc_mem_op *op)
 {
 	uint64_t key = gc_stream_key(op->stream, op->per_thread, op->tid);
-	if (!gc_streams_known(l->streams_seen, key))
+	if (!gc_streams_known(&l->streams_seen, key))
 		gc_order_stream_seen(l, key);
 	return key;
 }
 static inline int gc_order_on(const gc_ledger *l)
 {
-	return __atomic_load_n(l->order_on, __ATOMIC_RELAXED);
+	return __atomic_load_n(&l->streams_seen.active, __ATOMIC_RELAXED);
 }
 /* A stream-ordered allocation outside graphs made on stream key (gc_order_stream), called
  * when the model is on (stamped and watched) or it retired a record (contested); a free that

@@ -56,11 +56,7 @@ void gc_order_stream_seen(gc_ledger *l, uint64_t key)
 
 int gc_order_init(gc_ledger *l)
 {
-	l->streams = gc_streams_new();
-	if (l->streams) {
-		l->order_on = gc_streams_active_flag(l->streams);
-		l->streams_seen = gc_streams_seen_line_of(l->streams);
-	}
+	l->streams = gc_streams_new(&l->streams_seen);
 	if (!l->streams || gc_dead_ranges_init(&l->order, ORDER_RANGES_MAX) ||
 	    gc_table_init(&l->shared, 64) || gc_table_init(&l->contested, 64))
 		return -1;

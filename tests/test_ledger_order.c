@@ -598,7 +598,7 @@ static void direct_path_same_as_the_tables(void **state)
 	(void)state;
 	for (uint64_t seed = 1; seed <= 60; seed++) {
 		uint64_t x = seed * 0x9E3779B97F4A7C15ull;
-		gc_streams *m[2] = {gc_streams_new(), gc_streams_new()};
+		gc_streams *m[2] = {gc_streams_new(NULL), gc_streams_new(NULL)};
 		assert_non_null(m[0]);
 		assert_non_null(m[1]);
 		unsigned nkeys = seed % 2 ? 6 : 200, nevents = 1 + (unsigned)(seed % 5);
