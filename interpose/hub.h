@@ -16,9 +16,23 @@
 #define GC_TLS __thread __attribute__((tls_model("initial-exec")))
 
 /* What the inline guard reads and writes (hub.c's): every wrapper's enter and leave are a
- * few instructions in the wrapper itself, not calls. */
-extern GC_TLS int gc_hub_in;        /* the guard: this thread is inside graphcheck */
-extern GC_TLS void *gc_hub_caller;  /* the program's call instruction */
+ * few instructions in the wrapper itself, not calls. One thread-local for what a wrapper
+ * and the direct paths read of their thread's own: one address to find (one GOT entry) and
+ * one cache line for the guard's part. */
+#define GC_HUB_SITE_CACHE 16
+struct gc_hub_self {
+	int in;                       /* the guard: this thread is inside graphcheck */
+	void *caller;                 /* the program's call instruction */
+	uint64_t thread;              /* the thread's id; 0 before its first event or use */
+	/* hub.c's: the last two call sites without a Python frame, on the same line, then call
+	 * sites by calling instruction (and innermost Python frame) */
+	struct { void *pc; uint32_t site; } recent[2];
+	struct { void *pc, *py; uint32_t site; } sites[GC_HUB_SITE_CACHE];
+} __attribute__((aligned(64)));
+extern GC_TLS struct gc_hub_self gc_hub_self;
+#define gc_hub_in gc_hub_self.in
+#define gc_hub_caller gc_hub_self.caller
+#define gc_hub_thread gc_hub_self.thread
 /* What every wrapper reads besides its thread's own, on one cache line, written only at
  * start-up; the counts it points at are the ledger's, on the line of its fast path. */
 struct gc_hub_line {
@@ -104,7 +118,6 @@ typedef struct gc_record_wait {
 	uint64_t event, stream, capture_id;
 } gc_record_wait;
 /* The direct path reads gc_hub's streams and direct_off. */
-extern GC_TLS uint64_t gc_hub_thread;  /* the thread's id; 0 before its first event or use */
 /* Whether a call may skip its event: it succeeded, outside any capture, on a thread whose log
  * is active (its first event went the full way, or a use came first: gc_hub_tid), with no
  * error held and no trace written (gc_hub.direct_off). */

@@ -168,7 +168,7 @@ static void ordered_by_events(void **state)
  * thread's first, and while the ledger's held count says an error is held, so that the event
  * goes the full way and settles it. */
 struct gc_hub_line gc_hub;
-GC_TLS uint64_t gc_hub_thread = 1;
+GC_TLS struct gc_hub_self gc_hub_self = {.thread = 1};
 static int full_path;
 void gc_hub_record_wait_event(const gc_record_wait *c)
 {
