@@ -503,18 +503,32 @@ static inline int mem_direct(gc_mem_op *op)
 	return gc_ledger_apply_mem(ledger, op);
 }
 
+/* The op's fields set one by one, each once (mem_direct sets the thread and the site): an
+ * initializer would zero them first. */
+static inline void mem_op_set(gc_mem_op *op, int kind, const char *call, int per_thread,
+                              uint64_t ptr, uint64_t size, uint64_t stream, uint64_t pool)
+{
+	op->ptr = ptr;
+	op->size = size;
+	op->stream = stream;
+	op->pool = pool;
+	op->call = call;
+	op->kind = (uint8_t)kind;
+	op->per_thread = (uint8_t)per_thread;
+}
+
 int gc_hub_alloc_direct(const char *call, int per_thread, uint64_t ptr, uint64_t size,
                         uint64_t stream, uint64_t pool)
 {
-	gc_mem_op op = {.ptr = ptr, .size = size, .stream = stream, .pool = pool, .call = call,
-	                .kind = GC_EV_ALLOC, .per_thread = (uint8_t)per_thread};
+	gc_mem_op op;
+	mem_op_set(&op, GC_EV_ALLOC, call, per_thread, ptr, size, stream, pool);
 	return mem_direct(&op);
 }
 
 int gc_hub_free_direct(const char *call, int per_thread, uint64_t ptr, uint64_t stream)
 {
-	gc_mem_op op = {.ptr = ptr, .stream = stream, .call = call, .kind = GC_EV_FREE,
-	                .per_thread = (uint8_t)per_thread};
+	gc_mem_op op;
+	mem_op_set(&op, GC_EV_FREE, call, per_thread, ptr, 0, stream, 0);
 	return mem_direct(&op);
 }
 
