@@ -16,7 +16,8 @@ const gc_hook_entry gc_hooks[GC_FN__COUNT] = {
 #undef HOOK
 };
 
-void *gc_real[GC_FN__COUNT];
+/* Line-aligned: hooks.def's neighbours (an allocation and its free) share a cache line. */
+void *gc_real[GC_FN__COUNT] __attribute__((aligned(64)));
 static void *libcuda;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static gc_dlsym_fn real_dlsym;

@@ -17,12 +17,13 @@
 
 /* One wrapper, whole: the guard is entered and left in this one scope.
  *   type, report  what the call becomes (a gc_event for gc_hub_report, a gc_use for
- *                 gc_hub_use, a gc_record_wait for gc_hub_record_wait, a gc_mem_call for
- *                 gc_hub_mem), each with .call and .result
+ *                 gc_hub_use, a gc_record_wait for gc_hub_record_wait), each with .call
+ *                 and .result
  *   params, args  the spelling's parameter list, and its names as the call's arguments
  *   cap_before    the stream's capture, asked before the call (0 where not needed): a free,
  *                 a launch or an end of capture belongs to the capture the stream was in
- *   when          whether this result is an event at all
+ *   when          whether this result is an event at all (for the allocator's calls: the
+ *                 direct path did not take it)
  *   ...           the event's fields, which may use `r` (the driver's result) and `cap` */
 #define WRAPPER_OF(type, report, spelling, params, args, cap_before, when, ...)            \
 	GC_EXPORT CUresult spelling params                                                    \
@@ -63,22 +64,26 @@
 
 /* ---- allocation and free ---------------------------------------------------- */
 
-/* Asked after the call: the allocation belongs to the capture the stream is still in. */
+/* The allocator's calls: most take the direct path (hub.h), which applies them without an
+ * event; the rest are events. An allocation belongs to the capture the stream is still in
+ * after the call: asked there, into cap, for the direct path's test and the event. */
+#define ALLOC_TAKEN(spelling, pool_, s, ptsz)                                              \
+	(cap = CAPTURE_OF(s, ptsz), gc_hub_mem_ok(r, RETURNED(r, dptr), cap) &&                \
+	 gc_hub_alloc_direct(#spelling, ptsz, U64(*dptr), size, U64(s), U64(pool_)))
 #define ALLOC_EVENT(pool_, s, ptsz)                                                        \
-	.op.kind = GC_EV_ALLOC, .op.ptr = RETURNED(r, dptr), .op.size = size,                  \
-	.op.stream = U64(s), .op.pool = U64(pool_), .op.per_thread = ptsz,                     \
-	.capture_id = CAPTURE_OF(s, ptsz), .capture_kept = KEPT(s, ptsz)
-/* The allocator's calls: a gc_mem_call each, most of them taking the direct path (hub.h). */
-#define MEM_WRAPPER(...) WRAPPER_OF(gc_mem_call, gc_hub_mem, __VA_ARGS__)
+	.kind = GC_EV_ALLOC, .ptr = RETURNED(r, dptr), .size = size, .stream = U64(s),         \
+	.pool = U64(pool_), .per_thread = ptsz, .capture_id = cap, .capture_kept = KEPT(s, ptsz)
 #define ALLOC_ASYNC(spelling, ptsz)                                                        \
-	MEM_WRAPPER(spelling, (CUdeviceptr *dptr, size_t size, CUstream s), (dptr, size, s), 0, 1, \
-	        ALLOC_EVENT(NULL, s, ptsz))
+	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size, CUstream s), (dptr, size, s), 0,    \
+	        !ALLOC_TAKEN(spelling, NULL, s, ptsz), ALLOC_EVENT(NULL, s, ptsz))
 #define ALLOC_FROM_POOL(spelling, ptsz)                                                    \
-	MEM_WRAPPER(spelling, (CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream s),    \
-	        (dptr, size, pool, s), 0, 1, ALLOC_EVENT(pool, s, ptsz))
+	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream s),     \
+	        (dptr, size, pool, s), 0, !ALLOC_TAKEN(spelling, pool, s, ptsz),              \
+	        ALLOC_EVENT(pool, s, ptsz))
 #define FREE_ASYNC(spelling, ptsz)                                                         \
-	MEM_WRAPPER(spelling, (CUdeviceptr p, CUstream s), (p, s), CAPTURE_OF(s, ptsz), 1,        \
-	        .op.kind = GC_EV_FREE, .op.ptr = p, .op.stream = U64(s), .op.per_thread = ptsz, \
+	WRAPPER(spelling, (CUdeviceptr p, CUstream s), (p, s), CAPTURE_OF(s, ptsz),           \
+	        !(gc_hub_mem_ok(r, p, cap) && gc_hub_free_direct(#spelling, ptsz, p, U64(s))), \
+	        .kind = GC_EV_FREE, .ptr = p, .stream = U64(s), .per_thread = ptsz,            \
 	        .capture_id = cap, .capture_kept = KEPT(s, ptsz))
 #define MEM_ALLOC(spelling, ptsz)                                                          \
 	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size), (dptr, size), 0, 1,               \

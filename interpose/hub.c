@@ -4,6 +4,7 @@
 #include <cuda.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -30,8 +31,7 @@
 
 static gc_options opts;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-GC_TLS int gc_hub_in;
-GC_TLS void *gc_hub_caller;
+GC_TLS struct gc_hub_self gc_hub_self;
 static int no_captures;  /* what gc_hub.captures reads until the ledger is made */
 static const int model_off;  /* what gc_hub.ordering reads until the ledger is made */
 static const int direct_off = 1;  /* what gc_hub.direct_off reads when tracing */
@@ -40,12 +40,14 @@ struct gc_hub_line gc_hub = {.captures = &no_captures, .ordering = &model_off,
 #define ledger gc_hub.ledger
 #define in_hub gc_hub_in
 #define my_caller gc_hub_caller
-GC_TLS uint64_t gc_hub_thread;
 #define my_tid gc_hub_thread
 /* Call sites by calling instruction (and innermost Python frame): a loop allocates and
  * frees from a few places. */
-#define SITE_CACHE 16
-static GC_TLS struct { void *pc, *py; uint32_t site; } site_cache[SITE_CACHE];
+#define SITE_CACHE GC_HUB_SITE_CACHE
+#define site_cache gc_hub_self.sites
+#define recent_sites gc_hub_self.recent
+_Static_assert(offsetof(struct gc_hub_self, recent) + sizeof(recent_sites) <= 64,
+               "a wrapper's guard and a loop's two call sites are one cache line");
 
 typedef CUresult (*capinfo_v3_fn)(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *,
                                   const CUgraphNode **, const CUgraphEdgeData **, size_t *);
@@ -418,14 +420,26 @@ static __attribute__((noinline)) uint32_t cache_site(gc_scratch *sc, unsigned sl
 }
 
 /* The cheap site: the calling instruction alone (no unwinding), and in a Python program the
- * script's line that made the call. sc NULL: no Python frame is read. */
+ * script's line that made the call. sc NULL: no Python frame is read. Without a Python
+ * frame, the last two sites are looked at first: a loop's allocation and free, found on the
+ * line the wrapper's guard has brought in (the cache's slots are on lines of their own). */
 static inline uint32_t cheap_site(gc_scratch *sc)
 {
 	void *py = sc ? py_site_frame(sc) : NULL;
+	if (!py && recent_sites[0].pc == my_caller)
+		return recent_sites[0].site;
+	if (!py && recent_sites[1].pc == my_caller)
+		return recent_sites[1].site;
 	unsigned slot = (unsigned)((((uintptr_t)my_caller >> 2) ^ (uintptr_t)py) % SITE_CACHE);
-	if (site_cache[slot].pc != my_caller || site_cache[slot].py != py)
-		return cache_site(sc, slot, py);
-	return site_cache[slot].site;
+	uint32_t site = site_cache[slot].pc == my_caller && site_cache[slot].py == py
+	                        ? site_cache[slot].site
+	                        : cache_site(sc, slot, py);
+	if (!py) {
+		recent_sites[1] = recent_sites[0];
+		recent_sites[0].pc = my_caller;
+		recent_sites[0].site = site;
+	}
+	return site;
 }
 
 void gc_hub_report(gc_event *ev)
@@ -473,31 +487,49 @@ void gc_hub_report(gc_event *ev)
 }
 
 /* What gc_hub_report does with a successful allocation or free outside any capture, on a
- * thread whose log is active (gc_hub_thread set), with no error held and no trace (the
- * inline gc_hub_mem's conditions): the thread's id and the cheap site, then the ledger's
- * fast path, which gives no verdict. Allocation backtraces (an unwound site) and what the
- * fast path declines go the full way; a site interned here is the one it finds cached. */
-int gc_hub_mem_direct(gc_mem_call *c)
+ * thread whose log is active (gc_hub_thread set), with no error held and no trace (hub.h's
+ * gc_hub_mem_ok): the thread's id and the cheap site, then the ledger's fast path, which
+ * gives no verdict. Allocation backtraces (an unwound site) and what the fast path declines
+ * go the full way; a site interned here is the one it finds cached. */
+static inline int mem_direct(gc_mem_op *op)
 {
 	if (gc_hub.unwound_sites || !my_caller)
 		return 0;
 	gc_scratch *sc = NULL;  /* for the Python frame only: other programs never take it */
 	if (gc_hub.python && !(sc = gc_scratch_get()))
 		return 0;
-	c->op.tid = my_tid;
-	c->op.call = c->call;
-	c->op.site = cheap_site(sc);
-	return gc_ledger_apply_mem(ledger, &c->op);
+	op->tid = my_tid;
+	op->site = cheap_site(sc);
+	return gc_ledger_apply_mem(ledger, op);
 }
 
-void gc_hub_mem_event(const gc_mem_call *c)
+/* The op's fields set one by one, each once (mem_direct sets the thread and the site): an
+ * initializer would zero them first. */
+static inline void mem_op_set(gc_mem_op *op, int kind, const char *call, int per_thread,
+                              uint64_t ptr, uint64_t size, uint64_t stream, uint64_t pool)
 {
-	const gc_mem_op *o = &c->op;
-	gc_event ev = {.kind = (gc_event_kind)o->kind, .call = c->call, .result = c->result,
-	               .ptr = o->ptr, .size = o->size, .stream = o->stream, .pool = o->pool,
-	               .capture_id = c->capture_id, .capture_kept = c->capture_kept,
-	               .per_thread = o->per_thread};
-	gc_hub_report(&ev);
+	op->ptr = ptr;
+	op->size = size;
+	op->stream = stream;
+	op->pool = pool;
+	op->call = call;
+	op->kind = (uint8_t)kind;
+	op->per_thread = (uint8_t)per_thread;
+}
+
+int gc_hub_alloc_direct(const char *call, int per_thread, uint64_t ptr, uint64_t size,
+                        uint64_t stream, uint64_t pool)
+{
+	gc_mem_op op;
+	mem_op_set(&op, GC_EV_ALLOC, call, per_thread, ptr, size, stream, pool);
+	return mem_direct(&op);
+}
+
+int gc_hub_free_direct(const char *call, int per_thread, uint64_t ptr, uint64_t stream)
+{
+	gc_mem_op op;
+	mem_op_set(&op, GC_EV_FREE, call, per_thread, ptr, 0, stream, 0);
+	return mem_direct(&op);
 }
 
 void gc_hub_record_wait_event(const gc_record_wait *c)

@@ -16,9 +16,23 @@
 #define GC_TLS __thread __attribute__((tls_model("initial-exec")))
 
 /* What the inline guard reads and writes (hub.c's): every wrapper's enter and leave are a
- * few instructions in the wrapper itself, not calls. */
-extern GC_TLS int gc_hub_in;        /* the guard: this thread is inside graphcheck */
-extern GC_TLS void *gc_hub_caller;  /* the program's call instruction */
+ * few instructions in the wrapper itself, not calls. One thread-local for what a wrapper
+ * and the direct paths read of their thread's own: one address to find (one GOT entry) and
+ * one cache line for the guard's part. */
+#define GC_HUB_SITE_CACHE 16
+struct gc_hub_self {
+	int in;                       /* the guard: this thread is inside graphcheck */
+	void *caller;                 /* the program's call instruction */
+	uint64_t thread;              /* the thread's id; 0 before its first event or use */
+	/* hub.c's: the last two call sites without a Python frame, on the same line, then call
+	 * sites by calling instruction (and innermost Python frame) */
+	struct { void *pc; uint32_t site; } recent[2];
+	struct { void *pc, *py; uint32_t site; } sites[GC_HUB_SITE_CACHE];
+} __attribute__((aligned(64)));
+extern GC_TLS struct gc_hub_self gc_hub_self;
+#define gc_hub_in gc_hub_self.in
+#define gc_hub_caller gc_hub_self.caller
+#define gc_hub_thread gc_hub_self.thread
 /* What every wrapper reads besides its thread's own, on one cache line, written only at
  * start-up; the counts it points at are the ledger's, on the line of its fast path. */
 struct gc_hub_line {
@@ -106,7 +120,6 @@ typedef struct gc_record_wait {
 	uint64_t event, stream, capture_id;
 } gc_record_wait;
 /* The direct path reads gc_hub's streams and direct_off. */
-extern GC_TLS uint64_t gc_hub_thread;  /* the thread's id; 0 before its first event or use */
 /* Whether a call may skip its event: it succeeded, outside any capture, on a thread whose log
  * is active (its first event went the full way, or a use came first: gc_hub_tid), with no
  * error held and no trace written (gc_hub.direct_off). */
@@ -131,28 +144,21 @@ static inline void gc_hub_record_wait(const gc_record_wait *c)
 
 /* ---- stream-ordered allocations and frees --------------------------------------------- */
 
-/* A cuMemAllocAsync, cuMemAllocFromPoolAsync or cuMemFreeAsync as its wrapper sees it. Not a
- * gc_event: the common one (it succeeded, outside any capture, on a thread whose log is
- * active, nothing held, no trace) goes to the ledger's fast path without one built. */
-typedef struct gc_mem_call {
-	gc_mem_op op;                 /* what the ledger's fast path reads; the direct path fills
-	                               * in the thread, the site and the call */
-	const char *call;
-	int result;
-	uint64_t capture_id, capture_kept;
-} gc_mem_call;
-/* The direct path's out-of-line part: the call's site (the cached cheap one), then the
- * ledger's fast path on c->op; 0 when the call must go the full way (allocation backtraces
- * asked for, or the ledger declined). */
-int gc_hub_mem_direct(gc_mem_call *c);
-/* The full path: the event built and reported. */
-void gc_hub_mem_event(const gc_mem_call *c);
-static inline void gc_hub_mem(gc_mem_call *c)
+/* Whether a cuMemAllocAsync, cuMemAllocFromPoolAsync or cuMemFreeAsync may take the direct
+ * path: it succeeded with an address, and gc_hub_direct_ok (capture_id: the free's stream's,
+ * asked before the call; the allocation's, after it). Inline in the wrapper. */
+static inline int gc_hub_mem_ok(int result, uint64_t ptr, uint64_t capture_id)
 {
-	if (c->op.ptr && gc_hub_direct_ok(c->result, c->capture_id) && gc_hub_mem_direct(c))
-		return;
-	gc_hub_mem_event(c);
+	return ptr && gc_hub_direct_ok(result, capture_id);
 }
+/* The direct path's out-of-line part, for a call that gc_hub_mem_ok let through: the
+ * thread, the call's site (the cached cheap one), then the ledger's fast path; 1 when the
+ * call was applied (it is then no event), 0 when it must go the full way (allocation
+ * backtraces asked for, or the ledger declined). The call's fields as arguments, so that
+ * the wrapper builds nothing. pool: 0 for cuMemAllocAsync. */
+int gc_hub_alloc_direct(const char *call, int per_thread, uint64_t ptr, uint64_t size,
+                        uint64_t stream, uint64_t pool);
+int gc_hub_free_direct(const char *call, int per_thread, uint64_t ptr, uint64_t stream);
 
 /* A module or library unloaded: the kernels' layouts known so far are forgotten (their
  * handles may come back for other kernels). */

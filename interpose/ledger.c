@@ -435,20 +435,31 @@ static int order_event(const gc_event *ev)
 
 static int apply_locked(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max);
 
-/* The fast path: an allocation outside any graph (alloc 1), or a free of a plain record
- * (0); 0 when the locked path must judge it, nothing changed that it will not redo alike. */
-static inline int apply_plain(gc_ledger *l, const gc_mem_op *op, int alloc)
+/* The fast path: an allocation outside any graph, or a free of a plain record; 0 when the
+ * locked path must judge it, nothing changed that it will not redo alike. One function for
+ * the hub's direct path and gc_ledger_apply.
+ * The stream model: only stream-ordered ones (GC_EV_ALLOC, GC_EV_FREE; cuMemAlloc's memory
+ * is not), and with one stream so far, nothing past the stream seen (nothing is watched). */
+int gc_ledger_apply_mem(gc_ledger *l, const gc_mem_op *op)
 {
-	if (!alloc && gc_order_free_checked(l, op))
-		return 0;  /* made or used on another stream: judged on the locked path */
+	int alloc = op->kind == GC_EV_ALLOC || op->kind == GC_EV_MEM_ALLOC;
+	uint64_t key = 0;
+	if (op->kind == GC_EV_FREE) {
+		key = gc_order_stream(l, op);
+		if (gc_order_on(l) && gc_order_free_checked(l, op, key))
+			return 0;  /* made or used on another stream: judged on the locked path */
+	}
 	struct stripe *st = stripe_of(l, op->ptr);
 	gc_spin_lock(&st->lock);
 	int done = gc_store_apply_plain(l, st, op, alloc);
 	gc_spin_unlock(&st->lock);
-	if (done && alloc)
-		gc_order_alloc(l, op, done == 2);
-	else if (done && op->kind == GC_EV_FREE)
+	if (done && op->kind == GC_EV_ALLOC) {
+		key = gc_order_stream(l, op);
+		if (done == 2 || gc_order_on(l))
+			gc_order_alloc(l, op, key, done == 2);
+	} else if (done && op->kind == GC_EV_FREE) {
 		gc_order_freed(l, op->ptr);
+	}
 	return done != 0;
 }
 
@@ -466,15 +477,10 @@ static inline int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, i
 		gc_mem_op op = {.ptr = ev->ptr, .size = ev->size, .stream = ev->stream,
 		                .pool = ev->pool, .tid = ev->tid, .call = ev->call, .site = ev->site,
 		                .kind = (uint8_t)ev->kind, .per_thread = (uint8_t)ev->per_thread};
-		if (apply_plain(l, &op, plain))
+		if (gc_ledger_apply_mem(l, &op))
 			return 0;
 	}
 	return apply_locked(l, ev, v, max);
-}
-
-int gc_ledger_apply_mem(gc_ledger *l, const gc_mem_op *op)
-{
-	return apply_plain(l, op, op->kind == GC_EV_ALLOC);
 }
 
 /* Every event but the fast path's: the graph lock. Out of line, so that the fast path does

@@ -159,6 +159,10 @@ struct gc_ledger {
 	int n_held;            /* held errors (ledger_pending.c): 0 skips the search */
 	struct held *held;     /* GC_HELD_SLOTS slots, claimed atomically, no lock */
 	uint64_t retried;      /* held errors a successful retry dropped */
+	/* The stream model's activation (its on flag: gc_streams_active_flag), kept here for
+	 * the model, which every stream-ordered allocation and free reads inline
+	 * (gc_order_stream, gc_order_on). */
+	gc_streams_seen_line streams_seen;
 	/* Allocation numbers: written by every allocation, so on a line of its own. */
 	uint32_t alloc_seq __attribute__((aligned(CACHE_LINE)));
 	/* Memory that is not live, for uses (its own lock, a leaf under any ledger lock). */
@@ -182,7 +186,6 @@ struct gc_ledger {
 	 * second stream used it); the uses on other streams of those, by address. The streams'
 	 * lock covers the table; it and the index's are leaves under the ledger's locks. */
 	gc_streams *streams;
-	const int *order_on;   /* the model's on flag (gc_streams_active_flag), read inline */
 	gc_dead_ranges order;
 	gc_table shared;
 	gc_slab shared_slab;
@@ -193,6 +196,11 @@ struct gc_ledger {
 	gc_slab contested_slab;
 	int contested_full;
 };
+
+_Static_assert((offsetof(struct gc_ledger, streams_seen) + sizeof(gc_streams_seen_line) - 1) /
+                       CACHE_LINE ==
+                       offsetof(struct gc_ledger, stripes) / CACHE_LINE,
+               "what every allocation and free reads of the ledger is one line");
 
 static inline struct stripe *stripe_of(const gc_ledger *l, uint64_t ptr)
 {
@@ -359,17 +367,39 @@ int gc_order_init(gc_ledger *l);                     /* 0 or -1 */
 void gc_order_destroy(gc_ledger *l);
 /* A stream event (create, destroy, record, wait, step, a wait of the host): the clocks. */
 void gc_order_event(gc_ledger *l, const gc_event *ev);
-/* The fast path's side (no ledger lock needed): a stream-ordered allocation outside graphs
- * made (stamped and watched once two streams are in use); a free that took the fast path. */
-void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, int retired);
-void gc_order_freed(gc_ledger *l, uint64_t ptr);
+/* The fast path's side (no ledger lock needed). First, a stream-ordered allocation's or
+ * free's stream seen by the model (it may turn the model on): its key. Inline, so that an op
+ * on a stream the model knows already (gc_streams_known) calls nothing. */
+void gc_order_stream_seen(gc_ledger *l, uint64_t key);
+static inline uint64_t gc_order_stream(gc_ledger *l, const gc_mem_op *op)
+{
+	uint64_t key = gc_stream_key(op->stream, op->per_thread, op->tid);
+	if (!gc_streams_known(&l->streams_seen, key))
+		gc_order_stream_seen(l, key);
+	return key;
+}
+static inline int gc_order_on(const gc_ledger *l)
+{
+	return __atomic_load_n(&l->streams_seen.active, __ATOMIC_RELAXED);
+}
+/* A stream-ordered allocation outside graphs made on stream key (gc_order_stream), called
+ * when the model is on (stamped and watched) or it retired a record (contested); a free that
+ * took the fast path, or the locked path's successful free outside graphs. */
+void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, uint64_t key, int retired);
+void gc_order_unwatch(gc_ledger *l, uint64_t ptr);
+static inline void gc_order_freed(gc_ledger *l, uint64_t ptr)
+{
+	if (gc_order_on(l))  /* else nothing is watched yet */
+		gc_order_unwatch(l, ptr);
+}
 /* A successful cuMemFree or cuMemAlloc, taken as a wait for the whole device (held to
  * synchronize it; not measured on the H200): every stream joins the host. Taking it so only
  * adds order. */
 void gc_order_device_wait(gc_ledger *l);
-/* Whether a free outside graphs must be judged (its allocation was made, or used, on
- * another stream): it then takes the locked path. */
-int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op);
+/* Whether a free outside graphs on stream key (gc_order_stream) must be judged (its
+ * allocation was made, or used, on another stream): it then takes the locked path. Called
+ * while the model is on (gc_order_on): before, nothing is watched. */
+int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op, uint64_t key);
 /* The locked path (graph lock and the address's stripe): a use that hit the index; the free
  * of live record a. */
 void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev);

@@ -46,22 +46,17 @@ static uint64_t key_of(const gc_event *ev)
 	return gc_stream_key(ev->stream, ev->per_thread, ev->tid);
 }
 
-/* An allocation's or free's stream, seen by the model (an op on the legacy stream orders
- * the blocking ones): its key. */
-static uint64_t op_stream_seen(gc_ledger *l, const gc_mem_op *op)
+/* An op on the legacy stream orders the blocking ones. */
+void gc_order_stream_seen(gc_ledger *l, uint64_t key)
 {
-	uint64_t key = gc_stream_key(op->stream, op->per_thread, op->tid);
 	gc_streams_seen(l->streams, key);
 	if (key == GC_STREAM_LEGACY_KEY)
 		gc_streams_legacy_op(l->streams);
-	return key;
 }
 
 int gc_order_init(gc_ledger *l)
 {
-	l->streams = gc_streams_new();
-	if (l->streams)
-		l->order_on = gc_streams_active_flag(l->streams);
+	l->streams = gc_streams_new(&l->streams_seen);
 	if (!l->streams || gc_dead_ranges_init(&l->order, ORDER_RANGES_MAX) ||
 	    gc_table_init(&l->shared, 64) || gc_table_init(&l->contested, 64))
 		return -1;
@@ -163,12 +158,9 @@ static void drop_shared(gc_ledger *l, uint64_t ptr)
 	}
 }
 
-void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, int retired)
+void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, uint64_t key, int retired)
 {
-	if (op->kind != GC_EV_ALLOC)  /* cuMemAlloc's memory is not stream-ordered */
-		return;
-	uint64_t key = op_stream_seen(l, op);
-	if (!gc_streams_active(l->streams)) {
+	if (!gc_order_on(l)) {
 		if (retired) {  /* remembered for when the model is on */
 			gc_streams_lock(l->streams);
 			contest(l, op->ptr);
@@ -197,16 +189,9 @@ void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, int retired)
 		                   ORDER_ONE_STREAM);
 }
 
-int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op)
+int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op, uint64_t key)
 {
 	gc_dead_range hit;
-	if (op->kind != GC_EV_FREE)
-		return 0;
-	uint64_t key = op_stream_seen(l, op);
-	/* One stream so far: nothing is watched (gc_order_alloc fills the index once the model
-	 * is on), and the line of the index's bounds is not read. */
-	if (!__atomic_load_n(l->order_on, __ATOMIC_RELAXED))
-		return 0;
 	if (!gc_dead_ranges_lookup(&l->order, op->ptr, &hit) || hit.lo != op->ptr)
 		return 0;
 	return hit.kind == ORDER_SHARED || (hit.owner & 0xffff) != gc_stream_tag(key);
@@ -221,11 +206,9 @@ void gc_order_device_wait(gc_ledger *l)
 	gc_streams_unlock(l->streams);
 }
 
-void gc_order_freed(gc_ledger *l, uint64_t ptr)
+void gc_order_unwatch(gc_ledger *l, uint64_t ptr)
 {
 	gc_dead_range hit;
-	if (!__atomic_load_n(l->order_on, __ATOMIC_RELAXED))
-		return;  /* nothing watched yet (see gc_order_free_checked) */
 	if (!gc_dead_ranges_lookup(&l->order, ptr, &hit) || hit.lo != ptr)
 		return;
 	if (hit.kind == ORDER_SHARED) {

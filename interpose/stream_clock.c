@@ -39,17 +39,17 @@ struct gc_streams {
 	struct sstream *recent[2];
 	struct sevent *recent_event;
 	/* Read by every launch, record and wait wrapper of every thread, written once or
-	 * twice: off the lock's line, which every record and wait writes. */
-	uint64_t first_key __attribute__((aligned(64)));  /* atomics: the model's activation */
-	int active;                                        /* (gc_streams_seen) */
-	int legacy_used;
+	 * twice: off the lock's line, which every record and wait writes (where
+	 * gc_streams_new was told, else own_seen). */
+	gc_streams_seen_line *seen __attribute__((aligned(64)));
+	gc_streams_seen_line own_seen;
 	gc_table streams, events;
 	gc_slab stream_slab, event_slab;
 	struct sstream *by_slot[GC_CLOCK_SLOTS];
 	vclock host;
 };
 
-gc_streams *gc_streams_new(void)
+gc_streams *gc_streams_new(gc_streams_seen_line *seen)
 {
 	gc_streams *s = aligned_alloc(64, sizeof(*s));  /* sizeof is a multiple of 64 */
 	if (!s)
@@ -64,6 +64,7 @@ gc_streams *gc_streams_new(void)
 	gc_slab_init(&s->event_slab, sizeof(struct sevent));
 	gc_spin_init(&s->lock);
 	s->host_gen = 1;
+	s->seen = seen ? seen : &s->own_seen;
 	return s;
 }
 
@@ -95,27 +96,27 @@ void gc_streams_unlock(gc_streams *s)
 
 int gc_streams_active(const gc_streams *s)
 {
-	return s && __atomic_load_n(&s->active, __ATOMIC_RELAXED);
+	return s && __atomic_load_n(&s->seen->active, __ATOMIC_RELAXED);
 }
 
 const int *gc_streams_active_flag(const gc_streams *s)
 {
-	return &s->active;
+	return &s->seen->active;
 }
 
 void gc_streams_seen(gc_streams *s, uint64_t key)
 {
-	if (__atomic_load_n(&s->active, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&s->seen->active, __ATOMIC_RELAXED))
 		return;
 	/* The one stream so far, seen again (every allocation and free of a one-stream
 	 * program): a load, not a locked exchange that takes the line from other threads. */
-	uint64_t first = __atomic_load_n(&s->first_key, __ATOMIC_RELAXED);
+	uint64_t first = __atomic_load_n(&s->seen->first_key, __ATOMIC_RELAXED);
 	if (first == key)
 		return;
 	first = 0;
-	if (!__atomic_compare_exchange_n(&s->first_key, &first, key, 0, __ATOMIC_RELAXED,
+	if (!__atomic_compare_exchange_n(&s->seen->first_key, &first, key, 0, __ATOMIC_RELAXED,
 	                                 __ATOMIC_RELAXED) && first != key)
-		__atomic_store_n(&s->active, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->seen->active, 1, __ATOMIC_RELAXED);
 }
 
 /* Slots past nslots are 0 in every clock (never given out; slabs hand out zeroed memory):
@@ -403,8 +404,8 @@ void gc_streams_step(gc_streams *s, uint64_t key)
 
 void gc_streams_legacy_op(gc_streams *s)
 {
-	if (!__atomic_load_n(&s->legacy_used, __ATOMIC_RELAXED))
-		__atomic_store_n(&s->legacy_used, 1, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED))
+		__atomic_store_n(&s->seen->legacy_used, 1, __ATOMIC_RELAXED);
 }
 
 int gc_streams_stamp(gc_streams *s, uint64_t key, uint32_t *stamp)
@@ -434,7 +435,7 @@ int gc_streams_ordered(gc_streams *s, int from, uint32_t stamp, uint64_t to)
 	int a_legacy = a->h.key == GC_STREAM_LEGACY_KEY, b_legacy = b->h.key == GC_STREAM_LEGACY_KEY;
 	if ((a_legacy && blocking(b)) || (b_legacy && blocking(a)))
 		return 1;
-	if (__atomic_load_n(&s->legacy_used, __ATOMIC_RELAXED) && blocking(a) && blocking(b))
+	if (__atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED) && blocking(a) && blocking(b))
 		return 1;
 	acquire_host(s, b);
 	return b->vc.t[from] > stamp;

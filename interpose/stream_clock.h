@@ -55,7 +55,18 @@ static inline uint32_t gc_stream_tag(uint64_t key)
 
 typedef struct gc_streams gc_streams;
 
-gc_streams *gc_streams_new(void);
+/* What gc_streams_seen and gc_streams_legacy_op write: at most three times (the first
+ * stream, the second, the legacy stream's first op), read by every allocation and free.
+ * Atomics, relaxed. */
+typedef struct gc_streams_seen_line {
+	uint64_t first_key;  /* the one stream seen so far (0: none yet; no key is 0) */
+	int active;          /* two streams seen: the model is on */
+	int legacy_used;     /* an op on the legacy stream seen */
+} gc_streams_seen_line;
+
+/* seen: where the model keeps its activation (gc_streams_seen_line, zeroed), for a caller
+ * that reads it inline on a line of its own; NULL: in the model's memory. */
+gc_streams *gc_streams_new(gc_streams_seen_line *seen);
 void gc_streams_free(gc_streams *s);
 void gc_streams_fork_child(gc_streams *s);  /* a fresh lock (see gc_ledger_fork_child) */
 void gc_streams_lock(gc_streams *s);
@@ -70,6 +81,18 @@ int gc_streams_active(const gc_streams *s);
 const int *gc_streams_active_flag(const gc_streams *s);
 /* A stream seen in an allocation or free: may make the model active (no lock needed). */
 void gc_streams_seen(gc_streams *s, uint64_t key);
+
+/* Whether an op on stream `key` changes nothing there (gc_streams_seen and
+ * gc_streams_legacy_op would write nothing): the one stream so far seen again, or any once
+ * the model is on; the legacy stream once it was used. Inline, so that the allocations and
+ * frees of a program on one stream pay a few loads of a line written at most three times. */
+static inline int gc_streams_known(const gc_streams_seen_line *a, uint64_t key)
+{
+	if (key == GC_STREAM_LEGACY_KEY && !__atomic_load_n(&a->legacy_used, __ATOMIC_RELAXED))
+		return 0;
+	return __atomic_load_n(&a->first_key, __ATOMIC_RELAXED) == key ||
+	       __atomic_load_n(&a->active, __ATOMIC_RELAXED);
+}
 
 void gc_streams_created(gc_streams *s, uint64_t key, uint64_t flags);
 void gc_streams_destroyed(gc_streams *s, uint64_t key);

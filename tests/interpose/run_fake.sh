@@ -201,6 +201,19 @@ case "$b|$f" in
 	ok "leak-at-exit: graph allocations named as such; brief by default, every site with full" ;;
 *) bad "leak-at-exit wording: brief '$b', full '$f'" ;;
 esac
+# The site an allocation keeps after a loop of allocations and frees from two places (hub.c
+# keeps a thread's last two sites apart) is its own: the same as made alone.
+for v in sites sites-once; do
+	LD_PRELOAD=$PRE GRAPHCHECK_LEAK_CHECK=1 GRAPHCHECK_JSON_FILE=$tmp/$v.json \
+		$P/prog_linked $v > /dev/null 2>&1
+done
+site() { jq -r 'select(.rule == "leak-at-exit") | .leaks[0].backtrace[0].offset' "$1" 2>/dev/null; }
+s1=$(site "$tmp/sites.json") s0=$(site "$tmp/sites-once.json")
+if [ -n "$s0" ] && [ "$s0" != null ] && [ "$s1" = "$s0" ]; then
+	ok "an allocation's site after a loop of two sites is its own ($s1)"
+else
+	bad "an allocation's site after a loop of two sites: $s1, made alone: $s0"
+fi
 # Off with its option; and no line from a program that made no graph allocation.
 LD_PRELOAD=$PRE GRAPHCHECK_GRAPH_MEMORY=0 GRAPHCHECK_LOG_FILE=$tmp/off.txt GRAPHCHECK_JSON_FILE=$tmp/off.json \
 	$P/prog_linked graph-memory > /dev/null 2>&1

@@ -536,6 +536,33 @@ static int sync_alloc(void)
     return 0;
 }
 
+/* ---- call sites ------------------------------------------------------------------------ */
+/* `sites`: three allocations and frees, each from its own function, then an allocation from
+ * the first again, never freed (leak-at-exit at its site); `sites-once`: that allocation
+ * alone. The hub keeps a thread's last two sites apart (hub.c's cheap_site): the leak's site
+ * is the same both ways. */
+static __attribute__((noinline)) CUdeviceptr sites_alloc(CUstream s)
+{
+    CUdeviceptr p = 0;
+    CK(cuMemAllocAsync, (&p, 4096, s));
+    return p;
+}
+static __attribute__((noinline)) void sites_free(CUdeviceptr p, CUstream s)
+{
+    CK(cuMemFreeAsync, (p, s));
+}
+static int sites(int loops)
+{
+    init_driver();
+    CUstream s = NULL;
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    for (int i = 0; i < loops; i++)
+        sites_free(sites_alloc(s), s);
+    sites_alloc(s);
+    printf("done\n");
+    return 0;
+}
+
 /* ---- captures that lose a call or are broken from another thread (issue 17) ---------- */
 /* `dropped-call`: a launch refused (400: its kernel is NULL) during a capture that stays
  * active, as on the H200 (tests/gpu/logs/real_null-kernel-node.out: 400, then status 1);
@@ -1194,7 +1221,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "capture-other-thread-clean", "graph-memory",
                                         "graph-memory-trimmed", "graph-memory-no-context", "stale", "stale-clean",
                                         "unordered", "unordered-clean", "order", "order-clean",
-                                        "order-cost" };
+                                        "order-cost", "sites", "sites-once" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
             return true;
@@ -1233,6 +1260,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = stream0();
     else if (strcmp(name, "sync-alloc") == 0)
         rc = sync_alloc();
+    else if (strcmp(name, "sites") == 0 || strcmp(name, "sites-once") == 0)
+        rc = sites(strcmp(name, "sites") == 0 ? 3 : 0);
     else if (strcmp(name, "dropped-call") == 0 || strcmp(name, "dropped-call-clean") == 0)
         rc = dropped_call(strcmp(name, "dropped-call-clean") == 0);
     else if (strcmp(name, "capture-other-thread") == 0 ||
