@@ -66,9 +66,11 @@
 
 /* The allocator's calls: most take the direct path (hub.h), which applies them without an
  * event; the rest are events. An allocation belongs to the capture the stream is still in
- * after the call: asked there, into cap, for the direct path's test and the event. */
+ * after the call: asked there, into cap, for the direct path's test and the event. Each
+ * notes its caller first: the direct path keeps it as the call's site. */
 #define ALLOC_TAKEN(spelling, pool_, s, ptsz)                                              \
-	(cap = CAPTURE_OF(s, ptsz), gc_hub_mem_ok(r, RETURNED(r, dptr), cap) &&                \
+	(gc_hub_note_caller(), cap = CAPTURE_OF(s, ptsz),                                     \
+	 gc_hub_mem_ok(r, RETURNED(r, dptr), cap) &&                                           \
 	 gc_hub_alloc_direct(#spelling, ptsz, U64(*dptr), size, U64(s), U64(pool_)))
 #define ALLOC_EVENT(pool_, s, ptsz)                                                        \
 	.kind = GC_EV_ALLOC, .ptr = RETURNED(r, dptr), .size = size, .stream = U64(s),         \
@@ -82,7 +84,8 @@
 	        ALLOC_EVENT(pool, s, ptsz))
 #define FREE_ASYNC(spelling, ptsz)                                                         \
 	WRAPPER(spelling, (CUdeviceptr p, CUstream s), (p, s), CAPTURE_OF(s, ptsz),           \
-	        !(gc_hub_mem_ok(r, p, cap) && gc_hub_free_direct(#spelling, ptsz, p, U64(s))), \
+	        !(gc_hub_note_caller(), gc_hub_mem_ok(r, p, cap) &&                            \
+	          gc_hub_free_direct(#spelling, ptsz, p, U64(s))),                             \
 	        .kind = GC_EV_FREE, .ptr = p, .stream = U64(s), .per_thread = ptsz,            \
 	        .capture_id = cap, .capture_kept = KEPT(s, ptsz))
 #define MEM_ALLOC(spelling, ptsz)                                                          \
