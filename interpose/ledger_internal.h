@@ -137,9 +137,10 @@ struct stripe {
 	gc_slab slab;
 	size_t live_allocs;
 	uint64_t live_bytes;
-	/* Freed allocations kept for double-free and explanations: a ring, oldest evicted. */
+	/* Freed allocations kept for double-free and explanations: a ring, oldest evicted;
+	 * history_next is the slot the next push writes (when full, the oldest's). */
 	struct alloc **history;
-	size_t history_cap, history_head, history_len;
+	size_t history_cap, history_next, history_len;
 	uint64_t forgotten;  /* freed records evicted: an unknown free may be a forgotten one */
 } __attribute__((aligned(CACHE_LINE)));  /* one cache line's worth apart: no false sharing */
 

@@ -50,8 +50,6 @@ const char *gc_store_call_name(const struct alloc *a)
 
 /* ---- records ------------------------------------------------------------- */
 
-/* A new record: plain ones in stripe st (the caller's, already locked), graph ones (st NULL)
- * under the graph lock. */
 /* Where a live allocation's last granule ends (see POOL_GRANULE). */
 static uint64_t granules(uint64_t size)
 {
@@ -63,56 +61,69 @@ static uint64_t granule_end(const struct alloc *a)
 	return a->h.key + granules(a->size);
 }
 
-/* A record's fields for the allocation ev, and what the allocation changes outside the
- * record: the dead index, the stripe's live counts. The caller has the record listed. */
-static void alloc_fill(gc_ledger *l, struct stripe *st, struct alloc *a, const gc_mem_op *op,
-                       int kind, struct graph *g)
+/* Record a's call index for the call name: kept when it is the same call (a record taken
+ * over in place, the pools' usual case), one compare instead of a search. The name at an
+ * index never changes once published (call_index). */
+static inline uint8_t call_of(const struct alloc *a, const char *name)
+{
+	return call_names[a->call] == name ? a->call : call_index(name);
+}
+
+/* The fields every record takes from its allocation op; each kind sets the rest. */
+static inline void record_fill(gc_ledger *l, struct alloc *a, const gc_mem_op *op, int kind,
+                               int state)
 {
 	a->size = op->size;
 	a->stream = op->stream;
-	if (kind == K_GRAPH)
-		a->graph = g;
-	else
-		a->pool = kind == K_ASYNC ? op->pool : 0;
 	a->site = op->site;
 	a->free_site = 0;
 	a->seq = __atomic_add_fetch(&l->alloc_seq, 1, __ATOMIC_RELAXED);
 	a->kind = (uint8_t)kind;
-	a->state = kind == K_GRAPH ? S_PENDING : S_LIVE;
+	a->state = (uint8_t)state;
 	a->flags = 0;
-	a->call = call_index(op->call);
-	/* A graph allocation is dead memory until a launch of its graph reaches it; any other
-	 * covers what it occupies. */
-	if (l->no_uses)
-		;
-	else if (kind == K_GRAPH)
-		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key,
-		                   GC_DEAD_UNMATERIALIZED);
-	else
-		gc_dead_ranges_cover(&l->dead, a->h.key, granule_end(a));
-	if (st) {
-		st->live_allocs++;
-		st->live_bytes += a->size;
-	}
+	a->call = call_of(a, op->call);
 }
 
-static struct alloc *alloc_new(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int kind,
-                               struct graph *g)
+/* A new record at op's address, listed in table (zeroed by the slab); NULL when out of
+ * memory. */
+static struct alloc *record_new(gc_slab *slab, gc_table *table, uint64_t ptr)
 {
-	struct alloc *a = gc_slab_alloc(st ? &st->slab : &l->galloc_slab);
-	if (!a)
-		return NULL;
-	a->h.key = op->ptr;
-	gc_table_insert(st ? &st->allocs : &l->gallocs, &a->h);
-	alloc_fill(l, st, a, op, kind, g);
+	struct alloc *a = gc_slab_alloc(slab);
+	if (a) {
+		a->h.key = ptr;
+		gc_table_insert(table, &a->h);
+	}
 	return a;
 }
 
+/* A plain record (new, or taken over in place) for allocation op, and what the allocation
+ * changes outside it: it covers what it occupies in the dead index, and counts as live in
+ * stripe st (the caller's, locked). */
+static inline void plain_fill(gc_ledger *l, struct stripe *st, struct alloc *a,
+                              const gc_mem_op *op, int kind)
+{
+	record_fill(l, a, op, kind, S_LIVE);
+	a->pool = kind == K_ASYNC ? op->pool : 0;
+	if (!l->no_uses)
+		gc_dead_ranges_cover(&l->dead, a->h.key, granule_end(a));
+	st->live_allocs++;
+	st->live_bytes += a->size;
+}
+
+/* A graph allocation is dead memory until a launch of its graph reaches it (graph lock). */
 struct alloc *gc_store_new_graph_alloc(gc_ledger *l, const gc_event *ev, struct graph *g)
 {
+	struct alloc *a = record_new(&l->galloc_slab, &l->gallocs, ev->ptr);
+	if (!a)
+		return NULL;
 	gc_mem_op op = {.ptr = ev->ptr, .size = ev->size, .stream = ev->stream, .call = ev->call,
 	                .site = ev->site};
-	return alloc_new(l, NULL, &op, K_GRAPH, g);
+	record_fill(l, a, &op, K_GRAPH, S_PENDING);
+	a->graph = g;
+	if (!l->no_uses)
+		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key,
+		                   GC_DEAD_UNMATERIALIZED);
+	return a;
 }
 
 /* A record's table and slab: its stripe's for plain ones, the graph lock's for graph ones. */
@@ -169,7 +180,7 @@ void gc_store_set_live(gc_ledger *l, struct alloc *a, int live)
 
 /* A freed record leaves for good: out of its table if still listed (superseded records were
  * unlisted with key 0), back to the slab, counted for free-unknown's message. */
-static void forget(struct stripe *st, struct alloc *a)
+static __attribute__((noinline, cold)) void forget(struct stripe *st, struct alloc *a)
 {
 	if (a->h.key)
 		gc_table_remove(&st->allocs, &a->h);
@@ -177,23 +188,20 @@ static void forget(struct stripe *st, struct alloc *a)
 	st->forgotten++;
 }
 
-static void history_push(struct stripe *st, struct alloc *a)
+static inline void history_push(struct stripe *st, struct alloc *a)
 {
 	if (!st->history_cap) {
 		forget(st, a);
 		return;
 	}
 	a->flags |= F_HISTORY;
-	if (st->history_len == st->history_cap) {
-		forget(st, st->history[st->history_head]);
-		st->history[st->history_head] = a;
-		if (++st->history_head == st->history_cap)  /* no division on the hot path */
-			st->history_head = 0;
-	} else {
-		size_t i = st->history_head + st->history_len;
-		st->history[i < st->history_cap ? i : i - st->history_cap] = a;
+	size_t i = st->history_next;
+	if (st->history_len == st->history_cap)
+		forget(st, st->history[i]);  /* full: the oldest is the slot written next */
+	else
 		st->history_len++;
-	}
+	st->history[i] = a;
+	st->history_next = i + 1 == st->history_cap ? 0 : i + 1;  /* no division on the hot path */
 }
 
 /* Whether a live plain record holds ptr (the caller holds its stripe). */
@@ -205,34 +213,44 @@ static int live_at(struct stripe *st, uint64_t ptr)
 	return 0;
 }
 
-/* A free of a non-graph allocation: it leaves the live set for its stripe's history ring.
- * A stream-ordered one becomes dead memory, unless the address was handed out again before
- * this free reached the ledger (see alloc_plain). cuMemFree'd memory is not tracked as dead:
- * its address range may come back through allocators graphcheck does not see. */
-static void free_plain(gc_ledger *l, struct stripe *st, struct alloc *a, uint32_t site)
+/* Pools hand the same address out again and again: keep one freed record per address so
+ * chains stay short. The record older than a that is freed and not retired leaves the table
+ * (the ring still points at it; evicting it frees it). */
+static void unlist_older_freed(struct stripe *st, struct alloc *a)
 {
-	plain_unlive(st, a);
-	gc_store_watched_end(l, a);
-	a->state = S_FREED;
-	if (a->kind == K_ASYNC && !l->no_uses && !live_at(st, a->h.key))
-		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key, GC_DEAD_FREED);
-	a->free_site = site;
-	/* Pools hand the same address out again and again: keep one freed record per address
-	 * so chains stay short. */
 	for (gc_hnode *n = gc_table_next(&a->h); n; n = gc_table_next(n)) {
 		struct alloc *old = (struct alloc *)n;
 		if (old->state == S_FREED && !(old->flags & F_REUSED)) {
 			gc_table_remove(&st->allocs, &old->h);
-			old->h.key = 0;  /* the ring still points at it; evicting it frees it */
+			old->h.key = 0;
 			break;
 		}
 	}
+}
+
+/* A free of a non-graph allocation: it leaves the live set for its stripe's history ring.
+ * A stream-ordered one becomes dead memory, unless the address was handed out again before
+ * this free reached the ledger (see alloc_plain). cuMemFree'd memory is not tracked as dead:
+ * its address range may come back through allocators graphcheck does not see. alone: the
+ * caller saw that a is the only record at its address, so no other is live there and none
+ * older is to be unlisted. */
+static inline void free_plain(gc_ledger *l, struct stripe *st, struct alloc *a, uint32_t site,
+                              int alone)
+{
+	plain_unlive(st, a);
+	gc_store_watched_end(l, a);
+	a->state = S_FREED;
+	a->free_site = site;
+	if (a->kind == K_ASYNC && !l->no_uses && (alone || !live_at(st, a->h.key)))
+		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key, GC_DEAD_FREED);
+	if (!alone)
+		unlist_older_freed(st, a);
 	history_push(st, a);
 }
 
 void gc_store_free_plain(gc_ledger *l, struct alloc *a, uint32_t site)
 {
-	free_plain(l, stripe_of(l, a->h.key), a, site);
+	free_plain(l, stripe_of(l, a->h.key), a, site, 0);
 }
 
 /* ---- pools ---------------------------------------------------------------- */
@@ -294,11 +312,12 @@ static int revivable(gc_ledger *l, struct stripe *st, struct alloc *a, const gc_
 {
 	if (a->state != S_FREED || (a->flags & ~F_HISTORY) || !st->history_len)
 		return 0;
-	size_t tail = st->history_head + st->history_len - 1;
-	if (st->history[tail < st->history_cap ? tail : tail - st->history_cap] != a)
+	size_t last = st->history_next ? st->history_next - 1 : st->history_cap - 1;
+	if (st->history[last] != a)
 		return 0;
 	if (a->kind == K_ASYNC && !l->no_uses && a->h.key + a->size > op->ptr + granules(op->size))
 		return 0;
+	st->history_next = last;
 	st->history_len--;
 	return 1;
 }
@@ -330,10 +349,11 @@ static int alloc_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int
 		oldest->flags &= (uint8_t)~F_REUSED;
 		history_push(st, oldest);
 	}
-	if (last && !retired && revivable(l, st, last, op))
-		alloc_fill(l, st, last, op, kind, NULL);  /* a pool's reuse: the record in place */
-	else
-		alloc_new(l, st, op, kind, NULL);
+	struct alloc *a = last && !retired && revivable(l, st, last, op)
+		? last  /* a pool's reuse: the record in place */
+		: record_new(&st->slab, &st->allocs, op->ptr);
+	if (a)
+		plain_fill(l, st, a, op, kind);
 	return retired > 0;
 }
 
@@ -345,6 +365,7 @@ int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, i
 	 * fits no live plain record may concern a graph allocation, or be a violation: the
 	 * locked path decides. */
 	struct alloc *live = NULL, *a;
+	int seen = 0;
 	for (a = (struct alloc *)gc_table_find(&st->allocs, op->ptr); a;
 	     a = (struct alloc *)gc_table_next(&a->h)) {
 		if (a->flags & F_REUSED) {
@@ -353,12 +374,14 @@ int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, i
 		}
 		if (a->state == S_LIVE && !live)
 			live = a;
+		seen++;
 	}
+	int alone = !a && seen == 1;  /* the walk ended: the live record was the only one */
 	if (!a)
 		a = live;
 	if (!a)
 		return 0;
-	free_plain(l, st, a, op->site);
+	free_plain(l, st, a, op->site, alone);
 	return 1;
 }
 
@@ -368,7 +391,7 @@ int gc_store_claim_retired(gc_ledger *l, uint64_t ptr, uint32_t site)
 	for (struct alloc *a = gc_store_first_at(l, ptr, &it); a; a = gc_store_next_at(&it)) {
 		if (a->flags & F_REUSED) {
 			a->flags &= (uint8_t)~F_REUSED;
-			free_plain(l, stripe_of(l, a->h.key), a, site);
+			free_plain(l, stripe_of(l, a->h.key), a, site, 0);
 			return 1;
 		}
 	}
