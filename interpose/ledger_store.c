@@ -104,10 +104,10 @@ static inline void plain_fill(gc_ledger *l, struct stripe *st, struct alloc *a,
 {
 	record_fill(l, a, op, kind, S_LIVE);
 	a->pool = kind == K_ASYNC ? op->pool : 0;
-	if (!l->no_uses)
-		gc_dead_ranges_cover(&l->dead, a->h.key, granule_end(a));
 	st->live_allocs++;
 	st->live_bytes += a->size;
+	if (!l->no_uses)  /* last: a tail call, nothing kept across it */
+		gc_dead_ranges_cover(&l->dead, a->h.key, granule_end(a));
 }
 
 /* A graph allocation is dead memory until a launch of its graph reaches it (graph lock). */
@@ -234,23 +234,32 @@ static void unlist_older_freed(struct stripe *st, struct alloc *a)
  * its address range may come back through allocators graphcheck does not see. alone: the
  * caller saw that a is the only record at its address, so no other is live there and none
  * older is to be unlisted. */
-static inline void free_plain(gc_ledger *l, struct stripe *st, struct alloc *a, uint32_t site,
-                              int alone)
+static inline __attribute__((always_inline)) void
+free_plain(gc_ledger *l, struct stripe *st, struct alloc *a, uint32_t site, int alone)
 {
 	plain_unlive(st, a);
 	gc_store_watched_end(l, a);
 	a->state = S_FREED;
 	a->free_site = site;
-	if (a->kind == K_ASYNC && !l->no_uses && (alone || !live_at(st, a->h.key)))
-		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key, GC_DEAD_FREED);
+	uint64_t lo = a->h.key, hi = lo + a->size;
+	int dead = a->kind == K_ASYNC && !l->no_uses && (alone || !live_at(st, lo));
 	if (!alone)
 		unlist_older_freed(st, a);
-	history_push(st, a);
+	history_push(st, a);  /* with no ring, a is released here */
+	if (dead)  /* last: a tail call, nothing kept across it */
+		gc_dead_ranges_add(&l->dead, lo, hi, lo, GC_DEAD_FREED);
+}
+
+/* Out of line: the callers that did not walk the address's records. */
+static __attribute__((noinline)) void free_plain_any(gc_ledger *l, struct stripe *st,
+                                                     struct alloc *a, uint32_t site)
+{
+	free_plain(l, st, a, site, 0);
 }
 
 void gc_store_free_plain(gc_ledger *l, struct alloc *a, uint32_t site)
 {
-	free_plain(l, stripe_of(l, a->h.key), a, site, 0);
+	free_plain_any(l, stripe_of(l, a->h.key), a, site);
 }
 
 /* ---- pools ---------------------------------------------------------------- */
@@ -308,7 +317,8 @@ void gc_store_pool_destroyed(gc_ledger *l, uint64_t pool, uint32_t site)
  * names it (launch-stale-pointer), and dead memory it owns past the new allocation's
  * granules names it (a use-after-free's "freed at"): those keep their record. The caller
  * retired no live record at the address. */
-static int revivable(gc_ledger *l, struct stripe *st, struct alloc *a, const gc_mem_op *op)
+static inline int revivable(gc_ledger *l, struct stripe *st, struct alloc *a,
+                            const gc_mem_op *op)
 {
 	if (a->state != S_FREED || (a->flags & ~F_HISTORY) || !st->history_len)
 		return 0;
@@ -322,15 +332,16 @@ static int revivable(gc_ledger *l, struct stripe *st, struct alloc *a, const gc_
 	return 1;
 }
 
-/* An allocation outside any graph; the caller holds its stripe. */
-/* 1 when a live record at the address was retired. */
-static int alloc_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int kind)
+/* An allocation outside any graph; the caller holds its stripe. 2 when a live record at the
+ * address was retired, else 1. last: the newest record at the address (NULL: none). */
+static __attribute__((noinline)) int alloc_retiring(gc_ledger *l, struct stripe *st,
+                                                    const gc_mem_op *op, int kind,
+                                                    struct alloc *last)
 {
 	/* A live record at this address means its free has not reached the ledger yet: another
 	 * thread freed it and this one was given the address between that free's driver call
 	 * and its event. Retire it, and let that free claim it when it arrives. */
 	struct alloc *oldest = NULL;
-	struct alloc *last = (struct alloc *)gc_table_find(&st->allocs, op->ptr);
 	int retired = 0;
 	for (struct alloc *a = last; a; a = (struct alloc *)gc_table_next(&a->h)) {
 		if (a->state == S_LIVE) {
@@ -354,16 +365,28 @@ static int alloc_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int
 		: record_new(&st->slab, &st->allocs, op->ptr);
 	if (a)
 		plain_fill(l, st, a, op, kind);
-	return retired > 0;
+	return retired ? 2 : 1;
 }
 
-int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int alloc)
+/* The pools' common case first, out of line like free_op so that each saves only the
+ * registers it needs: the address's one record is the stripe's last freed one, taken over
+ * in place (what alloc_retiring does with it too: nothing to retire, revivable). */
+static __attribute__((noinline)) int alloc_plain(gc_ledger *l, struct stripe *st,
+                                                 const gc_mem_op *op, int kind)
 {
-	if (alloc)
-		return 1 + alloc_plain(l, st, op, op->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);
-	/* A retired record's late free first (see alloc_plain), then the live one. A free that
-	 * fits no live plain record may concern a graph allocation, or be a violation: the
-	 * locked path decides. */
+	struct alloc *last = (struct alloc *)gc_table_find(&st->allocs, op->ptr);
+	if (!last || gc_table_next(&last->h) || !revivable(l, st, last, op))
+		return alloc_retiring(l, st, op, kind, last);
+	plain_fill(l, st, last, op, kind);
+	return 1;
+}
+
+/* A free outside any graph: a retired record's late free first (see alloc_plain), then the
+ * live one. A free that fits no live plain record may concern a graph allocation, or be a
+ * violation: 0 lets the locked path decide. */
+static __attribute__((noinline)) int free_op(gc_ledger *l, struct stripe *st,
+                                             const gc_mem_op *op)
+{
 	struct alloc *live = NULL, *a;
 	int seen = 0;
 	for (a = (struct alloc *)gc_table_find(&st->allocs, op->ptr); a;
@@ -376,13 +399,20 @@ int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, i
 			live = a;
 		seen++;
 	}
-	int alone = !a && seen == 1;  /* the walk ended: the live record was the only one */
-	if (!a)
-		a = live;
-	if (!a)
+	if (!a && seen == 1 && live)  /* the walk ended: the live record was the only one */
+		free_plain(l, st, live, op->site, 1);
+	else if (a || (a = live))
+		free_plain_any(l, st, a, op->site);
+	else
 		return 0;
-	free_plain(l, st, a, op->site, alone);
 	return 1;
+}
+
+int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int alloc)
+{
+	if (alloc)
+		return alloc_plain(l, st, op, op->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);
+	return free_op(l, st, op);
 }
 
 int gc_store_claim_retired(gc_ledger *l, uint64_t ptr, uint32_t site)
@@ -391,7 +421,7 @@ int gc_store_claim_retired(gc_ledger *l, uint64_t ptr, uint32_t site)
 	for (struct alloc *a = gc_store_first_at(l, ptr, &it); a; a = gc_store_next_at(&it)) {
 		if (a->flags & F_REUSED) {
 			a->flags &= (uint8_t)~F_REUSED;
-			free_plain(l, stripe_of(l, a->h.key), a, site, 0);
+			free_plain_any(l, stripe_of(l, a->h.key), a, site);
 			return 1;
 		}
 	}
