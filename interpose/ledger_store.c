@@ -69,9 +69,10 @@ static inline uint8_t call_of(const struct alloc *a, const char *name)
 	return call_names[a->call] == name ? a->call : call_index(name);
 }
 
-/* The fields every record takes from its allocation op; each kind sets the rest. */
+/* The fields every record takes from its allocation op (call: its name's index); each kind
+ * sets the rest. */
 static inline void record_fill(gc_ledger *l, struct alloc *a, const gc_mem_op *op, int kind,
-                               int state)
+                               int state, uint8_t call)
 {
 	a->size = op->size;
 	a->stream = op->stream;
@@ -81,7 +82,7 @@ static inline void record_fill(gc_ledger *l, struct alloc *a, const gc_mem_op *o
 	a->kind = (uint8_t)kind;
 	a->state = (uint8_t)state;
 	a->flags = 0;
-	a->call = call_of(a, op->call);
+	a->call = call;
 }
 
 /* A new record at op's address, listed in table (zeroed by the slab); NULL when out of
@@ -96,18 +97,32 @@ static struct alloc *record_new(gc_slab *slab, gc_table *table, uint64_t ptr)
 	return a;
 }
 
-/* A plain record (new, or taken over in place) for allocation op, and what the allocation
- * changes outside it: it covers what it occupies in the dead index, and counts as live in
- * stripe st (the caller's, locked). */
-static inline void plain_fill(gc_ledger *l, struct stripe *st, struct alloc *a,
-                              const gc_mem_op *op, int kind)
+/* The dead index's side of a plain allocation and free, each the last thing its caller
+ * does: out of line and returning the caller's 1, so that the caller jumps to it and keeps
+ * no register across a call (the fast path then saves none). */
+static __attribute__((noinline)) int dead_cover(gc_ledger *l, uint64_t lo, uint64_t hi)
 {
-	record_fill(l, a, op, kind, S_LIVE);
+	gc_dead_ranges_cover(&l->dead, lo, hi);
+	return 1;
+}
+
+static __attribute__((noinline)) int dead_freed(gc_ledger *l, uint64_t lo, uint64_t hi)
+{
+	gc_dead_ranges_add(&l->dead, lo, hi, lo, GC_DEAD_FREED);
+	return 1;
+}
+
+/* A plain record (new, or taken over in place) for allocation op, and what the allocation
+ * changes outside it: it counts as live in stripe st (the caller's, locked), and covers what
+ * it occupies in the dead index. 1. */
+static inline int plain_fill(gc_ledger *l, struct stripe *st, struct alloc *a,
+                             const gc_mem_op *op, int kind, uint8_t call)
+{
+	record_fill(l, a, op, kind, S_LIVE, call);
 	a->pool = kind == K_ASYNC ? op->pool : 0;
 	st->live_allocs++;
 	st->live_bytes += a->size;
-	if (!l->no_uses)  /* last: a tail call, nothing kept across it */
-		gc_dead_ranges_cover(&l->dead, a->h.key, granule_end(a));
+	return l->no_uses ? 1 : dead_cover(l, a->h.key, granule_end(a));
 }
 
 /* A graph allocation is dead memory until a launch of its graph reaches it (graph lock). */
@@ -118,7 +133,7 @@ struct alloc *gc_store_new_graph_alloc(gc_ledger *l, const gc_event *ev, struct 
 		return NULL;
 	gc_mem_op op = {.ptr = ev->ptr, .size = ev->size, .stream = ev->stream, .call = ev->call,
 	                .site = ev->site};
-	record_fill(l, a, &op, K_GRAPH, S_PENDING);
+	record_fill(l, a, &op, K_GRAPH, S_PENDING, call_of(a, op.call));
 	a->graph = g;
 	if (!l->no_uses)
 		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key,
@@ -188,20 +203,26 @@ static __attribute__((noinline, cold)) void forget(struct stripe *st, struct all
 	st->forgotten++;
 }
 
+/* Into the ring's next slot (counted by the caller; when full, the oldest's, evicted). */
+static inline void ring_put(struct stripe *st, struct alloc *a)
+{
+	a->flags |= F_HISTORY;
+	size_t i = st->history_next;
+	st->history[i] = a;
+	st->history_next = i + 1 == st->history_cap ? 0 : i + 1;  /* no division on the hot path */
+}
+
 static inline void history_push(struct stripe *st, struct alloc *a)
 {
 	if (!st->history_cap) {
 		forget(st, a);
 		return;
 	}
-	a->flags |= F_HISTORY;
-	size_t i = st->history_next;
 	if (st->history_len == st->history_cap)
-		forget(st, st->history[i]);  /* full: the oldest is the slot written next */
+		forget(st, st->history[st->history_next]);  /* full: the oldest is the next slot */
 	else
 		st->history_len++;
-	st->history[i] = a;
-	st->history_next = i + 1 == st->history_cap ? 0 : i + 1;  /* no division on the hot path */
+	ring_put(st, a);
 }
 
 /* Whether a live plain record holds ptr (the caller holds its stripe). */
@@ -231,30 +252,34 @@ static void unlist_older_freed(struct stripe *st, struct alloc *a)
 /* A free of a non-graph allocation: it leaves the live set for its stripe's history ring.
  * A stream-ordered one becomes dead memory, unless the address was handed out again before
  * this free reached the ledger (see alloc_plain). cuMemFree'd memory is not tracked as dead:
- * its address range may come back through allocators graphcheck does not see. alone: the
- * caller saw that a is the only record at its address, so no other is live there and none
- * older is to be unlisted. */
-static inline __attribute__((always_inline)) void
-free_plain(gc_ledger *l, struct stripe *st, struct alloc *a, uint32_t site, int alone)
+ * its address range may come back through allocators graphcheck does not see. 1.
+ * fast: the caller saw that a is the only record at its address (no other is live there,
+ * none older is to be unlisted) and that the ring has room (none is evicted). */
+static inline __attribute__((always_inline)) int
+free_plain(gc_ledger *l, struct stripe *st, struct alloc *a, uint32_t site, int fast)
 {
 	plain_unlive(st, a);
 	gc_store_watched_end(l, a);
 	a->state = S_FREED;
 	a->free_site = site;
 	uint64_t lo = a->h.key, hi = lo + a->size;
-	int dead = a->kind == K_ASYNC && !l->no_uses && (alone || !live_at(st, lo));
-	if (!alone)
+	int dead = a->kind == K_ASYNC && !l->no_uses && (fast || !live_at(st, lo));
+	if (fast) {
+		st->history_len++;
+		ring_put(st, a);
+	} else {
 		unlist_older_freed(st, a);
-	history_push(st, a);  /* with no ring, a is released here */
-	if (dead)  /* last: a tail call, nothing kept across it */
-		gc_dead_ranges_add(&l->dead, lo, hi, lo, GC_DEAD_FREED);
+		history_push(st, a);  /* with no ring, a is released here */
+	}
+	return dead ? dead_freed(l, lo, hi) : 1;
 }
 
-/* Out of line: the callers that did not walk the address's records. */
-static __attribute__((noinline)) void free_plain_any(gc_ledger *l, struct stripe *st,
-                                                     struct alloc *a, uint32_t site)
+/* Out of line: the frees of the slower cases, and the callers that did not walk the
+ * address's records. */
+static __attribute__((noinline)) int free_plain_any(gc_ledger *l, struct stripe *st,
+                                                    struct alloc *a, uint32_t site)
 {
-	free_plain(l, st, a, site, 0);
+	return free_plain(l, st, a, site, 0);
 }
 
 void gc_store_free_plain(gc_ledger *l, struct alloc *a, uint32_t site)
@@ -364,21 +389,22 @@ static __attribute__((noinline)) int alloc_retiring(gc_ledger *l, struct stripe 
 		? last  /* a pool's reuse: the record in place */
 		: record_new(&st->slab, &st->allocs, op->ptr);
 	if (a)
-		plain_fill(l, st, a, op, kind);
+		plain_fill(l, st, a, op, kind, call_of(a, op->call));
 	return retired ? 2 : 1;
 }
 
 /* The pools' common case first, out of line like free_op so that each saves only the
- * registers it needs: the address's one record is the stripe's last freed one, taken over
- * in place (what alloc_retiring does with it too: nothing to retire, revivable). */
+ * registers it needs: the address's one record is the stripe's last freed one, made by the
+ * same call, taken over in place (what alloc_retiring does with it too: nothing to retire,
+ * revivable, the call index kept). */
 static __attribute__((noinline)) int alloc_plain(gc_ledger *l, struct stripe *st,
                                                  const gc_mem_op *op, int kind)
 {
 	struct alloc *last = (struct alloc *)gc_table_find(&st->allocs, op->ptr);
-	if (!last || gc_table_next(&last->h) || !revivable(l, st, last, op))
+	if (!last || gc_table_next(&last->h) || call_names[last->call] != op->call ||
+	    !revivable(l, st, last, op))  /* last: it takes a out of the ring */
 		return alloc_retiring(l, st, op, kind, last);
-	plain_fill(l, st, last, op, kind);
-	return 1;
+	return plain_fill(l, st, last, op, kind, last->call);
 }
 
 /* A free outside any graph: a retired record's late free first (see alloc_plain), then the
@@ -399,13 +425,12 @@ static __attribute__((noinline)) int free_op(gc_ledger *l, struct stripe *st,
 			live = a;
 		seen++;
 	}
-	if (!a && seen == 1 && live)  /* the walk ended: the live record was the only one */
-		free_plain(l, st, live, op->site, 1);
-	else if (a || (a = live))
-		free_plain_any(l, st, a, op->site);
-	else
-		return 0;
-	return 1;
+	/* The walk ended with the live record the only one, and the ring has room. */
+	if (!a && seen == 1 && live && st->history_len < st->history_cap)
+		return free_plain(l, st, live, op->site, 1);
+	if (a || (a = live))
+		return free_plain_any(l, st, a, op->site);
+	return 0;
 }
 
 int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int alloc)
