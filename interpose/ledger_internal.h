@@ -136,11 +136,11 @@ struct stripe {
 	gc_table allocs;     /* plain records: K_ASYNC and K_SYNC */
 	gc_slab slab;
 	size_t live_allocs;
-	uint64_t live_bytes;
 	/* Freed allocations kept for double-free and explanations: a ring, oldest evicted;
 	 * history_next is the slot the next push writes (when full, the oldest's). */
 	struct alloc **history;
 	size_t history_cap, history_next, history_len;
+	uint64_t live_bytes;  /* not beside live_allocs: the compiler's vector pair costs more */
 	uint64_t forgotten;  /* freed records evicted: an unknown free may be a forgotten one */
 } __attribute__((aligned(CACHE_LINE)));  /* one cache line's worth apart: no false sharing */
 
