@@ -359,9 +359,9 @@ static inline int revivable(gc_ledger *l, struct stripe *st, struct alloc *a,
 
 /* An allocation outside any graph; the caller holds its stripe. 2 when a live record at the
  * address was retired, else 1. last: the newest record at the address (NULL: none). */
-static __attribute__((noinline)) int alloc_retiring(gc_ledger *l, struct stripe *st,
-                                                    const gc_mem_op *op, int kind,
-                                                    struct alloc *last)
+static __attribute__((noinline)) int alloc_plain(gc_ledger *l, struct stripe *st,
+                                                 const gc_mem_op *op, int kind,
+                                                 struct alloc *last)
 {
 	/* A live record at this address means its free has not reached the ledger yet: another
 	 * thread freed it and this one was given the address between that free's driver call
@@ -393,17 +393,17 @@ static __attribute__((noinline)) int alloc_retiring(gc_ledger *l, struct stripe 
 	return retired ? 2 : 1;
 }
 
-/* The pools' common case first, out of line like free_op so that each saves only the
- * registers it needs: the address's one record is the stripe's last freed one, made by the
- * same call, taken over in place (what alloc_retiring does with it too: nothing to retire,
- * revivable, the call index kept). */
-static __attribute__((noinline)) int alloc_plain(gc_ledger *l, struct stripe *st,
-                                                 const gc_mem_op *op, int kind)
+/* An allocation outside any graph, the pools' common case first, out of line like free_op
+ * so that each saves only the registers it needs: the address's one record is the stripe's
+ * last freed one, made by the same call, taken over in place (what alloc_plain does with it
+ * too: nothing to retire, revivable, the call index kept). */
+static __attribute__((noinline)) int alloc_fast(gc_ledger *l, struct stripe *st,
+                                                const gc_mem_op *op, int kind)
 {
 	struct alloc *last = (struct alloc *)gc_table_find(&st->allocs, op->ptr);
 	if (!last || gc_table_next(&last->h) || call_names[last->call] != op->call ||
-	    !revivable(l, st, last, op))  /* last: it takes a out of the ring */
-		return alloc_retiring(l, st, op, kind, last);
+	    !revivable(l, st, last, op))  /* tested last: a yes takes the record out of the ring */
+		return alloc_plain(l, st, op, kind, last);
 	return plain_fill(l, st, last, op, kind, last->call);
 }
 
@@ -436,7 +436,7 @@ static __attribute__((noinline)) int free_op(gc_ledger *l, struct stripe *st,
 int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int alloc)
 {
 	if (alloc)
-		return alloc_plain(l, st, op, op->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);
+		return alloc_fast(l, st, op, op->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);
 	return free_op(l, st, op);
 }
 
