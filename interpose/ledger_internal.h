@@ -55,7 +55,7 @@ enum alloc_state { S_LIVE, S_FREED, S_PENDING, S_UNLIVE };
 enum alloc_flag {
 	F_OWNER_FREES = 1,  /* its own graph has a free node for it */
 	F_XFREED = 2,       /* another graph has a free node for it */
-	F_HISTORY = 4,      /* freed and kept only for explanations */
+	/* 4: unused (a freed record's place in the ring is its stripe's to know) */
 	F_REUSED = 8,       /* its address was handed out again before its free was seen */
 	F_INHERITED = 16,   /* allocated before fork, in the parent: not this process's leak */
 	F_POOL_GONE = 32,   /* its pool was destroyed while it was live (pool-destroyed-live):

@@ -206,7 +206,6 @@ static __attribute__((noinline, cold)) void forget(struct stripe *st, struct all
 /* Into the ring's next slot (counted by the caller; when full, the oldest's, evicted). */
 static inline void ring_put(struct stripe *st, struct alloc *a)
 {
-	a->flags |= F_HISTORY;
 	size_t i = st->history_next;
 	st->history[i] = a;
 	st->history_next = i + 1 == st->history_cap ? 0 : i + 1;  /* no division on the hot path */
@@ -345,7 +344,7 @@ void gc_store_pool_destroyed(gc_ledger *l, uint64_t pool, uint32_t site)
 static inline int revivable(gc_ledger *l, struct stripe *st, struct alloc *a,
                             const gc_mem_op *op)
 {
-	if (a->state != S_FREED || (a->flags & ~F_HISTORY) || !st->history_len)
+	if (a->state != S_FREED || a->flags || !st->history_len)
 		return 0;
 	size_t last = st->history_next ? st->history_next - 1 : st->history_cap - 1;
 	if (st->history[last] != a)
