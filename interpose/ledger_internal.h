@@ -158,6 +158,7 @@ struct gc_ledger {
 	unsigned nstripes;     /* a power of two */
 	int active_captures;   /* read without the lock by gc_ledger_capturing */
 	int n_held;            /* held errors (ledger_pending.c): 0 skips the search */
+	int no_uses;  /* gc_ledger_config's: the dead index stays empty (read by every alloc/free) */
 	struct held *held;     /* GC_HELD_SLOTS slots, claimed atomically, no lock */
 	uint64_t retried;      /* held errors a successful retry dropped */
 	/* Allocation numbers: written by every allocation, so on a line of its own. */
@@ -171,7 +172,6 @@ struct gc_ledger {
 	/* A use of dead memory was reported: the driver's 700 (ILLEGAL_ADDRESS) that follows at
 	 * some later call, and on every call after it (the context is lost), is that use. */
 	int use_reported;
-	int no_uses;  /* gc_ledger_config's: the dead index stays empty */
 	/* Graph memory's counts for the summary at exit (ledger_graphmem.c), graph lock. */
 	uint64_t gm_graph_allocs, gm_execs_untrimmed, gm_trims, gm_largest_graph;
 	/* Bumped when an F_WATCHED allocation ends (any lock; atomic): a launch whose exec saw
