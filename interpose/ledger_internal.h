@@ -55,7 +55,7 @@ enum alloc_state { S_LIVE, S_FREED, S_PENDING, S_UNLIVE };
 enum alloc_flag {
 	F_OWNER_FREES = 1,  /* its own graph has a free node for it */
 	F_XFREED = 2,       /* another graph has a free node for it */
-	F_HISTORY = 4,      /* freed and kept only for explanations */
+	/* 4: unused (a freed record's place in the ring is its stripe's to know) */
 	F_REUSED = 8,       /* its address was handed out again before its free was seen */
 	F_INHERITED = 16,   /* allocated before fork, in the parent: not this process's leak */
 	F_POOL_GONE = 32,   /* its pool was destroyed while it was live (pool-destroyed-live):
@@ -136,10 +136,11 @@ struct stripe {
 	gc_table allocs;     /* plain records: K_ASYNC and K_SYNC */
 	gc_slab slab;
 	size_t live_allocs;
-	uint64_t live_bytes;
-	/* Freed allocations kept for double-free and explanations: a ring, oldest evicted. */
+	/* Freed allocations kept for double-free and explanations: a ring, oldest evicted;
+	 * history_next is the slot the next push writes (when full, the oldest's). */
 	struct alloc **history;
-	size_t history_cap, history_head, history_len;
+	size_t history_cap, history_next, history_len;
+	uint64_t live_bytes;  /* not beside live_allocs: the compiler's vector pair costs more */
 	uint64_t forgotten;  /* freed records evicted: an unknown free may be a forgotten one */
 } __attribute__((aligned(CACHE_LINE)));  /* one cache line's worth apart: no false sharing */
 
@@ -157,6 +158,7 @@ struct gc_ledger {
 	unsigned nstripes;     /* a power of two */
 	int active_captures;   /* read without the lock by gc_ledger_capturing */
 	int n_held;            /* held errors (ledger_pending.c): 0 skips the search */
+	int no_uses;  /* gc_ledger_config's: the dead index stays empty (read by every alloc/free) */
 	struct held *held;     /* GC_HELD_SLOTS slots, claimed atomically, no lock */
 	uint64_t retried;      /* held errors a successful retry dropped */
 	/* The stream model's activation (its on flag: gc_streams_active_flag), kept here for
@@ -174,7 +176,6 @@ struct gc_ledger {
 	/* A use of dead memory was reported: the driver's 700 (ILLEGAL_ADDRESS) that follows at
 	 * some later call, and on every call after it (the context is lost), is that use. */
 	int use_reported;
-	int no_uses;  /* gc_ledger_config's: the dead index stays empty */
 	/* Graph memory's counts for the summary at exit (ledger_graphmem.c), graph lock. */
 	uint64_t gm_graph_allocs, gm_execs_untrimmed, gm_trims, gm_largest_graph;
 	/* Bumped when an F_WATCHED allocation ends (any lock; atomic): a launch whose exec saw

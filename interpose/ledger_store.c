@@ -50,8 +50,6 @@ const char *gc_store_call_name(const struct alloc *a)
 
 /* ---- records ------------------------------------------------------------- */
 
-/* A new record: plain ones in stripe st (the caller's, already locked), graph ones (st NULL)
- * under the graph lock. */
 /* Where a live allocation's last granule ends (see POOL_GRANULE). */
 static uint64_t granules(uint64_t size)
 {
@@ -63,56 +61,84 @@ static uint64_t granule_end(const struct alloc *a)
 	return a->h.key + granules(a->size);
 }
 
-/* A record's fields for the allocation ev, and what the allocation changes outside the
- * record: the dead index, the stripe's live counts. The caller has the record listed. */
-static void alloc_fill(gc_ledger *l, struct stripe *st, struct alloc *a, const gc_mem_op *op,
-                       int kind, struct graph *g)
+/* Record a's call index for the call name: kept when it is the same call (a record taken
+ * over in place, the pools' usual case), one compare instead of a search. The name at an
+ * index never changes once published (call_index). */
+static inline uint8_t call_of(const struct alloc *a, const char *name)
+{
+	return call_names[a->call] == name ? a->call : call_index(name);
+}
+
+/* The fields every record takes from its allocation op (call: its name's index); each kind
+ * sets the rest. */
+static inline void record_fill(gc_ledger *l, struct alloc *a, const gc_mem_op *op, int kind,
+                               int state, uint8_t call)
 {
 	a->size = op->size;
 	a->stream = op->stream;
-	if (kind == K_GRAPH)
-		a->graph = g;
-	else
-		a->pool = kind == K_ASYNC ? op->pool : 0;
 	a->site = op->site;
 	a->free_site = 0;
 	a->seq = __atomic_add_fetch(&l->alloc_seq, 1, __ATOMIC_RELAXED);
 	a->kind = (uint8_t)kind;
-	a->state = kind == K_GRAPH ? S_PENDING : S_LIVE;
+	a->state = (uint8_t)state;
 	a->flags = 0;
-	a->call = call_index(op->call);
-	/* A graph allocation is dead memory until a launch of its graph reaches it; any other
-	 * covers what it occupies. */
-	if (l->no_uses)
-		;
-	else if (kind == K_GRAPH)
-		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key,
-		                   GC_DEAD_UNMATERIALIZED);
-	else
-		gc_dead_ranges_cover(&l->dead, a->h.key, granule_end(a));
-	if (st) {
-		st->live_allocs++;
-		st->live_bytes += a->size;
-	}
+	a->call = call;
 }
 
-static struct alloc *alloc_new(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int kind,
-                               struct graph *g)
+/* A new record at op's address, listed in table (zeroed by the slab); NULL when out of
+ * memory. */
+static struct alloc *record_new(gc_slab *slab, gc_table *table, uint64_t ptr)
 {
-	struct alloc *a = gc_slab_alloc(st ? &st->slab : &l->galloc_slab);
-	if (!a)
-		return NULL;
-	a->h.key = op->ptr;
-	gc_table_insert(st ? &st->allocs : &l->gallocs, &a->h);
-	alloc_fill(l, st, a, op, kind, g);
+	struct alloc *a = gc_slab_alloc(slab);
+	if (a) {
+		a->h.key = ptr;
+		gc_table_insert(table, &a->h);
+	}
 	return a;
 }
 
+/* The dead index's side of a plain allocation and free, each the last thing its caller
+ * does: out of line and returning the caller's 1, so that the caller jumps to it and keeps
+ * no register across a call (the fast path then saves none). */
+static __attribute__((noinline)) int dead_cover(gc_ledger *l, uint64_t lo, uint64_t hi)
+{
+	gc_dead_ranges_cover(&l->dead, lo, hi);
+	return 1;
+}
+
+static __attribute__((noinline)) int dead_freed(gc_ledger *l, uint64_t lo, uint64_t hi)
+{
+	gc_dead_ranges_add(&l->dead, lo, hi, lo, GC_DEAD_FREED);
+	return 1;
+}
+
+/* A plain record (new, or taken over in place) for allocation op, and what the allocation
+ * changes outside it: it counts as live in stripe st (the caller's, locked), and covers what
+ * it occupies in the dead index. 1. */
+static inline int plain_fill(gc_ledger *l, struct stripe *st, struct alloc *a,
+                             const gc_mem_op *op, int kind, uint8_t call)
+{
+	record_fill(l, a, op, kind, S_LIVE, call);
+	a->pool = kind == K_ASYNC ? op->pool : 0;
+	st->live_allocs++;
+	st->live_bytes += a->size;
+	return l->no_uses ? 1 : dead_cover(l, a->h.key, granule_end(a));
+}
+
+/* A graph allocation is dead memory until a launch of its graph reaches it (graph lock). */
 struct alloc *gc_store_new_graph_alloc(gc_ledger *l, const gc_event *ev, struct graph *g)
 {
+	struct alloc *a = record_new(&l->galloc_slab, &l->gallocs, ev->ptr);
+	if (!a)
+		return NULL;
 	gc_mem_op op = {.ptr = ev->ptr, .size = ev->size, .stream = ev->stream, .call = ev->call,
 	                .site = ev->site};
-	return alloc_new(l, NULL, &op, K_GRAPH, g);
+	record_fill(l, a, &op, K_GRAPH, S_PENDING, call_of(a, op.call));
+	a->graph = g;
+	if (!l->no_uses)
+		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key,
+		                   GC_DEAD_UNMATERIALIZED);
+	return a;
 }
 
 /* A record's table and slab: its stripe's for plain ones, the graph lock's for graph ones. */
@@ -169,7 +195,7 @@ void gc_store_set_live(gc_ledger *l, struct alloc *a, int live)
 
 /* A freed record leaves for good: out of its table if still listed (superseded records were
  * unlisted with key 0), back to the slab, counted for free-unknown's message. */
-static void forget(struct stripe *st, struct alloc *a)
+static __attribute__((noinline, cold)) void forget(struct stripe *st, struct alloc *a)
 {
 	if (a->h.key)
 		gc_table_remove(&st->allocs, &a->h);
@@ -177,23 +203,25 @@ static void forget(struct stripe *st, struct alloc *a)
 	st->forgotten++;
 }
 
-static void history_push(struct stripe *st, struct alloc *a)
+/* Into the ring's next slot (counted by the caller; when full, the oldest's, evicted). */
+static inline void ring_put(struct stripe *st, struct alloc *a)
+{
+	size_t i = st->history_next;
+	st->history[i] = a;
+	st->history_next = i + 1 == st->history_cap ? 0 : i + 1;  /* no division on the hot path */
+}
+
+static inline void history_push(struct stripe *st, struct alloc *a)
 {
 	if (!st->history_cap) {
 		forget(st, a);
 		return;
 	}
-	a->flags |= F_HISTORY;
-	if (st->history_len == st->history_cap) {
-		forget(st, st->history[st->history_head]);
-		st->history[st->history_head] = a;
-		if (++st->history_head == st->history_cap)  /* no division on the hot path */
-			st->history_head = 0;
-	} else {
-		size_t i = st->history_head + st->history_len;
-		st->history[i < st->history_cap ? i : i - st->history_cap] = a;
+	if (st->history_len == st->history_cap)
+		forget(st, st->history[st->history_next]);  /* full: the oldest is the next slot */
+	else
 		st->history_len++;
-	}
+	ring_put(st, a);
 }
 
 /* Whether a live plain record holds ptr (the caller holds its stripe). */
@@ -205,34 +233,57 @@ static int live_at(struct stripe *st, uint64_t ptr)
 	return 0;
 }
 
-/* A free of a non-graph allocation: it leaves the live set for its stripe's history ring.
- * A stream-ordered one becomes dead memory, unless the address was handed out again before
- * this free reached the ledger (see alloc_plain). cuMemFree'd memory is not tracked as dead:
- * its address range may come back through allocators graphcheck does not see. */
-static void free_plain(gc_ledger *l, struct stripe *st, struct alloc *a, uint32_t site)
+/* Pools hand the same address out again and again: keep one freed record per address so
+ * chains stay short. The record older than a that is freed and not retired leaves the table
+ * (the ring still points at it; evicting it frees it). */
+static void unlist_older_freed(struct stripe *st, struct alloc *a)
 {
-	plain_unlive(st, a);
-	gc_store_watched_end(l, a);
-	a->state = S_FREED;
-	if (a->kind == K_ASYNC && !l->no_uses && !live_at(st, a->h.key))
-		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key, GC_DEAD_FREED);
-	a->free_site = site;
-	/* Pools hand the same address out again and again: keep one freed record per address
-	 * so chains stay short. */
 	for (gc_hnode *n = gc_table_next(&a->h); n; n = gc_table_next(n)) {
 		struct alloc *old = (struct alloc *)n;
 		if (old->state == S_FREED && !(old->flags & F_REUSED)) {
 			gc_table_remove(&st->allocs, &old->h);
-			old->h.key = 0;  /* the ring still points at it; evicting it frees it */
+			old->h.key = 0;
 			break;
 		}
 	}
-	history_push(st, a);
+}
+
+/* A free of a non-graph allocation: it leaves the live set for its stripe's history ring.
+ * A stream-ordered one becomes dead memory, unless the address was handed out again before
+ * this free reached the ledger (see alloc_plain). cuMemFree'd memory is not tracked as dead:
+ * its address range may come back through allocators graphcheck does not see. 1.
+ * fast: the caller saw that a is the only record at its address (no other is live there,
+ * none older is to be unlisted) and that the ring has room (none is evicted). */
+static inline __attribute__((always_inline)) int
+free_plain(gc_ledger *l, struct stripe *st, struct alloc *a, uint32_t site, int fast)
+{
+	plain_unlive(st, a);
+	gc_store_watched_end(l, a);
+	a->state = S_FREED;
+	a->free_site = site;
+	uint64_t lo = a->h.key, hi = lo + a->size;
+	int dead = a->kind == K_ASYNC && !l->no_uses && (fast || !live_at(st, lo));
+	if (fast) {
+		st->history_len++;
+		ring_put(st, a);
+	} else {
+		unlist_older_freed(st, a);
+		history_push(st, a);  /* with no ring, a is released here */
+	}
+	return dead ? dead_freed(l, lo, hi) : 1;
+}
+
+/* Out of line: the frees of the slower cases, and the callers that did not walk the
+ * address's records. */
+static __attribute__((noinline)) int free_plain_any(gc_ledger *l, struct stripe *st,
+                                                    struct alloc *a, uint32_t site)
+{
+	return free_plain(l, st, a, site, 0);
 }
 
 void gc_store_free_plain(gc_ledger *l, struct alloc *a, uint32_t site)
 {
-	free_plain(l, stripe_of(l, a->h.key), a, site);
+	free_plain_any(l, stripe_of(l, a->h.key), a, site);
 }
 
 /* ---- pools ---------------------------------------------------------------- */
@@ -290,28 +341,31 @@ void gc_store_pool_destroyed(gc_ledger *l, uint64_t pool, uint32_t site)
  * names it (launch-stale-pointer), and dead memory it owns past the new allocation's
  * granules names it (a use-after-free's "freed at"): those keep their record. The caller
  * retired no live record at the address. */
-static int revivable(gc_ledger *l, struct stripe *st, struct alloc *a, const gc_mem_op *op)
+static inline int revivable(gc_ledger *l, struct stripe *st, struct alloc *a,
+                            const gc_mem_op *op)
 {
-	if (a->state != S_FREED || (a->flags & ~F_HISTORY) || !st->history_len)
+	if (a->state != S_FREED || a->flags || !st->history_len)
 		return 0;
-	size_t tail = st->history_head + st->history_len - 1;
-	if (st->history[tail < st->history_cap ? tail : tail - st->history_cap] != a)
+	size_t last = st->history_next ? st->history_next - 1 : st->history_cap - 1;
+	if (st->history[last] != a)
 		return 0;
 	if (a->kind == K_ASYNC && !l->no_uses && a->h.key + a->size > op->ptr + granules(op->size))
 		return 0;
+	st->history_next = last;
 	st->history_len--;
 	return 1;
 }
 
-/* An allocation outside any graph; the caller holds its stripe. */
-/* 1 when a live record at the address was retired. */
-static int alloc_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int kind)
+/* An allocation outside any graph; the caller holds its stripe. 2 when a live record at the
+ * address was retired, else 1. last: the newest record at the address (NULL: none). */
+static __attribute__((noinline)) int alloc_plain(gc_ledger *l, struct stripe *st,
+                                                 const gc_mem_op *op, int kind,
+                                                 struct alloc *last)
 {
 	/* A live record at this address means its free has not reached the ledger yet: another
 	 * thread freed it and this one was given the address between that free's driver call
 	 * and its event. Retire it, and let that free claim it when it arrives. */
 	struct alloc *oldest = NULL;
-	struct alloc *last = (struct alloc *)gc_table_find(&st->allocs, op->ptr);
 	int retired = 0;
 	for (struct alloc *a = last; a; a = (struct alloc *)gc_table_next(&a->h)) {
 		if (a->state == S_LIVE) {
@@ -330,21 +384,36 @@ static int alloc_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int
 		oldest->flags &= (uint8_t)~F_REUSED;
 		history_push(st, oldest);
 	}
-	if (last && !retired && revivable(l, st, last, op))
-		alloc_fill(l, st, last, op, kind, NULL);  /* a pool's reuse: the record in place */
-	else
-		alloc_new(l, st, op, kind, NULL);
-	return retired > 0;
+	struct alloc *a = last && !retired && revivable(l, st, last, op)
+		? last  /* a pool's reuse: the record in place */
+		: record_new(&st->slab, &st->allocs, op->ptr);
+	if (a)
+		plain_fill(l, st, a, op, kind, call_of(a, op->call));
+	return retired ? 2 : 1;
 }
 
-int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int alloc)
+/* An allocation outside any graph, the pools' common case first, out of line like free_op
+ * so that each saves only the registers it needs: the address's one record is the stripe's
+ * last freed one, made by the same call, taken over in place (what alloc_plain does with it
+ * too: nothing to retire, revivable, the call index kept). */
+static __attribute__((noinline)) int alloc_fast(gc_ledger *l, struct stripe *st,
+                                                const gc_mem_op *op, int kind)
 {
-	if (alloc)
-		return 1 + alloc_plain(l, st, op, op->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);
-	/* A retired record's late free first (see alloc_plain), then the live one. A free that
-	 * fits no live plain record may concern a graph allocation, or be a violation: the
-	 * locked path decides. */
+	struct alloc *last = (struct alloc *)gc_table_find(&st->allocs, op->ptr);
+	if (!last || gc_table_next(&last->h) || call_names[last->call] != op->call ||
+	    !revivable(l, st, last, op))  /* tested last: a yes takes the record out of the ring */
+		return alloc_plain(l, st, op, kind, last);
+	return plain_fill(l, st, last, op, kind, last->call);
+}
+
+/* A free outside any graph: a retired record's late free first (see alloc_plain), then the
+ * live one. A free that fits no live plain record may concern a graph allocation, or be a
+ * violation: 0 lets the locked path decide. */
+static __attribute__((noinline)) int free_op(gc_ledger *l, struct stripe *st,
+                                             const gc_mem_op *op)
+{
 	struct alloc *live = NULL, *a;
+	int seen = 0;
 	for (a = (struct alloc *)gc_table_find(&st->allocs, op->ptr); a;
 	     a = (struct alloc *)gc_table_next(&a->h)) {
 		if (a->flags & F_REUSED) {
@@ -353,13 +422,21 @@ int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, i
 		}
 		if (a->state == S_LIVE && !live)
 			live = a;
+		seen++;
 	}
-	if (!a)
-		a = live;
-	if (!a)
-		return 0;
-	free_plain(l, st, a, op->site);
-	return 1;
+	/* The walk ended with the live record the only one, and the ring has room. */
+	if (!a && seen == 1 && live && st->history_len < st->history_cap)
+		return free_plain(l, st, live, op->site, 1);
+	if (a || (a = live))
+		return free_plain_any(l, st, a, op->site);
+	return 0;
+}
+
+int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int alloc)
+{
+	if (alloc)
+		return alloc_fast(l, st, op, op->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);
+	return free_op(l, st, op);
 }
 
 int gc_store_claim_retired(gc_ledger *l, uint64_t ptr, uint32_t site)
@@ -368,7 +445,7 @@ int gc_store_claim_retired(gc_ledger *l, uint64_t ptr, uint32_t site)
 	for (struct alloc *a = gc_store_first_at(l, ptr, &it); a; a = gc_store_next_at(&it)) {
 		if (a->flags & F_REUSED) {
 			a->flags &= (uint8_t)~F_REUSED;
-			free_plain(l, stripe_of(l, a->h.key), a, site);
+			free_plain_any(l, stripe_of(l, a->h.key), a, site);
 			return 1;
 		}
 	}

@@ -1649,6 +1649,64 @@ static void reuse_in_place_leaves_the_history(void **state)
 	gc_event not_last[] = {alloc_at(0xA000, 64, 1), alloc_at(0xB000, 64, 1), free_at(0xA000, 2),
 	                       free_at(0xB000, 2), alloc_at(0xA000, 64, 3)};
 	reuse_leaves_the_history(not_last, 5);
+	/* The ring's last taken out with an older record before it: the older one stays. */
+	gc_event after_older[] = {alloc_at(0xB000, 64, 1), free_at(0xB000, 2), alloc_at(0xA000, 64, 1),
+	                          free_at(0xA000, 2), alloc_at(0xA000, 64, 3)};
+	reuse_leaves_the_history(after_older, 5);
+}
+
+/* A second free of 0xA000 is a double free of allocation #seq, made by call. */
+static void double_free_of(fx *f, uint64_t seq, const char *call)
+{
+	apply(f, mfree(0xA000, S1, 0, INVALID));
+	expect(f, 1, GC_RULE_DOUBLE_FREE);
+	assert_int_equal(f->v[0].alloc.seq, seq);
+	assert_string_equal(f->v[0].alloc.call, call);
+}
+
+/* Taken over in place by another allocating call: the record names the new call (its call
+ * index is kept only when the call is the same). */
+static void reuse_in_place_names_the_new_call(void **state)
+{
+	fx *f = *state;
+	gc_event a = alloc_at(0xA000, 64, 1), b = alloc_at(0xA000, 64, 3);
+	a.call = "cuMemAllocAsync";
+	b.call = "cuMemAllocFromPoolAsync";
+	apply(f, a);
+	apply(f, free_at(0xA000, 2));
+	apply(f, b);
+	apply(f, free_at(0xA000, 4));
+	double_free_of(f, 2, "cuMemAllocFromPoolAsync");
+	apply(f, b);  /* the same call again keeps it */
+	apply(f, free_at(0xA000, 5));
+	double_free_of(f, 3, "cuMemAllocFromPoolAsync");
+}
+
+/* An address keeps one freed record however often it is handed out again without being
+ * taken over in place (another free came between): a free of the live record there
+ * unlists the older freed one, so lookups stay short. */
+static void reused_address_keeps_one_freed_record(void **state)
+{
+	(void)state;
+	gc_ledger_config cfg = {.history = 4096, .stripes = 1};
+	gc_ledger *l = gc_ledger_new(&cfg);
+	assert_non_null(l);
+	gc_verdict v[4];
+	gc_event ap = alloc_at(0xA000, 64, 1), aq = alloc_at(0xB000, 64, 1);
+	gc_event fp = free_at(0xA000, 2), fq = free_at(0xB000, 2);
+	for (int i = 0; i < 200; i++) {
+		/* p's free is not the ring's last when p comes back: a new record at p */
+		assert_int_equal(gc_ledger_apply(l, &ap, v, 4), 0);
+		assert_int_equal(gc_ledger_apply(l, &aq, v, 4), 0);
+		assert_int_equal(gc_ledger_apply(l, &fp, v, 4), 0);
+		assert_int_equal(gc_ledger_apply(l, &fq, v, 4), 0);
+	}
+	assert_true(gc_ledger_mean_probes(l) < 2.0);
+	gc_event again = mfree(0xA000, S1, 0, INVALID);
+	assert_int_equal(gc_ledger_apply(l, &again, v, 4), 1);
+	assert_int_equal(v[0].rule, GC_RULE_DOUBLE_FREE);
+	assert_int_equal(v[0].alloc.seq, 399);  /* the newest at p: the 200th pair's first */
+	gc_ledger_free(l);
 }
 
 /* Free on one thread, the address taken over by another, used and freed again by a third:
@@ -1944,6 +2002,8 @@ int main(void)
 		T(reuse_in_place_names_the_new_allocation),
 		T(reuse_smaller_keeps_the_record_of_the_dead_tail),
 		cmocka_unit_test(reuse_in_place_leaves_the_history),
+		T(reuse_in_place_names_the_new_call),
+		cmocka_unit_test(reused_address_keeps_one_freed_record),
 		cmocka_unit_test(reuse_across_threads),
 		cmocka_unit_test(uses_off),
 		T(use_granule_of_live_allocation),
