@@ -6,7 +6,7 @@
 # of the whole process (wall), the ratios, and a table against the performance targets.
 # Run from the repo root on the GPU machine:
 #   make bench       (or: make build/libgraphcheck.so build/graphcheck && sh tests/bench/run.sh)
-# Environment: GRAPHCHECK_BENCH_ROUNDS (default 5); any other GRAPHCHECK_* variable reaches
+# Environment: GRAPHCHECK_BENCH_ROUNDS (default 7); any other GRAPHCHECK_* variable reaches
 # the graphcheck runs (gc-bt8 overrides ALLOC_BACKTRACE_DEPTH); NVCC (default nvcc).
 # GRAPHCHECK_BENCH_ONLY="W1 W2 ...": only those workloads (the others' rows print n/a);
 # GRAPHCHECK_BENCH_TORCH_STEPS: PyTorch's timed steps (300; more steps, less noise).
