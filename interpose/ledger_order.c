@@ -209,8 +209,15 @@ void gc_order_device_wait(gc_ledger *l)
 void gc_order_unwatch(gc_ledger *l, uint64_t ptr)
 {
 	gc_dead_range hit;
-	if (!gc_dead_ranges_lookup(&l->order, ptr, &hit) || hit.lo != ptr)
+	if (!gc_dead_ranges_lookup(&l->order, ptr, &hit) || hit.lo != ptr) {
+		/* Its entry is gone (an allocation over it made before this free arrived trimmed
+		 * it, or the full index evicted it): uses kept for it go now, else they would stay
+		 * until an allocation at this very address. */
+		gc_streams_lock(l->streams);
+		drop_shared(l, ptr);
+		gc_streams_unlock(l->streams);
 		return;
+	}
 	if (hit.kind == ORDER_SHARED) {
 		gc_streams_lock(l->streams);
 		drop_shared(l, ptr);

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "interpose/ledger.h"
+#include "interpose/ledger_internal.h"  /* the stream model's kept uses: nothing else shows them */
 
 #define INVALID 1
 #define NOT_SUPPORTED 801
@@ -1778,6 +1779,28 @@ static void use_after_free_history_lost(void **state)
 	gc_ledger_free(l);
 }
 
+/* The uses the stream model keeps of an allocation used on a second stream go at its free,
+ * also when its entry in the model's index is gone: here an allocation over it, made before
+ * its free reached the ledger (another thread's), trimmed the entry. Kept, they would stay
+ * until an allocation at the same address, one per such address (fuzz_ledger strict,
+ * teardown-uses). */
+static void shared_uses_go_at_free(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0x80000, 64, S2, 0));  /* a second stream: the model is on */
+	apply(f, alloc(0x10200, 0x200, S1, 0));
+	gc_event u = use(GC_USE_KERNEL, 0x10200, 1, 0, 0, 71);
+	u.stream = S2;
+	apply(f, u);
+	assert_int_equal(f->l->shared.count, 1);
+	apply(f, alloc(0x10000, 0x1000, S1, 0));  /* over 0x10200, whose free is late */
+	apply(f, mfree(0x10000, S1, 0, 0));
+	apply(f, mfree(0x10200, S1, 0, 0));
+	apply(f, mfree(0x80000, S2, 0, 0));
+	assert_int_equal(f->counts[GC_RULE_DOUBLE_FREE] + f->counts[GC_RULE_FREE_UNKNOWN], 0);
+	assert_int_equal(f->l->shared.count, 0);
+}
+
 /* ---- graph launches: launch-stale-pointer, launch-reused-pointer, use-outside-graph-lifetime */
 
 static gc_event node_use(uint64_t exec, uint64_t node, int what, uint64_t p, int arg)
@@ -1999,6 +2022,7 @@ int main(void)
 		T(use_unmaterialized_clean),
 		T(use_after_free),
 		cmocka_unit_test(use_after_free_history_lost),
+		T(shared_uses_go_at_free),
 		T(reuse_in_place_names_the_new_allocation),
 		T(reuse_smaller_keeps_the_record_of_the_dead_tail),
 		cmocka_unit_test(reuse_in_place_leaves_the_history),

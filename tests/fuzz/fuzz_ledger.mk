@@ -6,7 +6,8 @@
 #                      a failing one to $(BUILD)/fuzz/ledger-crash-*; the inputs that once
 #                      broke the ledger (tests/fuzz/ledger_crashes/) seed it, so each run
 #                      begins by checking that they no longer do
-# FUZZ_LEDGER_STRICT=1 adds the teardown checks for records and graphs kept forever, and
+# FUZZ_LEDGER_STRICT=1 adds the teardown checks for records and graphs kept forever (make
+# test runs it: tests/fuzz/ledger_strict.sh), and
 # FUZZ_LEDGER_IGNORE=check,... skips checks (see tests/fuzz/fuzz_ledger.c).
 # The same file built with gcc and -DGC_FUZZ_LEDGER_MAIN is a plain program that runs
 # seeded random inputs through the same checks: part of `make test` (any SAN), and
@@ -65,3 +66,5 @@ $(FUZZ_LEDGER_REPLAY): tests/fuzz/fuzz_ledger.c $(FUZZ_LEDGER_HDRS) $(FUZZ_LEDGE
 
 TESTS += $(FUZZ_LEDGER_REPLAY)
 all: $(FUZZ_LEDGER_REPLAY)
+# ... and the same in strict mode, seeds 1-3 (make test-ledger-strict).
+TEST_SCRIPTS += tests/fuzz/ledger_strict.sh
