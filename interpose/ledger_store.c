@@ -392,13 +392,13 @@ static __attribute__((noinline)) int alloc_plain(gc_ledger *l, struct stripe *st
 	return retired ? 2 : 1;
 }
 
-/* An allocation outside any graph, the pools' common case first, out of line like free_op
- * so that each saves only the registers it needs: the address's one record is the stripe's
+/* An allocation outside any graph, the pools' common case first, apart from the free so
+ * that each saves only the registers it needs: the address's one record is the stripe's
  * last freed one, made by the same call, taken over in place (what alloc_plain does with it
  * too: nothing to retire, revivable, the call index kept). */
-static __attribute__((noinline)) int alloc_fast(gc_ledger *l, struct stripe *st,
-                                                const gc_mem_op *op, int kind)
+int gc_store_alloc(gc_ledger *l, struct stripe *st, const gc_mem_op *op)
 {
+	int kind = op->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC;
 	struct alloc *last = (struct alloc *)gc_table_find(&st->allocs, op->ptr);
 	if (!last || gc_table_next(&last->h) || call_names[last->call] != op->call ||
 	    !revivable(l, st, last, op))  /* tested last: a yes takes the record out of the ring */
@@ -409,8 +409,7 @@ static __attribute__((noinline)) int alloc_fast(gc_ledger *l, struct stripe *st,
 /* A free outside any graph: a retired record's late free first (see alloc_plain), then the
  * live one. A free that fits no live plain record may concern a graph allocation, or be a
  * violation: 0 lets the locked path decide. */
-static __attribute__((noinline)) int free_op(gc_ledger *l, struct stripe *st,
-                                             const gc_mem_op *op)
+int gc_store_free(gc_ledger *l, struct stripe *st, const gc_mem_op *op)
 {
 	struct alloc *live = NULL, *a;
 	int seen = 0;
@@ -430,13 +429,6 @@ static __attribute__((noinline)) int free_op(gc_ledger *l, struct stripe *st,
 	if (a || (a = live))
 		return free_plain_any(l, st, a, op->site);
 	return 0;
-}
-
-int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int alloc)
-{
-	if (alloc)
-		return alloc_fast(l, st, op, op->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);
-	return free_op(l, st, op);
 }
 
 int gc_store_claim_retired(gc_ledger *l, uint64_t ptr, uint32_t site)
