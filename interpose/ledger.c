@@ -9,7 +9,7 @@
  * stripe of their address too. The exit walk, stats, fork and the explanation of an unknown
  * free take every stripe.
  */
-#include "interpose/ledger_internal.h"
+#include "interpose/ledger_store_fast.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -435,15 +435,15 @@ static int order_event(const gc_event *ev)
 
 static int apply_locked(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max);
 
-/* The fast path's two halves, each inline in gc_ledger_apply_mem (one frame) and calling
- * its store half straight.
+/* The fast path's two halves, each inline in gc_ledger_apply_mem with the store's common
+ * case (ledger_store_fast.h): one frame, its general case called only when that declines.
  * The stream model: only stream-ordered ones (GC_EV_ALLOC, GC_EV_FREE; cuMemAlloc's memory
  * is not), and with one stream so far, nothing past the stream seen (nothing is watched). */
 static inline __attribute__((always_inline)) int alloc_mem(gc_ledger *l, const gc_mem_op *op)
 {
 	struct stripe *st = stripe_of(l, op->ptr);
 	gc_spin_lock(&st->lock);
-	int done = gc_store_alloc(l, st, op);  /* never 0 */
+	int done = gc_store_alloc_fast(l, st, op) ? 1 : gc_store_alloc(l, st, op);  /* never 0 */
 	gc_spin_unlock(&st->lock);
 	if (op->kind == GC_EV_ALLOC) {
 		uint64_t key = gc_order_stream(l, op);
@@ -462,7 +462,7 @@ static inline __attribute__((always_inline)) int free_mem(gc_ledger *l, const gc
 	}
 	struct stripe *st = stripe_of(l, op->ptr);
 	gc_spin_lock(&st->lock);
-	int done = gc_store_free(l, st, op);
+	int done = gc_store_free_fast(l, st, op) || gc_store_free(l, st, op);
 	gc_spin_unlock(&st->lock);
 	if (done && op->kind == GC_EV_FREE)
 		gc_order_freed(l, op->ptr);

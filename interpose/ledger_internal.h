@@ -215,10 +215,10 @@ static inline struct stripe *stripe_of(const gc_ledger *l, uint64_t ptr)
 int gc_store_init(gc_ledger *l, size_t history);    /* the stripes; 0 or -1 */
 void gc_store_destroy(gc_ledger *l);
 void gc_store_lock_init(struct stripe *st);
-/* The fast path (stripe st locked), each called straight by the ledger's: an allocation
- * outside any graph, always done: 1, or 2 when it retired a live record at its address; a
- * free of a plain record: 1 when done, 0 sends a free the stripe cannot settle to the
- * locked path. */
+/* The fast path's general case (stripe st locked), out of line behind the inline common one
+ * (ledger_store_fast.h): an allocation outside any graph, always done: 1, or 2 when it
+ * retired a live record at its address; a free of a plain record: 1 when done, 0 sends a
+ * free the stripe cannot settle to the locked path. */
 int gc_store_alloc(gc_ledger *l, struct stripe *st, const gc_mem_op *op);
 int gc_store_free(gc_ledger *l, struct stripe *st, const gc_mem_op *op);
 struct alloc *gc_store_new_graph_alloc(gc_ledger *l, const gc_event *ev, struct graph *g);
