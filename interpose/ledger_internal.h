@@ -132,17 +132,22 @@ struct capture {
  * outside captures takes only its address's stripe lock, so threads on different streams
  * (different addresses) do not contend. */
 struct stripe {
+	/* What the fast path's allocation and free read and write: the first line. */
 	gc_spin lock;
+	uint32_t live_allocs;
 	gc_table allocs;     /* plain records: K_ASYNC and K_SYNC */
-	gc_slab slab;
-	size_t live_allocs;
 	/* Freed allocations kept for double-free and explanations: a ring, oldest evicted;
 	 * history_next is the slot the next push writes (when full, the oldest's). */
 	struct alloc **history;
-	size_t history_cap, history_next, history_len;
-	uint64_t live_bytes;  /* not beside live_allocs: the compiler's vector pair costs more */
+	size_t history_cap;
+	uint32_t history_next, history_len;  /* below history_cap (GRAPHCHECK_HISTORY's bound) */
+	uint64_t live_bytes;
+	/* New records' and evicted ones': the second line. */
+	gc_slab slab;
 	uint64_t forgotten;  /* freed records evicted: an unknown free may be a forgotten one */
 } __attribute__((aligned(CACHE_LINE)));  /* one cache line's worth apart: no false sharing */
+_Static_assert(offsetof(struct stripe, live_bytes) + sizeof(uint64_t) <= CACHE_LINE,
+               "what the fast path reads and writes of a stripe is one line");
 
 /* The locks and their order are ledger.c's (see gc_ledger_apply). */
 struct gc_ledger {

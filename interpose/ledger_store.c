@@ -129,20 +129,16 @@ void gc_store_set_live(gc_ledger *l, struct alloc *a, int live)
 	int was = a->state == S_LIVE;
 	if (was == live)
 		return;
-	size_t *count = &l->g_live_allocs;
-	uint64_t *bytes = &l->g_live_bytes;
+	if (!live)
+		gc_store_watched_end(l, a);
+	uint64_t bytes = live ? a->size : -a->size;  /* added modulo 2^64: a subtraction */
 	if (a->kind != K_GRAPH) {
 		struct stripe *st = stripe_of(l, a->h.key);
-		count = &st->live_allocs;
-		bytes = &st->live_bytes;
-	}
-	if (live) {
-		++*count;
-		*bytes += a->size;
+		st->live_allocs += live ? 1 : (uint32_t)-1;
+		st->live_bytes += bytes;
 	} else {
-		gc_store_watched_end(l, a);
-		--*count;
-		*bytes -= a->size;
+		l->g_live_allocs += live ? 1 : (size_t)-1;
+		l->g_live_bytes += bytes;
 	}
 	if (a->kind != K_GRAPH || l->no_uses)
 		return;

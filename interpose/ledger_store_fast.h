@@ -72,7 +72,7 @@ static inline void gc_store_freed_mark(gc_ledger *l, struct stripe *st, struct a
 /* Into the ring's next slot (counted by the caller; when full, the oldest's, evicted). */
 static inline void gc_store_ring_put(struct stripe *st, struct alloc *a)
 {
-	size_t i = st->history_next;
+	uint32_t i = st->history_next;
 	st->history[i] = a;
 	st->history_next = i + 1 == st->history_cap ? 0 : i + 1;  /* no division on the hot path */
 }
@@ -89,7 +89,7 @@ static inline int gc_store_revivable(gc_ledger *l, struct stripe *st, struct all
 {
 	if (a->state != S_FREED || a->flags || !st->history_len)
 		return 0;
-	size_t last = st->history_next ? st->history_next - 1 : st->history_cap - 1;
+	uint32_t last = st->history_next ? st->history_next - 1 : (uint32_t)st->history_cap - 1;
 	if (st->history[last] != a)
 		return 0;
 	if (a->kind == K_ASYNC && !l->no_uses &&
