@@ -190,8 +190,10 @@ static void init(void)
 	gc_hub.ordering = gc_ledger_ordering_flag(ledger);
 	gc_hub.streams = gc_ledger_streams(ledger);
 	gc_hub.direct_off = opts.trace_file[0] ? &direct_off : gc_ledger_held_count(ledger);
-	gc_hub.unwound_sites = opts.alloc_backtrace_depth > 0;
-	gc_hub.python = gc_py_present();
+	int python = gc_py_present();
+	gc_hub.mem_site = opts.alloc_backtrace_depth > 0 ? GC_HUB_SITE_UNWOUND
+	                  : python                      ? GC_HUB_SITE_PYTHON
+	                                                : GC_HUB_SITE_CALLER;
 	if (opts.trace_file[0]) {
 		CUresult (*version)(int *) = (CUresult(*)(int *))gc_driver_lookup("cuDriverGetVersion");
 		int v = 0;
@@ -423,17 +425,27 @@ static __attribute__((noinline)) uint32_t cache_site(gc_scratch *sc, unsigned sl
  * script's line that made the call. sc NULL: no Python frame is read. Without a Python
  * frame, the last two sites are looked at first: a loop's allocation and free, found on the
  * line the wrapper's guard has brought in (the cache's slots are on lines of their own). */
+static inline int recent_site(uint32_t *site)
+{
+	if (recent_sites[0].pc == my_caller)
+		*site = recent_sites[0].site;
+	else if (recent_sites[1].pc == my_caller)
+		*site = recent_sites[1].site;
+	else
+		return 0;
+	return 1;
+}
+
 static inline uint32_t cheap_site(gc_scratch *sc)
 {
 	void *py = sc ? py_site_frame(sc) : NULL;
-	if (!py && recent_sites[0].pc == my_caller)
-		return recent_sites[0].site;
-	if (!py && recent_sites[1].pc == my_caller)
-		return recent_sites[1].site;
+	uint32_t site;
+	if (!py && recent_site(&site))
+		return site;
 	unsigned slot = (unsigned)((((uintptr_t)my_caller >> 2) ^ (uintptr_t)py) % SITE_CACHE);
-	uint32_t site = site_cache[slot].pc == my_caller && site_cache[slot].py == py
-	                        ? site_cache[slot].site
-	                        : cache_site(sc, slot, py);
+	site = site_cache[slot].pc == my_caller && site_cache[slot].py == py
+	               ? site_cache[slot].site
+	               : cache_site(sc, slot, py);
 	if (!py) {
 		recent_sites[1] = recent_sites[0];
 		recent_sites[0].pc = my_caller;
@@ -486,6 +498,18 @@ void gc_hub_report(gc_event *ev)
 		write_verdicts(sc, ev, n, nframes);
 }
 
+/* The direct path's site past the thread's last two (or in a Python program): out of line,
+ * so that the common direct path keeps no register across a call. 0 when the call must go
+ * the full way (no scratch memory to read the Python frame with). */
+static __attribute__((noinline)) int direct_site(gc_mem_op *op)
+{
+	gc_scratch *sc = NULL;  /* for the Python frame only: other programs never take it */
+	if (gc_hub.mem_site == GC_HUB_SITE_PYTHON && !(sc = gc_scratch_get()))
+		return 0;
+	op->site = cheap_site(sc);
+	return 1;
+}
+
 /* What gc_hub_report does with a successful allocation or free outside any capture, on a
  * thread whose log is active (gc_hub_thread set), with no error held and no trace (hub.h's
  * gc_hub_mem_ok): the thread's id and the cheap site, then the ledger's fast path, which
@@ -493,13 +517,12 @@ void gc_hub_report(gc_event *ev)
  * go the full way; a site interned here is the one it finds cached. */
 static inline int mem_direct(gc_mem_op *op)
 {
-	if (gc_hub.unwound_sites || !my_caller)
-		return 0;
-	gc_scratch *sc = NULL;  /* for the Python frame only: other programs never take it */
-	if (gc_hub.python && !(sc = gc_scratch_get()))
+	if (!my_caller)
 		return 0;
 	op->tid = my_tid;
-	op->site = cheap_site(sc);
+	if (!(gc_hub.mem_site == GC_HUB_SITE_CALLER && recent_site(&op->site)) &&
+	    (gc_hub.mem_site == GC_HUB_SITE_UNWOUND || !direct_site(op)))
+		return 0;
 	return gc_ledger_apply_mem(ledger, op);
 }
 

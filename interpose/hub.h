@@ -33,13 +33,15 @@ extern GC_TLS struct gc_hub_self gc_hub_self;
 #define gc_hub_in gc_hub_self.in
 #define gc_hub_caller gc_hub_self.caller
 #define gc_hub_thread gc_hub_self.thread
+/* gc_hub.mem_site: the calling instruction alone; with the script's line that made the call
+ * (Python's C API found at start-up: gc_py_present); none (allocation backtraces asked for:
+ * no alloc or free takes the direct path, whose site is the cached cheap one). */
+enum { GC_HUB_SITE_CALLER, GC_HUB_SITE_PYTHON, GC_HUB_SITE_UNWOUND };
 /* What every wrapper reads besides its thread's own, on one cache line, written only at
  * start-up; the counts it points at are the ledger's, on the line of its fast path. */
 struct gc_hub_line {
 	int ready;                    /* started (release-stored once) */
-	int unwound_sites;            /* allocation backtraces asked for: no alloc or free takes
-	                               * the direct path (its site is the cached cheap one) */
-	int python;                   /* Python's C API found at start-up (gc_py_present) */
+	int mem_site;                 /* how the allocator's direct path finds a call's site */
 	int *captures;                /* the ledger's count of active captures */
 	const int *ordering;          /* the stream model's on flag */
 	/* A count that sends every record, wait, alloc and free the full way while it is not 0:

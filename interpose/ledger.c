@@ -9,7 +9,7 @@
  * stripe of their address too. The exit walk, stats, fork and the explanation of an unknown
  * free take every stripe.
  */
-#include "interpose/ledger_internal.h"
+#include "interpose/ledger_store_fast.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -435,32 +435,48 @@ static int order_event(const gc_event *ev)
 
 static int apply_locked(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max);
 
-/* The fast path: an allocation outside any graph, or a free of a plain record; 0 when the
- * locked path must judge it, nothing changed that it will not redo alike. One function for
- * the hub's direct path and gc_ledger_apply.
+/* The fast path's two halves, each inline in gc_ledger_apply_mem with the store's common
+ * case (ledger_store_fast.h): one frame, its general case called only when that declines.
  * The stream model: only stream-ordered ones (GC_EV_ALLOC, GC_EV_FREE; cuMemAlloc's memory
  * is not), and with one stream so far, nothing past the stream seen (nothing is watched). */
-int gc_ledger_apply_mem(gc_ledger *l, const gc_mem_op *op)
+static inline __attribute__((always_inline)) int alloc_mem(gc_ledger *l, const gc_mem_op *op)
 {
-	int alloc = op->kind == GC_EV_ALLOC || op->kind == GC_EV_MEM_ALLOC;
-	uint64_t key = 0;
+	struct stripe *st = stripe_of(l, op->ptr);
+	gc_spin_lock(&st->lock);
+	int done = gc_store_alloc_fast(l, st, op) ? 1 : gc_store_alloc(l, st, op);  /* never 0 */
+	gc_spin_unlock(&st->lock);
+	if (op->kind == GC_EV_ALLOC) {
+		uint64_t key = gc_order_stream(l, op);
+		if (done == 2 || gc_order_on(l))
+			gc_order_alloc(l, op, key, done == 2);
+	}
+	return 1;
+}
+
+static inline __attribute__((always_inline)) int free_mem(gc_ledger *l, const gc_mem_op *op)
+{
 	if (op->kind == GC_EV_FREE) {
-		key = gc_order_stream(l, op);
+		uint64_t key = gc_order_stream(l, op);
 		if (gc_order_on(l) && gc_order_free_checked(l, op, key))
 			return 0;  /* made or used on another stream: judged on the locked path */
 	}
 	struct stripe *st = stripe_of(l, op->ptr);
 	gc_spin_lock(&st->lock);
-	int done = gc_store_apply_plain(l, st, op, alloc);
+	int done = gc_store_free_fast(l, st, op) || gc_store_free(l, st, op);
 	gc_spin_unlock(&st->lock);
-	if (done && op->kind == GC_EV_ALLOC) {
-		key = gc_order_stream(l, op);
-		if (done == 2 || gc_order_on(l))
-			gc_order_alloc(l, op, key, done == 2);
-	} else if (done && op->kind == GC_EV_FREE) {
+	if (done && op->kind == GC_EV_FREE)
 		gc_order_freed(l, op->ptr);
-	}
-	return done != 0;
+	return done;
+}
+
+/* The fast path: an allocation outside any graph, or a free of a plain record; 0 when the
+ * locked path must judge it, nothing changed that it will not redo alike. One function for
+ * the hub's direct path and gc_ledger_apply. */
+int gc_ledger_apply_mem(gc_ledger *l, const gc_mem_op *op)
+{
+	if (op->kind == GC_EV_ALLOC || op->kind == GC_EV_MEM_ALLOC)
+		return alloc_mem(l, op);
+	return free_mem(l, op);
 }
 
 static inline int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)

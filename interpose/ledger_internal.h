@@ -132,17 +132,22 @@ struct capture {
  * outside captures takes only its address's stripe lock, so threads on different streams
  * (different addresses) do not contend. */
 struct stripe {
+	/* What the fast path's allocation and free read and write: the first line. */
 	gc_spin lock;
+	uint32_t live_allocs;
 	gc_table allocs;     /* plain records: K_ASYNC and K_SYNC */
-	gc_slab slab;
-	size_t live_allocs;
 	/* Freed allocations kept for double-free and explanations: a ring, oldest evicted;
 	 * history_next is the slot the next push writes (when full, the oldest's). */
 	struct alloc **history;
-	size_t history_cap, history_next, history_len;
-	uint64_t live_bytes;  /* not beside live_allocs: the compiler's vector pair costs more */
+	size_t history_cap;
+	uint32_t history_next, history_len;  /* below history_cap (GRAPHCHECK_HISTORY's bound) */
+	uint64_t live_bytes;
+	/* New records' and evicted ones': the second line. */
+	gc_slab slab;
 	uint64_t forgotten;  /* freed records evicted: an unknown free may be a forgotten one */
 } __attribute__((aligned(CACHE_LINE)));  /* one cache line's worth apart: no false sharing */
+_Static_assert(offsetof(struct stripe, live_bytes) + sizeof(uint64_t) <= CACHE_LINE,
+               "what the fast path reads and writes of a stripe is one line");
 
 /* The locks and their order are ledger.c's (see gc_ledger_apply). */
 struct gc_ledger {
@@ -215,10 +220,12 @@ static inline struct stripe *stripe_of(const gc_ledger *l, uint64_t ptr)
 int gc_store_init(gc_ledger *l, size_t history);    /* the stripes; 0 or -1 */
 void gc_store_destroy(gc_ledger *l);
 void gc_store_lock_init(struct stripe *st);
-/* The fast path (stripe st locked): an allocation outside any graph, or a free of a plain
- * record. 1 when done (2: an allocation that retired a live record at its address); 0 sends
- * a free the stripe cannot settle to the locked path. */
-int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int alloc);
+/* The fast path's general case (stripe st locked), out of line behind the inline common one
+ * (ledger_store_fast.h): an allocation outside any graph, always done: 1, or 2 when it
+ * retired a live record at its address; a free of a plain record: 1 when done, 0 sends a
+ * free the stripe cannot settle to the locked path. */
+int gc_store_alloc(gc_ledger *l, struct stripe *st, const gc_mem_op *op);
+int gc_store_free(gc_ledger *l, struct stripe *st, const gc_mem_op *op);
 struct alloc *gc_store_new_graph_alloc(gc_ledger *l, const gc_event *ev, struct graph *g);
 void gc_store_drop(gc_ledger *l, struct alloc *a);
 void gc_store_set_live(gc_ledger *l, struct alloc *a, int live);

@@ -1,24 +1,24 @@
 /* The ledger's allocation records: plain ones (outside graphs) in address stripes, each with
  * its hash table, slab and ring of freed records; graph ones in one table under the graph
  * lock; the interned names of allocating calls; stats. The callers hold the locks. */
-#include "interpose/ledger_internal.h"
+#include "interpose/ledger_store_fast.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- call names ---------------------------------------------------------- */
 
-static const char *call_names[MAX_CALL_NAMES] = {"?"};
+const char *gc_store_call_names[MAX_CALL_NAMES] = {"?"};
 static int n_call_names = 1;  /* published with release after its slot is written */
 static pthread_mutex_t call_names_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int call_known(const char *name, int n)
 {
 	for (int i = 1; i < n; i++)  /* hooks pass string literals: same pointer */
-		if (call_names[i] == name)
+		if (gc_store_call_names[i] == name)
 			return i;
 	for (int i = 1; i < n; i++)
-		if (strcmp(call_names[i], name) == 0)
+		if (strcmp(gc_store_call_names[i], name) == 0)
 			return i;
 	return 0;
 }
@@ -35,7 +35,7 @@ static uint8_t call_index(const char *name)
 	int n = n_call_names;
 	i = call_known(name, n);
 	if (!i && n < MAX_CALL_NAMES) {
-		call_names[n] = name;
+		gc_store_call_names[n] = name;
 		__atomic_store_n(&n_call_names, n + 1, __ATOMIC_RELEASE);
 		i = n;
 	}
@@ -45,44 +45,17 @@ static uint8_t call_index(const char *name)
 
 const char *gc_store_call_name(const struct alloc *a)
 {
-	return call_names[a->call];
+	return gc_store_call_names[a->call];
 }
 
 /* ---- records ------------------------------------------------------------- */
-
-/* Where a live allocation's last granule ends (see POOL_GRANULE). */
-static uint64_t granules(uint64_t size)
-{
-	return (size + POOL_GRANULE - 1) & ~(uint64_t)(POOL_GRANULE - 1);
-}
-
-static uint64_t granule_end(const struct alloc *a)
-{
-	return a->h.key + granules(a->size);
-}
 
 /* Record a's call index for the call name: kept when it is the same call (a record taken
  * over in place, the pools' usual case), one compare instead of a search. The name at an
  * index never changes once published (call_index). */
 static inline uint8_t call_of(const struct alloc *a, const char *name)
 {
-	return call_names[a->call] == name ? a->call : call_index(name);
-}
-
-/* The fields every record takes from its allocation op (call: its name's index); each kind
- * sets the rest. */
-static inline void record_fill(gc_ledger *l, struct alloc *a, const gc_mem_op *op, int kind,
-                               int state, uint8_t call)
-{
-	a->size = op->size;
-	a->stream = op->stream;
-	a->site = op->site;
-	a->free_site = 0;
-	a->seq = __atomic_add_fetch(&l->alloc_seq, 1, __ATOMIC_RELAXED);
-	a->kind = (uint8_t)kind;
-	a->state = (uint8_t)state;
-	a->flags = 0;
-	a->call = call;
+	return gc_store_call_names[a->call] == name ? a->call : call_index(name);
 }
 
 /* A new record at op's address, listed in table (zeroed by the slab); NULL when out of
@@ -99,7 +72,7 @@ static struct alloc *record_new(gc_slab *slab, gc_table *table, uint64_t ptr)
 
 /* The dead index's side of a plain allocation and free, each the last thing its caller
  * does: out of line and returning the caller's 1, so that the caller jumps to it and keeps
- * no register across a call (the fast path then saves none). */
+ * no register across a call. */
 static __attribute__((noinline)) int dead_cover(gc_ledger *l, uint64_t lo, uint64_t hi)
 {
 	gc_dead_ranges_cover(&l->dead, lo, hi);
@@ -112,17 +85,13 @@ static __attribute__((noinline)) int dead_freed(gc_ledger *l, uint64_t lo, uint6
 	return 1;
 }
 
-/* A plain record (new, or taken over in place) for allocation op, and what the allocation
- * changes outside it: it counts as live in stripe st (the caller's, locked), and covers what
- * it occupies in the dead index. 1. */
+/* A plain record (new, or taken over in place) for allocation op (gc_store_live_fill), and
+ * what it occupies covered in the dead index. 1. */
 static inline int plain_fill(gc_ledger *l, struct stripe *st, struct alloc *a,
                              const gc_mem_op *op, int kind, uint8_t call)
 {
-	record_fill(l, a, op, kind, S_LIVE, call);
-	a->pool = kind == K_ASYNC ? op->pool : 0;
-	st->live_allocs++;
-	st->live_bytes += a->size;
-	return l->no_uses ? 1 : dead_cover(l, a->h.key, granule_end(a));
+	gc_store_live_fill(l, st, a, op, kind, call);
+	return l->no_uses ? 1 : dead_cover(l, a->h.key, gc_store_granule_end(a));
 }
 
 /* A graph allocation is dead memory until a launch of its graph reaches it (graph lock). */
@@ -133,7 +102,7 @@ struct alloc *gc_store_new_graph_alloc(gc_ledger *l, const gc_event *ev, struct 
 		return NULL;
 	gc_mem_op op = {.ptr = ev->ptr, .size = ev->size, .stream = ev->stream, .call = ev->call,
 	                .site = ev->site};
-	record_fill(l, a, &op, K_GRAPH, S_PENDING, call_of(a, op.call));
+	gc_store_record_fill(l, a, &op, K_GRAPH, S_PENDING, call_of(a, op.call));
 	a->graph = g;
 	if (!l->no_uses)
 		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key,
@@ -154,40 +123,27 @@ void gc_store_drop(gc_ledger *l, struct alloc *a)
 	}
 }
 
-/* A plain record leaves its stripe's live counts (the caller holds the stripe). */
-static void plain_unlive(struct stripe *st, const struct alloc *a)
-{
-	if (a->state == S_LIVE) {
-		st->live_allocs--;
-		st->live_bytes -= a->size;
-	}
-}
-
 /* The live counts follow a record entering or leaving S_LIVE; the caller sets the state. */
 void gc_store_set_live(gc_ledger *l, struct alloc *a, int live)
 {
 	int was = a->state == S_LIVE;
 	if (was == live)
 		return;
-	size_t *count = &l->g_live_allocs;
-	uint64_t *bytes = &l->g_live_bytes;
+	if (!live)
+		gc_store_watched_end(l, a);
+	uint64_t bytes = live ? a->size : -a->size;  /* added modulo 2^64: a subtraction */
 	if (a->kind != K_GRAPH) {
 		struct stripe *st = stripe_of(l, a->h.key);
-		count = &st->live_allocs;
-		bytes = &st->live_bytes;
-	}
-	if (live) {
-		++*count;
-		*bytes += a->size;
+		st->live_allocs += live ? 1 : (uint32_t)-1;
+		st->live_bytes += bytes;
 	} else {
-		gc_store_watched_end(l, a);
-		--*count;
-		*bytes -= a->size;
+		l->g_live_allocs += live ? 1 : (size_t)-1;
+		l->g_live_bytes += bytes;
 	}
 	if (a->kind != K_GRAPH || l->no_uses)
 		return;
 	if (live)
-		gc_dead_ranges_cover(&l->dead, a->h.key, granule_end(a));
+		gc_dead_ranges_cover(&l->dead, a->h.key, gc_store_granule_end(a));
 	else
 		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key,
 		                   GC_DEAD_UNMATERIALIZED);
@@ -203,14 +159,6 @@ static __attribute__((noinline, cold)) void forget(struct stripe *st, struct all
 	st->forgotten++;
 }
 
-/* Into the ring's next slot (counted by the caller; when full, the oldest's, evicted). */
-static inline void ring_put(struct stripe *st, struct alloc *a)
-{
-	size_t i = st->history_next;
-	st->history[i] = a;
-	st->history_next = i + 1 == st->history_cap ? 0 : i + 1;  /* no division on the hot path */
-}
-
 static inline void history_push(struct stripe *st, struct alloc *a)
 {
 	if (!st->history_cap) {
@@ -221,7 +169,7 @@ static inline void history_push(struct stripe *st, struct alloc *a)
 		forget(st, st->history[st->history_next]);  /* full: the oldest is the next slot */
 	else
 		st->history_len++;
-	ring_put(st, a);
+	gc_store_ring_put(st, a);
 }
 
 /* Whether a live plain record holds ptr (the caller holds its stripe). */
@@ -251,39 +199,22 @@ static void unlist_older_freed(struct stripe *st, struct alloc *a)
 /* A free of a non-graph allocation: it leaves the live set for its stripe's history ring.
  * A stream-ordered one becomes dead memory, unless the address was handed out again before
  * this free reached the ledger (see alloc_plain). cuMemFree'd memory is not tracked as dead:
- * its address range may come back through allocators graphcheck does not see. 1.
- * fast: the caller saw that a is the only record at its address (no other is live there,
- * none older is to be unlisted) and that the ring has room (none is evicted). */
-static inline __attribute__((always_inline)) int
-free_plain(gc_ledger *l, struct stripe *st, struct alloc *a, uint32_t site, int fast)
+ * its address range may come back through allocators graphcheck does not see. 1. The
+ * general case of gc_store_free_fast: out of line. */
+static __attribute__((noinline)) int free_plain(gc_ledger *l, struct stripe *st,
+                                                struct alloc *a, uint32_t site)
 {
-	plain_unlive(st, a);
-	gc_store_watched_end(l, a);
-	a->state = S_FREED;
-	a->free_site = site;
+	gc_store_freed_mark(l, st, a, site);
 	uint64_t lo = a->h.key, hi = lo + a->size;
-	int dead = a->kind == K_ASYNC && !l->no_uses && (fast || !live_at(st, lo));
-	if (fast) {
-		st->history_len++;
-		ring_put(st, a);
-	} else {
-		unlist_older_freed(st, a);
-		history_push(st, a);  /* with no ring, a is released here */
-	}
+	int dead = a->kind == K_ASYNC && !l->no_uses && !live_at(st, lo);
+	unlist_older_freed(st, a);
+	history_push(st, a);  /* with no ring, a is released here */
 	return dead ? dead_freed(l, lo, hi) : 1;
-}
-
-/* Out of line: the frees of the slower cases, and the callers that did not walk the
- * address's records. */
-static __attribute__((noinline)) int free_plain_any(gc_ledger *l, struct stripe *st,
-                                                    struct alloc *a, uint32_t site)
-{
-	return free_plain(l, st, a, site, 0);
 }
 
 void gc_store_free_plain(gc_ledger *l, struct alloc *a, uint32_t site)
 {
-	free_plain_any(l, stripe_of(l, a->h.key), a, site);
+	free_plain(l, stripe_of(l, a->h.key), a, site);
 }
 
 /* ---- pools ---------------------------------------------------------------- */
@@ -324,7 +255,7 @@ void gc_store_pool_destroyed(gc_ledger *l, uint64_t pool, uint32_t site)
 		gc_table_each(&st->allocs, pool_visit, &w);
 		for (size_t k = 0; k < w.n; k++) {
 			struct alloc *a = w.found[k];
-			plain_unlive(st, a);
+			gc_store_unlive(st, a);
 			a->state = S_FREED;
 			a->flags |= F_POOL_GONE;
 			a->free_site = site;
@@ -334,33 +265,10 @@ void gc_store_pool_destroyed(gc_ledger *l, uint64_t pool, uint32_t site)
 	}
 }
 
-/* Whether the allocation ev can take over freed record a, the newest at its address, in
- * place (its table entry and slab slot kept, out of the ring again): when a is the stripe's
- * last freed record (the thread's own free, just before: a pool handing the address back),
- * nothing else refers to it, and no explanation needs it any more. An exec watching it
- * names it (launch-stale-pointer), and dead memory it owns past the new allocation's
- * granules names it (a use-after-free's "freed at"): those keep their record. The caller
- * retired no live record at the address. */
-static inline int revivable(gc_ledger *l, struct stripe *st, struct alloc *a,
-                            const gc_mem_op *op)
-{
-	if (a->state != S_FREED || a->flags || !st->history_len)
-		return 0;
-	size_t last = st->history_next ? st->history_next - 1 : st->history_cap - 1;
-	if (st->history[last] != a)
-		return 0;
-	if (a->kind == K_ASYNC && !l->no_uses && a->h.key + a->size > op->ptr + granules(op->size))
-		return 0;
-	st->history_next = last;
-	st->history_len--;
-	return 1;
-}
-
 /* An allocation outside any graph; the caller holds its stripe. 2 when a live record at the
  * address was retired, else 1. last: the newest record at the address (NULL: none). */
-static __attribute__((noinline)) int alloc_plain(gc_ledger *l, struct stripe *st,
-                                                 const gc_mem_op *op, int kind,
-                                                 struct alloc *last)
+static int alloc_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int kind,
+                       struct alloc *last)
 {
 	/* A live record at this address means its free has not reached the ledger yet: another
 	 * thread freed it and this one was given the address between that free's driver call
@@ -370,7 +278,7 @@ static __attribute__((noinline)) int alloc_plain(gc_ledger *l, struct stripe *st
 	for (struct alloc *a = last; a; a = (struct alloc *)gc_table_next(&a->h)) {
 		if (a->state == S_LIVE) {
 			/* Not into the history ring yet: it must not be evicted before it is claimed. */
-			plain_unlive(st, a);
+			gc_store_unlive(st, a);
 			gc_store_watched_end(l, a);
 			a->state = S_FREED;
 			a->flags |= F_REUSED;
@@ -384,7 +292,7 @@ static __attribute__((noinline)) int alloc_plain(gc_ledger *l, struct stripe *st
 		oldest->flags &= (uint8_t)~F_REUSED;
 		history_push(st, oldest);
 	}
-	struct alloc *a = last && !retired && revivable(l, st, last, op)
+	struct alloc *a = last && !retired && gc_store_revivable(l, st, last, op)
 		? last  /* a pool's reuse: the record in place */
 		: record_new(&st->slab, &st->allocs, op->ptr);
 	if (a)
@@ -392,28 +300,19 @@ static __attribute__((noinline)) int alloc_plain(gc_ledger *l, struct stripe *st
 	return retired ? 2 : 1;
 }
 
-/* An allocation outside any graph, the pools' common case first, out of line like free_op
- * so that each saves only the registers it needs: the address's one record is the stripe's
- * last freed one, made by the same call, taken over in place (what alloc_plain does with it
- * too: nothing to retire, revivable, the call index kept). */
-static __attribute__((noinline)) int alloc_fast(gc_ledger *l, struct stripe *st,
-                                                const gc_mem_op *op, int kind)
+/* Every allocation outside any graph (the general case of gc_store_alloc_fast). */
+int gc_store_alloc(gc_ledger *l, struct stripe *st, const gc_mem_op *op)
 {
-	struct alloc *last = (struct alloc *)gc_table_find(&st->allocs, op->ptr);
-	if (!last || gc_table_next(&last->h) || call_names[last->call] != op->call ||
-	    !revivable(l, st, last, op))  /* tested last: a yes takes the record out of the ring */
-		return alloc_plain(l, st, op, kind, last);
-	return plain_fill(l, st, last, op, kind, last->call);
+	return alloc_plain(l, st, op, op->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC,
+	                   (struct alloc *)gc_table_find(&st->allocs, op->ptr));
 }
 
 /* A free outside any graph: a retired record's late free first (see alloc_plain), then the
  * live one. A free that fits no live plain record may concern a graph allocation, or be a
  * violation: 0 lets the locked path decide. */
-static __attribute__((noinline)) int free_op(gc_ledger *l, struct stripe *st,
-                                             const gc_mem_op *op)
+int gc_store_free(gc_ledger *l, struct stripe *st, const gc_mem_op *op)
 {
 	struct alloc *live = NULL, *a;
-	int seen = 0;
 	for (a = (struct alloc *)gc_table_find(&st->allocs, op->ptr); a;
 	     a = (struct alloc *)gc_table_next(&a->h)) {
 		if (a->flags & F_REUSED) {
@@ -422,21 +321,10 @@ static __attribute__((noinline)) int free_op(gc_ledger *l, struct stripe *st,
 		}
 		if (a->state == S_LIVE && !live)
 			live = a;
-		seen++;
 	}
-	/* The walk ended with the live record the only one, and the ring has room. */
-	if (!a && seen == 1 && live && st->history_len < st->history_cap)
-		return free_plain(l, st, live, op->site, 1);
 	if (a || (a = live))
-		return free_plain_any(l, st, a, op->site);
+		return free_plain(l, st, a, op->site);
 	return 0;
-}
-
-int gc_store_apply_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int alloc)
-{
-	if (alloc)
-		return alloc_fast(l, st, op, op->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);
-	return free_op(l, st, op);
 }
 
 int gc_store_claim_retired(gc_ledger *l, uint64_t ptr, uint32_t site)
@@ -445,7 +333,7 @@ int gc_store_claim_retired(gc_ledger *l, uint64_t ptr, uint32_t site)
 	for (struct alloc *a = gc_store_first_at(l, ptr, &it); a; a = gc_store_next_at(&it)) {
 		if (a->flags & F_REUSED) {
 			a->flags &= (uint8_t)~F_REUSED;
-			free_plain_any(l, stripe_of(l, a->h.key), a, site);
+			free_plain(l, stripe_of(l, a->h.key), a, site);
 			return 1;
 		}
 	}

@@ -214,6 +214,16 @@ if [ -n "$s0" ] && [ "$s0" != null ] && [ "$s1" = "$s0" ]; then
 else
 	bad "an allocation's site after a loop of two sites: $s1, made alone: $s0"
 fi
+# With allocation backtraces asked for, an allocation keeps its unwound site (hub.c's direct
+# path, which keeps the calling instruction alone, leaves such calls to the full way).
+LD_PRELOAD=$PRE GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=4 GRAPHCHECK_LEAK_CHECK=1 \
+	GRAPHCHECK_JSON_FILE=$tmp/sites-unwound.json $P/prog_linked sites > /dev/null 2>&1
+n=$(jq -r 'select(.rule == "leak-at-exit") | .leaks[0].backtrace | length' "$tmp/sites-unwound.json" 2>/dev/null)
+if [ "${n:-0}" -ge 2 ]; then
+	ok "an allocation's site with GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=4 is unwound ($n frames)"
+else
+	bad "an allocation's site with GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=4: ${n:-no} frames, not unwound"
+fi
 # Off with its option; and no line from a program that made no graph allocation.
 LD_PRELOAD=$PRE GRAPHCHECK_GRAPH_MEMORY=0 GRAPHCHECK_LOG_FILE=$tmp/off.txt GRAPHCHECK_JSON_FILE=$tmp/off.json \
 	$P/prog_linked graph-memory > /dev/null 2>&1

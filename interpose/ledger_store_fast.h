@@ -1,0 +1,137 @@
+/* The store's fast path (ledger_store.c's records), inline in the ledger's fast path
+ * (gc_ledger_apply_mem, ledger.c), so that the common allocation and free outside any graph
+ * are one frame from the hub's call to the dead index's: the pools' allocation taking over
+ * its address's last freed record, and the free of a record alone at its address. What they
+ * decline (nothing changed), gc_store_alloc and gc_store_free do out of line. The caller
+ * holds the stripe. */
+#ifndef GC_LEDGER_STORE_FAST_H
+#define GC_LEDGER_STORE_FAST_H
+
+#include "interpose/ledger_internal.h"
+
+/* Interned names of allocating calls, by a record's call index (ledger_store.c's). */
+extern const char *gc_store_call_names[MAX_CALL_NAMES];
+
+/* Where a live allocation's last granule ends (see POOL_GRANULE). */
+static inline uint64_t gc_store_granules(uint64_t size)
+{
+	return (size + POOL_GRANULE - 1) & ~(uint64_t)(POOL_GRANULE - 1);
+}
+
+static inline uint64_t gc_store_granule_end(const struct alloc *a)
+{
+	return a->h.key + gc_store_granules(a->size);
+}
+
+/* The fields every record takes from its allocation op (call: its name's index); each kind
+ * sets the rest. */
+static inline void gc_store_record_fill(gc_ledger *l, struct alloc *a, const gc_mem_op *op,
+                                        int kind, int state, uint8_t call)
+{
+	a->size = op->size;
+	a->stream = op->stream;
+	a->site = op->site;
+	a->free_site = 0;
+	a->seq = __atomic_add_fetch(&l->alloc_seq, 1, __ATOMIC_RELAXED);
+	a->kind = (uint8_t)kind;
+	a->state = (uint8_t)state;
+	a->flags = 0;
+	a->call = call;
+}
+
+/* A plain record (new, or taken over in place) for allocation op, counted as live in
+ * stripe st; the dead index is the caller's. */
+static inline void gc_store_live_fill(gc_ledger *l, struct stripe *st, struct alloc *a,
+                                      const gc_mem_op *op, int kind, uint8_t call)
+{
+	gc_store_record_fill(l, a, op, kind, S_LIVE, call);
+	a->pool = kind == K_ASYNC ? op->pool : 0;
+	st->live_allocs++;
+	st->live_bytes += a->size;
+}
+
+/* A plain record leaves its stripe's live counts (the caller holds the stripe). */
+static inline void gc_store_unlive(struct stripe *st, const struct alloc *a)
+{
+	if (a->state == S_LIVE) {
+		st->live_allocs--;
+		st->live_bytes -= a->size;
+	}
+}
+
+/* A plain record freed at site: out of the live counts, its end seen by watching execs. */
+static inline void gc_store_freed_mark(gc_ledger *l, struct stripe *st, struct alloc *a,
+                                       uint32_t site)
+{
+	gc_store_unlive(st, a);
+	gc_store_watched_end(l, a);
+	a->state = S_FREED;
+	a->free_site = site;
+}
+
+/* Into the ring's next slot (counted by the caller; when full, the oldest's, evicted). */
+static inline void gc_store_ring_put(struct stripe *st, struct alloc *a)
+{
+	uint32_t i = st->history_next;
+	st->history[i] = a;
+	st->history_next = i + 1 == st->history_cap ? 0 : i + 1;  /* no division on the hot path */
+}
+
+/* Whether the allocation op can take over freed record a, the newest at its address, in
+ * place (its table entry and slab slot kept, out of the ring again): when a is the stripe's
+ * last freed record (the thread's own free, just before: a pool handing the address back),
+ * nothing else refers to it, and no explanation needs it any more. An exec watching it
+ * names it (launch-stale-pointer), and dead memory it owns past the new allocation's
+ * granules names it (a use-after-free's "freed at"): those keep their record. The caller
+ * retired no live record at the address. A yes takes a out of the ring. */
+static inline int gc_store_revivable(gc_ledger *l, struct stripe *st, struct alloc *a,
+                                     const gc_mem_op *op)
+{
+	if (a->state != S_FREED || a->flags || !st->history_len)
+		return 0;
+	uint32_t last = st->history_next ? st->history_next - 1 : (uint32_t)st->history_cap - 1;
+	if (st->history[last] != a)
+		return 0;
+	if (a->kind == K_ASYNC && !l->no_uses &&
+	    a->h.key + a->size > op->ptr + gc_store_granules(op->size))
+		return 0;
+	st->history_next = last;
+	st->history_len--;
+	return 1;
+}
+
+/* An allocation outside any graph, the pools' common case: the address's one record is the
+ * stripe's last freed one, made by the same call, taken over in place (what gc_store_alloc
+ * does with it too: nothing to retire, revivable, the call index kept). 1 when done, 0 when
+ * declined with nothing changed. */
+static inline int gc_store_alloc_fast(gc_ledger *l, struct stripe *st, const gc_mem_op *op)
+{
+	struct alloc *a = (struct alloc *)gc_table_find(&st->allocs, op->ptr);
+	if (!a || gc_table_next(&a->h) || gc_store_call_names[a->call] != op->call ||
+	    !gc_store_revivable(l, st, a, op))  /* tested last: a yes takes a out of the ring */
+		return 0;
+	gc_store_live_fill(l, st, a, op, op->kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC, a->call);
+	if (!l->no_uses)
+		gc_dead_ranges_cover(&l->dead, a->h.key, gc_store_granule_end(a));
+	return 1;
+}
+
+/* A free outside any graph of the record alone at its address, live (so not retired: a
+ * retired record is freed, see gc_store_alloc), while the ring has room (none is evicted):
+ * what gc_store_free does with it too (nothing older to unlist, no other live record there).
+ * 1 when done, 0 when declined with nothing changed. */
+static inline int gc_store_free_fast(gc_ledger *l, struct stripe *st, const gc_mem_op *op)
+{
+	struct alloc *a = (struct alloc *)gc_table_find(&st->allocs, op->ptr);
+	if (!a || a->state != S_LIVE || gc_table_next(&a->h) ||
+	    st->history_len >= st->history_cap)
+		return 0;
+	gc_store_freed_mark(l, st, a, op->site);
+	st->history_len++;
+	gc_store_ring_put(st, a);
+	if (a->kind == K_ASYNC && !l->no_uses)
+		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key, GC_DEAD_FREED);
+	return 1;
+}
+
+#endif
