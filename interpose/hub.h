@@ -69,9 +69,9 @@ static inline int gc_hub_enter(void)
 	return gc_hub_start();
 }
 /* Notes the wrapper's return address, the program's calling instruction (the call site kept
- * when allocation backtraces are off), for the event the wrapper is about to build: a macro,
- * so that the address is the wrapper's. Only a call that becomes an event pays for it (a
- * launch of live memory does not). */
+ * when allocation backtraces are off), for the event the wrapper is about to build or the
+ * allocator's direct path (which keeps it as the call's site): a macro, so that the address
+ * is the wrapper's. Only those calls pay for it (a launch of live memory does not). */
 #define gc_hub_note_caller() (gc_hub_caller = __builtin_return_address(0))
 static inline void gc_hub_leave(void)
 {

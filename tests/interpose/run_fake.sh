@@ -224,6 +224,39 @@ if [ "${n:-0}" -ge 2 ]; then
 else
 	bad "an allocation's site with GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=4: ${n:-no} frames, not unwound"
 fi
+# The allocator's direct path (no trace) and the full one (a trace written: every call an
+# event) record the same: rule, call, pointer, stream, message and the program's frames, for
+# random mixes of allocations, frees, launches, records and waits (scenarios.c's mixed).
+recs() {
+	jq -c 'select(.type == "violation") | [.rule, .call, .ptr, .stream, .message,
+	       [.backtrace[]? | select(.module | tostring | test("prog_")) | .offset],
+	       [.alloc.backtrace[]? | select(.module | tostring | test("prog_")) | .offset]]' "$1" 2>/dev/null |
+		sed -E 's/0x5[0-9a-f]{11}/HANDLE/g; s/thread [0-9]+/thread T/g'  # heap addresses, ids
+}
+mixed_same=0 mixed_rules=
+for way in prog_linked prog_linked_ptds; do
+	for seed in 1 2 3 4; do
+		for tf in "" "$tmp/mixed.trace"; do
+			rm -f "$tmp/mixed.json"
+			LD_PRELOAD=$PRE GRAPHCHECK_JSON_FILE=$tmp/mixed.json GRAPHCHECK_LOG_FILE=/dev/null \
+				GRAPHCHECK_TRACE_FILE=$tf $P/$way mixed $seed 400 > /dev/null 2>&1
+			recs "$tmp/mixed.json" > "$tmp/mixed${tf:+.traced}.recs"
+		done
+		if [ -s "$tmp/mixed.recs" ] && cmp -s "$tmp/mixed.recs" "$tmp/mixed.traced.recs"; then
+			mixed_same=$((mixed_same + 1))
+		else
+			echo "  $way mixed $seed: direct and traced records differ"
+			diff "$tmp/mixed.recs" "$tmp/mixed.traced.recs" | head -4 | cut -c1-300
+		fi
+		mixed_rules="$mixed_rules $(jq -r '.[0]' "$tmp/mixed.recs" | sort -u | tr '\n' ' ')"
+	done
+done
+mixed_rules=$(echo $mixed_rules | tr ' ' '\n' | sort -u | tr '\n' ' ')
+case "$mixed_same|$mixed_rules" in
+8\|*double-free*unordered-free*unordered-use*)
+	ok "the direct path records what the full one does: 8 random mixes ($mixed_rules)" ;;
+*) bad "the direct path against the full one: $mixed_same of 8 mixes the same ($mixed_rules)" ;;
+esac
 # Off with its option; and no line from a program that made no graph allocation.
 LD_PRELOAD=$PRE GRAPHCHECK_GRAPH_MEMORY=0 GRAPHCHECK_LOG_FILE=$tmp/off.txt GRAPHCHECK_JSON_FILE=$tmp/off.json \
 	$P/prog_linked graph-memory > /dev/null 2>&1

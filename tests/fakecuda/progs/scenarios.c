@@ -563,6 +563,86 @@ static int sites(int loops)
     return 0;
 }
 
+/* ---- a random mix ---------------------------------------------------------------------- */
+/* `mixed SEED N`: N calls drawn from SEED: stream-ordered allocations (cuMemAllocAsync,
+ * cuMemAllocFromPoolAsync), cuMemAlloc, frees (some on another stream, some twice), launches
+ * of live memory, records, waits and synchronizes, on the default, legacy and per-thread
+ * streams and two of the program's own. What graphcheck records must be the same whether the
+ * allocator's calls take the direct path or, with a trace written, go the full way as events
+ * (run_fake.sh). */
+static uint64_t mixed_x;
+static unsigned mixed_rnd(unsigned n)
+{
+    mixed_x ^= mixed_x << 13;
+    mixed_x ^= mixed_x >> 7;
+    mixed_x ^= mixed_x << 17;
+    return (unsigned)(mixed_x % n);
+}
+static int mixed(uint64_t seed, int n)
+{
+    enum { NS = 5, NP = 24 };
+    init_driver();
+    mixed_x = seed * 0x9E3779B97F4A7C15ull + 1;
+    CUmodule mod = NULL;
+    CUfunction sum = NULL;
+    CUstream s[NS] = { NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, NULL, NULL };
+    CUmemoryPool pool = NULL;
+    CUevent e = NULL;
+    CK(cuModuleLoadData, (&mod, uses_image));
+    CK(cuModuleGetFunction, (&sum, mod, "sum"));
+    CK(cuStreamCreate, (&s[3], CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&s[4], 0));
+    CK(cuDeviceGetDefaultMemPool, (&pool, 0));
+    CK(cuEventCreate, (&e, 0));
+    CUdeviceptr p[NP] = { 0 };
+    int st[NP] = { 0 };  /* 0 freed (or never made), 1 stream-ordered, 2 cuMemAlloc's */
+    for (int i = 0; i < n; i++) {
+        unsigned k = mixed_rnd(NP), a = mixed_rnd(4) ? 3 + mixed_rnd(2) : mixed_rnd(NS);
+        size_t size = 256u << mixed_rnd(5);
+        void *args[] = { &p[k], &p[k], &k };
+        switch (mixed_rnd(8)) {
+        case 0: case 1: case 2:
+            if (st[k] == 2) {
+                CK(cuMemFree, (p[k]));
+                st[k] = 0;
+            } else if (st[k]) {
+                CK(cuMemFreeAsync, (p[k], s[a]));
+                st[k] = 0;
+            } else if (mixed_rnd(3) == 0) {
+                CK(cuMemAllocFromPoolAsync, (&p[k], size, pool, s[a]));
+                st[k] = 1;
+            } else if (mixed_rnd(6) == 0) {
+                CK(cuMemAlloc, (&p[k], size));
+                st[k] = 2;
+            } else {
+                CK(cuMemAllocAsync, (&p[k], size, s[a]));
+                st[k] = 1;
+            }
+            break;
+        case 3:  /* freed again, or freed on another stream than the last allocation's */
+            if (p[k]) {
+                CK(cuMemFreeAsync, (p[k], s[a]));
+                st[k] = 0;
+            }
+            break;
+        case 4: case 5:  /* live memory only: freed memory may be unmapped (700 from then on) */
+            if (st[k])
+                CK(cuLaunchKernel, (sum, 1, 1, 1, 32, 1, 1, 0, s[a], args, NULL));
+            break;
+        case 6:
+            CK(cuEventRecord, (e, s[a]));
+            break;
+        default:
+            if (mixed_rnd(3))
+                CK(cuStreamWaitEvent, (s[a], e, 0));
+            else
+                CK(cuStreamSynchronize, (s[a]));
+        }
+    }
+    printf("done\n");
+    return 0;
+}
+
 /* ---- captures that lose a call or are broken from another thread (issue 17) ---------- */
 /* `dropped-call`: a launch refused (400: its kernel is NULL) during a capture that stays
  * active, as on the H200 (tests/gpu/logs/real_null-kernel-node.out: 400, then status 1);
@@ -1221,7 +1301,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "capture-other-thread-clean", "graph-memory",
                                         "graph-memory-trimmed", "graph-memory-no-context", "stale", "stale-clean",
                                         "unordered", "unordered-clean", "order", "order-clean",
-                                        "order-cost", "sites", "sites-once" };
+                                        "order-cost", "sites", "sites-once", "mixed" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
             return true;
@@ -1260,6 +1340,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = stream0();
     else if (strcmp(name, "sync-alloc") == 0)
         rc = sync_alloc();
+    else if (strcmp(name, "mixed") == 0 && argc > 3)
+        rc = mixed(strtoull(argv[2], NULL, 10), atoi(argv[3]));
     else if (strcmp(name, "sites") == 0 || strcmp(name, "sites-once") == 0)
         rc = sites(strcmp(name, "sites") == 0 ? 3 : 0);
     else if (strcmp(name, "dropped-call") == 0 || strcmp(name, "dropped-call-clean") == 0)
@@ -1285,7 +1367,7 @@ int fc_run_scenario(int argc, char **argv)
     } else
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
-                "sync-alloc|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
+                "sync-alloc|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
                 "order|order-clean|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
