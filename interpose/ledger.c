@@ -646,6 +646,8 @@ gc_ledger *gc_ledger_new(const gc_ledger_config *cfg)
 	memset(l, 0, sizeof(*l));
 	pthread_mutex_init(&l->lock, NULL);
 	size_t history = cfg ? cfg->history : GC_LEDGER_HISTORY_DEFAULT;
+	if (history > GC_LEDGER_HISTORY_MAX)  /* a replayed trace's header says what it likes */
+		history = GC_LEDGER_HISTORY_MAX;
 	unsigned want = cfg && cfg->stripes ? cfg->stripes : GC_LEDGER_STRIPES;
 	l->nstripes = 1;
 	while (l->nstripes < want && l->nstripes < 1024)

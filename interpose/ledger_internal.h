@@ -140,12 +140,13 @@ struct stripe {
 	 * history_next is the slot the next push writes (when full, the oldest's). */
 	struct alloc **history;
 	size_t history_cap;
-	uint32_t history_next, history_len;  /* below history_cap (GRAPHCHECK_HISTORY's bound) */
+	uint32_t history_next, history_len;  /* below history_cap (GC_LEDGER_HISTORY_MAX) */
 	uint64_t live_bytes;
 	/* New records' and evicted ones': the second line. */
 	gc_slab slab;
 	uint64_t forgotten;  /* freed records evicted: an unknown free may be a forgotten one */
 } __attribute__((aligned(CACHE_LINE)));  /* one cache line's worth apart: no false sharing */
+_Static_assert(GC_LEDGER_HISTORY_MAX < UINT32_MAX, "a stripe's ring counts fit 32 bits");
 _Static_assert(offsetof(struct stripe, live_bytes) + sizeof(uint64_t) <= CACHE_LINE,
                "what the fast path reads and writes of a stripe is one line");
 
