@@ -4,12 +4,16 @@
  *                   event-kind names
  *   ledger_store.c  allocation records: stripes, their hash tables and slabs, the history
  *                   ring, retired records, call-name interning, stats
+ *   ledger_store_fast.h  its common allocation and free, inline in ledger.c's fast path
  *   ledger_graph.c  the graph model: graphs, execs, captures, memory nodes (state changes)
  *   ledger_rules.c  the rules: each decision and its message, reading the state above
  *   ledger_capture.c  the capture rules (capture-invalidated, capture-dropped-call)
  *   ledger_graphmem.c  graph memory's counts for the summary at exit
  *   ledger_pending.c  errors held until the thread's next call tells whether the runtime
  *                   retried them (INVALID_CONTEXT on a thread without a context)
+ *   ledger_order.c  stream order: the streams' clocks, the allocations watched for it
+ *   ledger_uses.c, ledger_restrict.c, ledger_leaks.c  more rules (uses, refused graphs and
+ *                   pools, leaks at exit), as ledger_rules.c
  *
  * Model (from shared/notes/cuda-driver-facts.md and the Programming Guide's "Graph Memory
  * Nodes"): a stream-ordered allocation outside any capture is live until freed. A graph
