@@ -1,5 +1,5 @@
-/* The ledger's entry points: gc_ledger_apply dispatches each event, and every lock the
- * ledger takes is taken here, in one order. Its state and the model are in
+/* The ledger's entry points: gc_ledger_apply dispatches each event, and the ledger's locks
+ * are taken here, in one order (the leaves below aside). Its state and the model are in
  * ledger_internal.h; the records in ledger_store.c, graphs in ledger_graph.c, the rules in
  * ledger_rules.c.
  *
@@ -7,7 +7,9 @@
  * any graph, or a free of a live plain record, takes its address's stripe alone (the fast
  * path); every other event takes the graph lock, and those that may read plain records the
  * stripe of their address too. The exit walk, stats, fork and the explanation of an unknown
- * free take every stripe.
+ * free take every stripe. Leaves, under any of those or none, one at a time: the streams'
+ * lock (ledger_order.c, also after a fast free: gc_order_unwatch), the order index's and the
+ * dead index's own (fork takes them last, in that order).
  */
 #include "interpose/ledger_store_fast.h"
 
@@ -646,6 +648,8 @@ gc_ledger *gc_ledger_new(const gc_ledger_config *cfg)
 	memset(l, 0, sizeof(*l));
 	pthread_mutex_init(&l->lock, NULL);
 	size_t history = cfg ? cfg->history : GC_LEDGER_HISTORY_DEFAULT;
+	if (history > GC_LEDGER_HISTORY_MAX)  /* a replayed trace's header says what it likes */
+		history = GC_LEDGER_HISTORY_MAX;
 	unsigned want = cfg && cfg->stripes ? cfg->stripes : GC_LEDGER_STRIPES;
 	l->nstripes = 1;
 	while (l->nstripes < want && l->nstripes < 1024)

@@ -162,6 +162,9 @@ typedef struct gc_ledger gc_ledger;
 
 /* Freed allocations kept when no config is given; GRAPHCHECK_HISTORY's default is the same. */
 #define GC_LEDGER_HISTORY_DEFAULT 4096
+/* The most a ledger keeps (GRAPHCHECK_HISTORY's bound; a larger config is taken as this):
+ * each stripe counts its ring in 32 bits. */
+#define GC_LEDGER_HISTORY_MAX 100000000
 
 typedef struct gc_ledger_config {
 	size_t history;       /* freed allocations kept for explanations; 0 keeps none. Split

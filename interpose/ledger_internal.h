@@ -4,12 +4,16 @@
  *                   event-kind names
  *   ledger_store.c  allocation records: stripes, their hash tables and slabs, the history
  *                   ring, retired records, call-name interning, stats
+ *   ledger_store_fast.h  its common allocation and free, inline in ledger.c's fast path
  *   ledger_graph.c  the graph model: graphs, execs, captures, memory nodes (state changes)
  *   ledger_rules.c  the rules: each decision and its message, reading the state above
  *   ledger_capture.c  the capture rules (capture-invalidated, capture-dropped-call)
  *   ledger_graphmem.c  graph memory's counts for the summary at exit
  *   ledger_pending.c  errors held until the thread's next call tells whether the runtime
  *                   retried them (INVALID_CONTEXT on a thread without a context)
+ *   ledger_order.c  stream order: the streams' clocks, the allocations watched for it
+ *   ledger_uses.c, ledger_restrict.c, ledger_leaks.c  more rules (uses, refused graphs and
+ *                   pools, leaks at exit), as ledger_rules.c
  *
  * Model (from shared/notes/cuda-driver-facts.md and the Programming Guide's "Graph Memory
  * Nodes"): a stream-ordered allocation outside any capture is live until freed. A graph
@@ -140,12 +144,13 @@ struct stripe {
 	 * history_next is the slot the next push writes (when full, the oldest's). */
 	struct alloc **history;
 	size_t history_cap;
-	uint32_t history_next, history_len;  /* below history_cap (GRAPHCHECK_HISTORY's bound) */
+	uint32_t history_next, history_len;  /* below history_cap (GC_LEDGER_HISTORY_MAX) */
 	uint64_t live_bytes;
 	/* New records' and evicted ones': the second line. */
 	gc_slab slab;
 	uint64_t forgotten;  /* freed records evicted: an unknown free may be a forgotten one */
 } __attribute__((aligned(CACHE_LINE)));  /* one cache line's worth apart: no false sharing */
+_Static_assert(GC_LEDGER_HISTORY_MAX < UINT32_MAX, "a stripe's ring counts fit 32 bits");
 _Static_assert(offsetof(struct stripe, live_bytes) + sizeof(uint64_t) <= CACHE_LINE,
                "what the fast path reads and writes of a stripe is one line");
 

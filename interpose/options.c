@@ -50,7 +50,7 @@ static const opt table[] = {
 	{"LEAK_CHECK", T_BOOL, "1", OFF(leak_check), 0, GC_LEAK_FULL, NULL,
 	 "Report stream-ordered and graph allocations still live at exit: 1 in one brief record "
 	 "(graph and pool allocations counted apart, the largest site), full by every site."},
-	{"HISTORY", T_INT, STR(GC_LEDGER_HISTORY_DEFAULT), OFF(history), 0, 100000000, NULL,
+	{"HISTORY", T_INT, STR(GC_LEDGER_HISTORY_DEFAULT), OFF(history), 0, GC_LEDGER_HISTORY_MAX, NULL,
 	 "Freed allocations remembered to explain double frees (0: none)."},
 	{"USES", T_BOOL, "1", OFF(uses), 0, 0, NULL,
 	 "Check kernel launches, copies and sets against memory that is not live "
