@@ -76,11 +76,11 @@ static void graph_free(gc_ledger *l, struct graph *g)
 	l->n_graphs--;
 }
 
-/* A destroyed graph stays while an exec of it may launch or one of its allocations is
- * live; then it and its records go. */
+/* A destroyed graph stays while an exec of it (or of a graph moved into it) may launch or
+ * one of its allocations is live; then it and its records go. */
 void gc_graph_maybe_release(gc_ledger *l, struct graph *g)
 {
-	if (!g || !g->destroyed || g->n_execs > 0 || g->n_captures > 0)
+	if (!g || !g->destroyed || g->n_execs > 0 || g->n_captures > 0 || g->n_held > 0)
 		return;
 	for (size_t i = 0; i < g->n_allocs; i++)
 		if (g->allocs[i]->state == S_LIVE)
@@ -162,9 +162,14 @@ void gc_graph_free_live(gc_ledger *l, struct alloc *a, uint32_t site)
 }
 
 /* A moved child is part of its parent from now on: the parent's execs launch its memory
- * nodes, and its handle goes with the parent (it can no longer be instantiated alone). */
+ * nodes, and its handle goes with the parent (it can no longer be instantiated alone). An
+ * exec made of it before still launches its records (through its own arrays), so the
+ * parent, and any it is moved into later, holds them until that exec goes. */
 void gc_graph_child_moved(gc_ledger *l, struct graph *parent, struct graph *child)
 {
+	child->moved_into = parent;
+	for (struct graph *p = parent; p; p = p->moved_into)
+		p->n_held += child->n_execs + child->n_held;
 	for (size_t i = 0; i < child->n_allocs; i++) {
 		struct alloc *a = child->allocs[i];
 		/* out of memory: the record stays, in no graph */
@@ -295,24 +300,31 @@ struct exec *gc_exec_find(gc_ledger *l, uint64_t handle)
 	return (struct exec *)gc_table_find(&l->execs, handle);
 }
 
-static void exec_drop(gc_ledger *l, struct exec *e)
+/* The exec goes; its graph, and the parents holding its records, go if they waited for it
+ * (all but keep, which is about to get a new exec). */
+static void exec_drop(gc_ledger *l, struct exec *e, const struct graph *keep)
 {
-	e->graph->n_execs--;
+	struct graph *g = e->graph;
+	g->n_execs--;
+	for (struct graph *p = g->moved_into; p; p = p->moved_into)
+		p->n_held--;
 	gc_table_remove(&l->execs, &e->h);
 	free(e->watch);
 	free(e);
 	l->n_execs--;
+	while (g) {
+		struct graph *up = g->moved_into;
+		if (g != keep)
+			gc_graph_maybe_release(l, g);
+		g = up;
+	}
 }
 
 void gc_exec_instantiated(gc_ledger *l, struct graph *g, const gc_event *ev)
 {
 	struct exec *stale = gc_exec_find(l, ev->exec);
-	if (stale) {  /* handle reuse after a destroy we did not see */
-		struct graph *sg = stale->graph;
-		exec_drop(l, stale);
-		if (sg != g)
-			gc_graph_maybe_release(l, sg);  /* a destroyed graph waiting for this exec */
-	}
+	if (stale)  /* handle reuse after a destroy we did not see */
+		exec_drop(l, stale, g);
 	struct exec *e = calloc(1, sizeof(*e));
 	if (!e)
 		return;
@@ -382,9 +394,7 @@ void gc_exec_destroyed(gc_ledger *l, uint64_t handle)
 	struct exec *e = gc_exec_find(l, handle);
 	if (!e)
 		return;
-	struct graph *g = e->graph;
-	exec_drop(l, e);
-	gc_graph_maybe_release(l, g);
+	exec_drop(l, e, NULL);
 }
 
 /* ---- the tables ---------------------------------------------------------- */

@@ -93,6 +93,9 @@ struct graph {
 	size_t n_xfrees, cap_xfrees;
 	int n_execs;
 	int n_captures;      /* captures building into it: it stays while they run */
+	int n_held;          /* execs of graphs moved into it, which still read the records
+	                      * it took from them: it stays while they do */
+	struct graph *moved_into;  /* the parent it was moved into, held by its execs */
 	uint64_t exec;       /* the newest exec, for messages */
 	int destroyed;
 	int in_table;

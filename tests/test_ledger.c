@@ -485,6 +485,41 @@ static void memory_node_clean(void **state)
 	assert_int_equal(total(f), 0);
 }
 
+/* Execs made before their graphs were moved into parents: the parents' destroy takes the
+ * children's handles, but the execs still launch the children's memory nodes (0x6000
+ * allocates 0xB000, 0x6100 frees it), so their records stay while the execs do. */
+static void exec_of_moved_child_outlives_parent(void **state)
+{
+	fx *f = *state;
+	capture_graph(f, 1, 0xB000, 0x6000, 0xE000, 0, 0);
+	apply(f, begin(S1, 2, GC_MODE_GLOBAL));
+	apply(f, mfree(0xB000, S1, 2, 0));
+	apply(f, end(S1, 2, 0x6100, 0));
+	apply(f, inst(0x6100, 0xE100, 0, 0));
+	apply(f, child(0x6200, 0x6000, GC_CHILD_OWNERSHIP_MOVE, 0));
+	apply(f, child(0x6300, 0x6100, GC_CHILD_OWNERSHIP_MOVE, 0));
+	apply(f, child(0x6400, 0x6200, GC_CHILD_OWNERSHIP_MOVE, 0));  /* and on up */
+	apply(f, ev_kind(GC_EV_GRAPH_DESTROY, 0x6400));
+	apply(f, ev_kind(GC_EV_GRAPH_DESTROY, 0x6300));
+	for (int i = 0; i < 2; i++) {
+		apply(f, launch(0xE000, S1, 0));
+		apply(f, launch(0xE100, S1, 0));
+		expect_none(f);
+	}
+	apply(f, launch(0xE000, S1, 0));
+	apply(f, at_exit());
+	expect(f, 1, GC_RULE_LEAK_AT_EXIT);
+	assert_int_equal(f->v[0].leak_count, 1);
+	assert_int_equal(f->v[0].leak_bytes, 4096);
+	apply(f, mfree(0xB000, S1, 0, 0));
+	expect_none(f);
+	apply(f, ev_kind(GC_EV_EXEC_DESTROY, 0xE000));
+	apply(f, ev_kind(GC_EV_EXEC_DESTROY, 0xE100));
+	gc_ledger_stats st;
+	gc_ledger_stats_get(f->l, &st);
+	assert_int_equal(st.graphs, 0);  /* then they go */
+}
+
 /* A second exec through an update, and a node destroyed in a graph with memory nodes. */
 static void memory_node_update_and_destroy_node(void **state)
 {
@@ -1973,6 +2008,7 @@ int main(void)
 		T(instantiate_twice_clean_no_mem_nodes),
 		T(memory_node_clone_and_child),
 		T(memory_node_clean),
+		T(exec_of_moved_child_outlives_parent),
 		T(memory_node_update_and_destroy_node),
 		T(memory_node_destroy_node_clean),
 		T(memory_node_device_launch),
