@@ -209,21 +209,17 @@ void gc_order_device_wait(gc_ledger *l)
 void gc_order_unwatch(gc_ledger *l, uint64_t ptr)
 {
 	gc_dead_range hit;
-	if (!gc_dead_ranges_lookup(&l->order, ptr, &hit) || hit.lo != ptr) {
-		/* Its entry is gone (an allocation over it made before this free arrived trimmed
-		 * it, or the full index evicted it): uses kept for it go now, else they would stay
-		 * until an allocation at this very address. */
-		gc_streams_lock(l->streams);
-		drop_shared(l, ptr);
-		gc_streams_unlock(l->streams);
-		return;
-	}
-	if (hit.kind == ORDER_SHARED) {
+	int watched = gc_dead_ranges_lookup(&l->order, ptr, &hit) && hit.lo == ptr;
+	/* Uses kept for the address go: a shared allocation's, and those of one whose entry is
+	 * gone (an allocation over it made before this free arrived trimmed it, or the full
+	 * index evicted it), which would else stay until an allocation at this very address. */
+	if (!watched || hit.kind == ORDER_SHARED) {
 		gc_streams_lock(l->streams);
 		drop_shared(l, ptr);
 		gc_streams_unlock(l->streams);
 	}
-	gc_dead_ranges_cover(&l->order, hit.lo, hit.hi);
+	if (watched)
+		gc_dead_ranges_cover(&l->order, hit.lo, hit.hi);
 }
 
 /* ---- the rules --------------------------------------------------------------- */

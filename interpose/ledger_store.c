@@ -277,10 +277,9 @@ static int alloc_plain(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int
 	int retired = 0;
 	for (struct alloc *a = last; a; a = (struct alloc *)gc_table_next(&a->h)) {
 		if (a->state == S_LIVE) {
-			/* Not into the history ring yet: it must not be evicted before it is claimed. */
-			gc_store_unlive(st, a);
-			gc_store_watched_end(l, a);
-			a->state = S_FREED;
+			/* Not into the history ring yet: it must not be evicted before it is claimed
+			 * (its free, when it arrives, gives its site). */
+			gc_store_freed_mark(l, st, a, a->free_site);
 			a->flags |= F_REUSED;
 		}
 		if (a->flags & F_REUSED) {
