@@ -121,7 +121,6 @@ typedef struct gc_record_wait {
 	int per_thread;
 	uint64_t event, stream, capture_id;
 } gc_record_wait;
-/* The direct path reads gc_hub's streams and direct_off. */
 /* Whether a call may skip its event: it succeeded, outside any capture, on a thread whose log
  * is active (its first event went the full way, or a use came first: gc_hub_tid), with no
  * error held and no trace written (gc_hub.direct_off). */
