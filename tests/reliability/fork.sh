@@ -6,6 +6,19 @@
 . "$(dirname "$0")/lib.sh"
 [ "$TSAN" = 1 ] && skip_suite "under TSan: the fork+exec children exec programs not built with TSan (the object cannot load there) and TSan does not support fork while threads start up"
 
+# pid_run DIR MODE [ARGS...]: rel_prog MODE ARGS under graphcheck, each process logging to
+# DIR/%p.json and DIR/%p.txt (DIR made); its stdout in gc.out, stderr in gc.err; sets rc (its
+# status) and ppid (the parent's pid, as rel_prog wrote it).
+pid_run() {
+	d=$1
+	shift
+	mkdir -p "$d"
+	GRAPHCHECK_JSON_FILE=$d/%p.json GRAPHCHECK_LOG_FILE=$d/%p.txt \
+		timeout 60 env REL_PID_FILE=$tmp/pid LD_PRELOAD="$PRE" "$REL" "$@" > "$tmp/gc.out" 2> "$tmp/gc.err"
+	rc=$?
+	ppid=$(cat "$tmp/pid")
+}
+
 # ---- a child that goes on using CUDA ------------------------------------------------------
 "$REL" fork-cuda > "$tmp/native.out" 2>&1
 d=$tmp/cuda
@@ -83,12 +96,8 @@ lines=$(awk -v p="$ppid" '{ print ($1 == p) }' "$tmp/late.summary" 2>/dev/null |
 for prog in /bin/true /bin/false; do
 	"$REL" fork-exec $prog > "$tmp/native.out" 2>&1
 	nrc=$?
-	d=$tmp/exec$(basename $prog)
-	mkdir -p "$d"
-	GRAPHCHECK_JSON_FILE=$d/%p.json GRAPHCHECK_LOG_FILE=$d/%p.txt \
-		timeout 60 env REL_PID_FILE=$tmp/pid LD_PRELOAD="$PRE" "$REL" fork-exec $prog > "$tmp/gc.out" 2> "$tmp/gc.err"
-	grc=$?
-	ppid=$(cat "$tmp/pid")
+	pid_run "$tmp/exec$(basename $prog)" fork-exec $prog
+	grc=$rc
 	[ $nrc -eq $grc ] && cmp -s "$tmp/native.out" "$tmp/gc.out" && [ ! -s "$tmp/gc.err" ] &&
 		ok "fork+exec $prog: same output and exit ($grc), nothing on stderr" ||
 		bad "fork+exec $prog: rc $nrc vs $grc, or output differs"
@@ -109,12 +118,7 @@ types=$(jq -r '.type' "$tmp/shared.json" 2>/dev/null | tr '\n' ' ')
 # A child that makes no CUDA call and leaves through exit(), while the parent holds an
 # allocation it frees later: the child has nothing to report.
 "$REL" fork-idle > "$tmp/native.out" 2>&1
-d=$tmp/idle
-mkdir -p "$d"
-GRAPHCHECK_JSON_FILE=$d/%p.json GRAPHCHECK_LOG_FILE=$d/%p.txt \
-	timeout 60 env REL_PID_FILE=$tmp/pid LD_PRELOAD="$PRE" "$REL" fork-idle > "$tmp/gc.out" 2> "$tmp/gc.err"
-rc=$?
-ppid=$(cat "$tmp/pid")
+pid_run "$tmp/idle" fork-idle
 [ $rc -eq 0 ] && cmp -s "$tmp/native.out" "$tmp/gc.out" && [ -z "$(violations "$d/$ppid.json")" ] &&
 	ok "fork, child without CUDA exits: same output, no record in the parent" ||
 	bad "fork, child without CUDA exits: rc $rc, parent records: $(violations "$d/$ppid.json" | tr '\n' ' ')"
@@ -129,12 +133,7 @@ fi
 # A child whose first CUDA call is a kernel launch (a use, no event: only the stream tag is
 # read), then an alloc and a free: it used CUDA, so its %p logs are opened and end with its
 # own summary, as a child whose first call is an event.
-d=$tmp/launch
-mkdir -p "$d"
-GRAPHCHECK_JSON_FILE=$d/%p.json GRAPHCHECK_LOG_FILE=$d/%p.txt \
-	timeout 60 env REL_PID_FILE=$tmp/pid LD_PRELOAD="$PRE" "$REL" fork-launch > "$tmp/gc.out" 2> "$tmp/gc.err"
-rc=$?
-ppid=$(cat "$tmp/pid")
+pid_run "$tmp/launch" fork-launch
 cpid=$(ls "$d" | sed -n 's/^\([0-9]*\)\.txt$/\1/p' | grep -vx "$ppid" | head -n 1)
 [ $rc -eq 0 ] && grep -qx "child: 0" "$tmp/gc.out" && [ -n "$cpid" ] &&
 	[ "$(tail -n 1 "$d/$cpid.txt")" = "==graphcheck== graphcheck: 0 errors, 0 warnings" ] &&
