@@ -26,6 +26,11 @@
  *                 direct path did not take it)
  *   ...           the event's fields, which may use `r` (the driver's result) and `cap` */
 #define WRAPPER_OF(type, report, spelling, params, args, cap_before, when, ...)            \
+	WRAPPER_PREP_OF(type, report, spelling, params, args, , cap_before, when, __VA_ARGS__)
+/* The same with `prep`, declarations made inside the guard before the call (the
+ * allocator's direct path fills its op there: what is stored before the call is not held
+ * in a register across it). */
+#define WRAPPER_PREP_OF(type, report, spelling, params, args, prep, cap_before, when, ...)  \
 	GC_EXPORT CUresult spelling params                                                    \
 	{                                                                                      \
 		__typeof__(&spelling) real = GC_REAL(spelling);                                    \
@@ -33,6 +38,7 @@
 			return NO_DRIVER;                                                              \
 		if (!gc_hub_enter())                                                               \
 			return real args;                                                              \
+		prep                                                                               \
 		GC_SELF_CLOCK(t0);                                                                 \
 		uint64_t cap __attribute__((unused)) = (cap_before);                               \
 		GC_SELF_CLOCK(t1);                                                                 \
@@ -67,27 +73,38 @@
 /* The allocator's calls: most take the direct path (hub.h), which applies them without an
  * event; the rest are events. An allocation belongs to the capture the stream is still in
  * after the call: asked there, into cap, for the direct path's test and the event. Each
- * notes its caller first: the direct path keeps it as the call's site. */
-#define ALLOC_TAKEN(spelling, pool_, s, ptsz)                                              \
-	(gc_hub_note_caller(), cap = CAPTURE_OF(s, ptsz),                                     \
-	 gc_hub_mem_ok(r, RETURNED(r, dptr), cap) &&                                           \
-	 gc_hub_alloc_direct(#spelling, ptsz, U64(*dptr), size, U64(s), U64(pool_)))
-#define ALLOC_EVENT(pool_, s, ptsz)                                                        \
-	.kind = GC_EV_ALLOC, .ptr = RETURNED(r, dptr), .size = size, .stream = U64(s),         \
-	.pool = U64(pool_), .per_thread = ptsz, .capture_id = cap, .capture_kept = KEPT(s, ptsz)
+ * notes its caller first: the direct path keeps it as the call's site. The direct path's op
+ * is filled before the call, and the event takes the call's fields from it: what is in
+ * memory is not held in a register across the driver's call. */
+#define MEM_PREP(kind, ptsz, ptr, size, stream, pool)                                      \
+	gc_mem_op op;                                                                          \
+	gc_hub_mem_op_set(&op, kind, ptsz, ptr, size, U64(stream), U64(pool));
+#define MEM_TAKEN(spelling) (op.call = #spelling, gc_hub_mem_direct(&op))
+#define ALLOC_TAKEN(spelling, ptsz)                                                        \
+	(gc_hub_note_caller(), cap = CAPTURE_OF(op.stream, ptsz),                             \
+	 gc_hub_mem_ok(r, RETURNED(r, dptr), cap) && (op.ptr = U64(*dptr), MEM_TAKEN(spelling)))
+#define ALLOC_EVENT(ptsz)                                                                  \
+	.kind = GC_EV_ALLOC, .ptr = RETURNED(r, dptr), .size = op.size, .stream = op.stream,   \
+	.pool = op.pool, .per_thread = ptsz, .capture_id = cap,                                \
+	.capture_kept = KEPT(op.stream, ptsz)
 #define ALLOC_ASYNC(spelling, ptsz)                                                        \
-	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size, CUstream s), (dptr, size, s), 0,    \
-	        !ALLOC_TAKEN(spelling, NULL, s, ptsz), ALLOC_EVENT(NULL, s, ptsz))
+	WRAPPER_PREP_OF(gc_event, gc_hub_report, spelling,                                     \
+	                (CUdeviceptr *dptr, size_t size, CUstream s), (dptr, size, s),         \
+	                MEM_PREP(GC_EV_ALLOC, ptsz, 0, size, s, NULL), 0,                      \
+	                !ALLOC_TAKEN(spelling, ptsz), ALLOC_EVENT(ptsz))
 #define ALLOC_FROM_POOL(spelling, ptsz)                                                    \
-	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream s),     \
-	        (dptr, size, pool, s), 0, !ALLOC_TAKEN(spelling, pool, s, ptsz),              \
-	        ALLOC_EVENT(pool, s, ptsz))
+	WRAPPER_PREP_OF(gc_event, gc_hub_report, spelling,                                     \
+	                (CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream s),       \
+	                (dptr, size, pool, s), MEM_PREP(GC_EV_ALLOC, ptsz, 0, size, s, pool), 0, \
+	                !ALLOC_TAKEN(spelling, ptsz), ALLOC_EVENT(ptsz))
 #define FREE_ASYNC(spelling, ptsz)                                                         \
-	WRAPPER(spelling, (CUdeviceptr p, CUstream s), (p, s), CAPTURE_OF(s, ptsz),           \
-	        !(gc_hub_note_caller(), gc_hub_mem_ok(r, p, cap) &&                            \
-	          gc_hub_free_direct(#spelling, ptsz, p, U64(s))),                             \
-	        .kind = GC_EV_FREE, .ptr = p, .stream = U64(s), .per_thread = ptsz,            \
-	        .capture_id = cap, .capture_kept = KEPT(s, ptsz))
+	WRAPPER_PREP_OF(gc_event, gc_hub_report, spelling, (CUdeviceptr p, CUstream s), (p, s), \
+	                MEM_PREP(GC_EV_FREE, ptsz, p, 0, s, NULL), CAPTURE_OF(s, ptsz),        \
+	                !(gc_hub_note_caller(), gc_hub_mem_ok(r, op.ptr, cap) &&               \
+	                  MEM_TAKEN(spelling)),                                                \
+	                .kind = GC_EV_FREE, .ptr = op.ptr, .stream = op.stream,                \
+	                .per_thread = ptsz, .capture_id = cap,                                 \
+	                .capture_kept = KEPT(op.stream, ptsz))
 #define MEM_ALLOC(spelling, ptsz)                                                          \
 	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size), (dptr, size), 0, 1,               \
 	        .kind = GC_EV_MEM_ALLOC, .ptr = RETURNED(r, dptr), .size = size)

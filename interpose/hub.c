@@ -425,22 +425,11 @@ static __attribute__((noinline)) uint32_t cache_site(gc_scratch *sc, unsigned sl
  * script's line that made the call. sc NULL: no Python frame is read. Without a Python
  * frame, the last two sites are looked at first: a loop's allocation and free, found on the
  * line the wrapper's guard has brought in (the cache's slots are on lines of their own). */
-static inline int recent_site(uint32_t *site)
-{
-	if (recent_sites[0].pc == my_caller)
-		*site = recent_sites[0].site;
-	else if (recent_sites[1].pc == my_caller)
-		*site = recent_sites[1].site;
-	else
-		return 0;
-	return 1;
-}
-
 static inline uint32_t cheap_site(gc_scratch *sc)
 {
 	void *py = sc ? py_site_frame(sc) : NULL;
 	uint32_t site;
-	if (!py && recent_site(&site))
+	if (!py && gc_hub_recent_site(my_caller, &site))
 		return site;
 	unsigned slot = (unsigned)((((uintptr_t)my_caller >> 2) ^ (uintptr_t)py) % SITE_CACHE);
 	site = site_cache[slot].pc == my_caller && site_cache[slot].py == py
@@ -498,61 +487,14 @@ void gc_hub_report(gc_event *ev)
 		write_verdicts(sc, ev, n, nframes);
 }
 
-/* The direct path's site past the thread's last two (or in a Python program): out of line,
- * so that the common direct path keeps no register across a call. 0 when the call must go
- * the full way (no scratch memory to read the Python frame with). */
-static __attribute__((noinline)) int direct_site(gc_mem_op *op)
+/* Out of line, so that the common direct path keeps no register across a call. */
+int gc_hub_direct_site(gc_mem_op *op)
 {
 	gc_scratch *sc = NULL;  /* for the Python frame only: other programs never take it */
 	if (gc_hub.mem_site == GC_HUB_SITE_PYTHON && !(sc = gc_scratch_get()))
 		return 0;
 	op->site = cheap_site(sc);
 	return 1;
-}
-
-/* What gc_hub_report does with a successful allocation or free outside any capture, on a
- * thread whose log is active (gc_hub_thread set), with no error held and no trace (hub.h's
- * gc_hub_mem_ok): the thread's id and the cheap site, then the ledger's fast path, which
- * gives no verdict. Allocation backtraces (an unwound site) and what the fast path declines
- * go the full way; a site interned here is the one it finds cached. */
-static inline int mem_direct(gc_mem_op *op)
-{
-	if (!my_caller)
-		return 0;
-	op->tid = my_tid;
-	if (!(gc_hub.mem_site == GC_HUB_SITE_CALLER && recent_site(&op->site)) &&
-	    (gc_hub.mem_site == GC_HUB_SITE_UNWOUND || !direct_site(op)))
-		return 0;
-	return gc_ledger_apply_mem(ledger, op);
-}
-
-/* The op's fields set one by one, each once (mem_direct sets the thread and the site): an
- * initializer would zero them first. */
-static inline void mem_op_set(gc_mem_op *op, int kind, const char *call, int per_thread,
-                              uint64_t ptr, uint64_t size, uint64_t stream, uint64_t pool)
-{
-	op->ptr = ptr;
-	op->size = size;
-	op->stream = stream;
-	op->pool = pool;
-	op->call = call;
-	op->kind = (uint8_t)kind;
-	op->per_thread = (uint8_t)per_thread;
-}
-
-int gc_hub_alloc_direct(const char *call, int per_thread, uint64_t ptr, uint64_t size,
-                        uint64_t stream, uint64_t pool)
-{
-	gc_mem_op op;
-	mem_op_set(&op, GC_EV_ALLOC, call, per_thread, ptr, size, stream, pool);
-	return mem_direct(&op);
-}
-
-int gc_hub_free_direct(const char *call, int per_thread, uint64_t ptr, uint64_t stream)
-{
-	gc_mem_op op;
-	mem_op_set(&op, GC_EV_FREE, call, per_thread, ptr, 0, stream, 0);
-	return mem_direct(&op);
 }
 
 void gc_hub_record_wait_event(const gc_record_wait *c)

@@ -126,8 +126,9 @@ typedef struct gc_record_wait {
  * error held and no trace written (gc_hub.direct_off). */
 static inline int gc_hub_direct_ok(int result, uint64_t capture_id)
 {
-	return result == 0 && !capture_id && gc_hub_thread &&
-	       !__atomic_load_n(gc_hub.direct_off, __ATOMIC_ACQUIRE);
+	/* The thread read after the acquire: the allocator's direct path then reuses the load. */
+	return result == 0 && !capture_id &&
+	       !__atomic_load_n(gc_hub.direct_off, __ATOMIC_ACQUIRE) && gc_hub_thread;
 }
 /* The full path: the event built and reported. */
 void gc_hub_record_wait_event(const gc_record_wait *c);
@@ -152,15 +153,53 @@ static inline int gc_hub_mem_ok(int result, uint64_t ptr, uint64_t capture_id)
 {
 	return ptr && gc_hub_direct_ok(result, capture_id);
 }
-/* The direct path's out-of-line part, for a call that gc_hub_mem_ok let through: the
- * thread, the call's site (the cached cheap one), then the ledger's fast path; 1 when the
- * call was applied (it is then no event), 0 when it must go the full way (allocation
- * backtraces asked for, or the ledger declined). The call's fields as arguments, so that
- * the wrapper builds nothing. pool: 0 for cuMemAllocAsync. */
-int gc_hub_alloc_direct(const char *call, int per_thread, uint64_t ptr, uint64_t size,
-                        uint64_t stream, uint64_t pool);
-int gc_hub_free_direct(const char *call, int per_thread, uint64_t ptr, uint64_t stream);
-
+/* The thread's last two call sites without a Python frame (gc_hub_self.recent): 1 with the
+ * site of pc in *site when it is one of them. */
+static inline int gc_hub_recent_site(void *pc, uint32_t *site)
+{
+	if (gc_hub_self.recent[0].pc == pc)
+		*site = gc_hub_self.recent[0].site;
+	else if (gc_hub_self.recent[1].pc == pc)
+		*site = gc_hub_self.recent[1].site;
+	else
+		return 0;
+	return 1;
+}
+/* hub.c's: the direct path's site past the thread's last two (or in a Python program), out
+ * of line; 0 when the call must go the full way (no scratch memory to read the Python frame
+ * with). */
+int gc_hub_direct_site(gc_mem_op *op);
+/* What gc_hub_report does with a successful allocation or free outside any capture, on a
+ * thread whose log is active (gc_hub_thread set), with no error held and no trace
+ * (gc_hub_mem_ok): the thread's id and the cheap site, then the ledger's fast path, which
+ * gives no verdict. 1 when the call was applied (it is then no event), 0 when it must go the
+ * full way: allocation backtraces asked for (an unwound site), or the ledger declined. A site
+ * interned here is the one the full path finds cached. Inline in the wrapper, so that the
+ * common call builds only the op; the wrapper has noted its caller (gc_hub_note_caller: a
+ * return address, never 0) just before. */
+static inline int gc_hub_mem_direct(gc_mem_op *op)
+{
+	op->tid = gc_hub_thread;
+	if (!(gc_hub.mem_site == GC_HUB_SITE_CALLER &&
+	      gc_hub_recent_site(gc_hub_caller, &op->site)) &&
+	    (gc_hub.mem_site == GC_HUB_SITE_UNWOUND || !gc_hub_direct_site(op)))
+		return 0;
+	return gc_ledger_apply_mem(gc_hub.ledger, op);
+}
+/* The op's fields set one by one, each once, before the driver's call (then none is held
+ * in a register across it; the wrapper sets the call, a constant, after it, and
+ * gc_hub_mem_direct the thread and the site): an initializer would zero them first. pool:
+ * 0 for cuMemAllocAsync. */
+static inline void gc_hub_mem_op_set(gc_mem_op *op, int kind, int per_thread, uint64_t ptr,
+                                     uint64_t size, uint64_t stream, uint64_t pool)
+{
+	op->ptr = ptr;
+	op->size = size;
+	op->stream = stream;
+	op->pool = pool;
+	op->kind = (uint8_t)kind;
+	op->per_thread = (uint8_t)per_thread;
+}
 /* A module or library unloaded: the kernels' layouts known so far are forgotten (their
  * handles may come back for other kernels). */
 typedef struct gc_unload {

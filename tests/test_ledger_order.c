@@ -244,22 +244,13 @@ static void direct_path_declines(void **state)
 	assert_int_equal(direct(f, 1, E1, B), 1);
 }
 
-/* The hub's direct path for a stream-ordered allocation or free: hub.h's gc_hub_mem_ok,
- * inline, then its out-of-line part, here as hub.c's is without the site (the ledger's fast
- * path on the call's fields). */
-int gc_hub_alloc_direct(const char *call, int per_thread, uint64_t ptr, uint64_t size,
-                        uint64_t stream, uint64_t pool)
+/* The hub's direct path for a stream-ordered allocation or free: hub.h's gc_hub_mem_ok and
+ * gc_hub_mem_direct, inline, as the wrappers in hooks.c run them; the site is the thread's
+ * last (none here: hub.c's out-of-line part, which finds others, is not linked). */
+int gc_hub_direct_site(gc_mem_op *op)
 {
-	gc_mem_op op = {.ptr = ptr, .size = size, .stream = stream, .pool = pool,
-	                .tid = gc_hub_thread, .call = call, .kind = GC_EV_ALLOC,
-	                .per_thread = (uint8_t)per_thread};
-	return gc_ledger_apply_mem(gc_hub.ledger, &op);
-}
-int gc_hub_free_direct(const char *call, int per_thread, uint64_t ptr, uint64_t stream)
-{
-	gc_mem_op op = {.ptr = ptr, .stream = stream, .tid = gc_hub_thread, .call = call,
-	                .kind = GC_EV_FREE, .per_thread = (uint8_t)per_thread};
-	return gc_ledger_apply_mem(gc_hub.ledger, &op);
+	op->site = 0;
+	return 1;
 }
 
 /* 1 when the call went the direct way, 0 when the full one (as the wrappers in hooks.c). */
@@ -267,10 +258,13 @@ static int mem_as(fx *f, int kind, uint64_t p, uint64_t s, int result, uint64_t 
 {
 	gc_hub.ledger = f->l;
 	gc_hub.direct_off = gc_ledger_held_count(f->l);
-	if (!gc_hub_mem_ok(result, p, capture))
-		return 0;
-	return kind == GC_EV_FREE ? gc_hub_free_direct("cuMemFreeAsync", 0, p, s)
-	                          : gc_hub_alloc_direct("cuMemAllocAsync", 0, p, 4096, s, 0);
+	gc_mem_op op;
+	if (kind == GC_EV_FREE)
+		gc_hub_mem_op_set(&op, GC_EV_FREE, 0, p, 0, s, 0);
+	else
+		gc_hub_mem_op_set(&op, GC_EV_ALLOC, 0, p, 4096, s, 0);
+	op.call = kind == GC_EV_FREE ? "cuMemFreeAsync" : "cuMemAllocAsync";
+	return gc_hub_mem_ok(result, p, capture) && gc_hub_mem_direct(&op);
 }
 
 /* What the allocator's direct path leaves to the full one, each alone: a failed call, an
