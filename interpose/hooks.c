@@ -27,18 +27,18 @@
  *   ...           the event's fields, which may use `r` (the driver's result) and `cap` */
 #define WRAPPER_OF(type, report, spelling, params, args, cap_before, when, ...)            \
 	WRAPPER_PREP_OF(type, report, spelling, params, args, , cap_before, when, __VA_ARGS__)
-/* The same with `prep`, declarations made inside the guard before the call (the
- * allocator's direct path fills its op there: what is stored before the call is not held
- * in a register across it). */
+/* The same with `prep`, declarations made before the guard (the allocator's direct path
+ * fills its op there, which args may read: what is in memory is not held in a register
+ * across the driver's call). */
 #define WRAPPER_PREP_OF(type, report, spelling, params, args, prep, cap_before, when, ...)  \
 	GC_EXPORT CUresult spelling params                                                    \
 	{                                                                                      \
 		__typeof__(&spelling) real = GC_REAL(spelling);                                    \
 		if (!real)                                                                         \
 			return NO_DRIVER;                                                              \
+		prep                                                                               \
 		if (!gc_hub_enter())                                                               \
 			return real args;                                                              \
-		prep                                                                               \
 		GC_SELF_CLOCK(t0);                                                                 \
 		uint64_t cap __attribute__((unused)) = (cap_before);                               \
 		GC_SELF_CLOCK(t1);                                                                 \
@@ -74,17 +74,20 @@
  * event; the rest are events. An allocation belongs to the capture the stream is still in
  * after the call: asked there, into cap, for the direct path's test and the event. Each
  * notes its caller first: the direct path keeps it as the call's site. The direct path's op
- * is filled before the call, and the event takes the call's fields from it: what is in
- * memory is not held in a register across the driver's call. */
+ * is filled before the call, and the event (and the free's call itself) takes the call's
+ * fields from it: what is in memory is not held in a register across the driver's call. A
+ * call the ledger's fast path declines is reported by the hub, of its op
+ * (gc_hub_mem_declined): nothing of the wrapper's is held across the fast path either. */
 #define MEM_PREP(kind, ptsz, ptr, size, stream, pool)                                      \
 	gc_mem_op op;                                                                          \
 	gc_hub_mem_op_set(&op, kind, ptsz, ptr, size, U64(stream), U64(pool));
-#define MEM_TAKEN(spelling) (op.call = #spelling, gc_hub_mem_direct(&op))
+#define MEM_TAKEN(spelling)                                                                \
+	(op.call = #spelling, gc_hub_mem_direct(&op) || (gc_hub_mem_declined(&op), 1))
 #define ALLOC_TAKEN(spelling, ptsz)                                                        \
 	(gc_hub_note_caller(), cap = CAPTURE_OF(op.stream, ptsz),                             \
-	 gc_hub_mem_ok(r, RETURNED(r, dptr), cap) && (op.ptr = U64(*dptr), MEM_TAKEN(spelling)))
+	 gc_hub_mem_ok(r, op.ptr = RETURNED(r, dptr), cap) && MEM_TAKEN(spelling))
 #define ALLOC_EVENT(ptsz)                                                                  \
-	.kind = GC_EV_ALLOC, .ptr = RETURNED(r, dptr), .size = op.size, .stream = op.stream,   \
+	.kind = GC_EV_ALLOC, .ptr = op.ptr, .size = op.size, .stream = op.stream,              \
 	.pool = op.pool, .per_thread = ptsz, .capture_id = cap,                                \
 	.capture_kept = KEPT(op.stream, ptsz)
 #define ALLOC_ASYNC(spelling, ptsz)                                                        \
@@ -98,8 +101,9 @@
 	                (dptr, size, pool, s), MEM_PREP(GC_EV_ALLOC, ptsz, 0, size, s, pool), 0, \
 	                !ALLOC_TAKEN(spelling, ptsz), ALLOC_EVENT(ptsz))
 #define FREE_ASYNC(spelling, ptsz)                                                         \
-	WRAPPER_PREP_OF(gc_event, gc_hub_report, spelling, (CUdeviceptr p, CUstream s), (p, s), \
-	                MEM_PREP(GC_EV_FREE, ptsz, p, 0, s, NULL), CAPTURE_OF(s, ptsz),        \
+	WRAPPER_PREP_OF(gc_event, gc_hub_report, spelling, (CUdeviceptr p, CUstream s),        \
+	                ((CUdeviceptr)op.ptr, (CUstream)(uintptr_t)op.stream),                 \
+	                MEM_PREP(GC_EV_FREE, ptsz, p, 0, s, NULL), CAPTURE_OF(op.stream, ptsz), \
 	                !(gc_hub_note_caller(), gc_hub_mem_ok(r, op.ptr, cap) &&               \
 	                  MEM_TAKEN(spelling)),                                                \
 	                .kind = GC_EV_FREE, .ptr = op.ptr, .stream = op.stream,                \

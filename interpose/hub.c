@@ -497,6 +497,13 @@ int gc_hub_direct_site(gc_mem_op *op)
 	return 1;
 }
 
+void gc_hub_mem_declined(const gc_mem_op *op)
+{
+	gc_event ev = {.kind = op->kind, .call = op->call, .ptr = op->ptr, .size = op->size,
+	               .stream = op->stream, .pool = op->pool, .per_thread = op->per_thread};
+	gc_hub_report(&ev);
+}
+
 void gc_hub_record_wait_event(const gc_record_wait *c)
 {
 	gc_event ev = {.kind = c->wait ? GC_EV_STREAM_WAIT : GC_EV_EVENT_RECORD, .call = c->call,

@@ -186,6 +186,9 @@ static inline int gc_hub_mem_direct(gc_mem_op *op)
 		return 0;
 	return gc_ledger_apply_mem(gc_hub.ledger, op);
 }
+/* The full path for a call gc_hub_mem_ok let through that gc_hub_mem_direct declined: its
+ * event, built of the op (a success outside any capture: result and capture 0), reported. */
+void gc_hub_mem_declined(const gc_mem_op *op);
 /* The op's fields set one by one, each once, before the driver's call (then none is held
  * in a register across it; the wrapper sets the call, a constant, after it, and
  * gc_hub_mem_direct the thread and the site): an initializer would zero them first. pool:

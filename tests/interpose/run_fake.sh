@@ -224,6 +224,15 @@ if [ "${n:-0}" -ge 2 ]; then
 else
 	bad "an allocation's site with GRAPHCHECK_ALLOC_BACKTRACE_DEPTH=4: ${n:-no} frames, not unwound"
 fi
+# Such a call, which the direct path declines, is reported of its op (hub.c's
+# gc_hub_mem_declined): its record the same as the direct path's, but for the site.
+leaks() { jq -c 'select(.rule == "leak-at-exit") | [.leaks[] | del(.backtrace)]' "$1" 2>/dev/null; }
+l0=$(leaks "$tmp/sites.json") l4=$(leaks "$tmp/sites-unwound.json")
+if [ -n "$l0" ] && [ "$l4" = "$l0" ]; then
+	ok "an allocation declined by the direct path keeps its record: $l4"
+else
+	bad "an allocation declined by the direct path: $l4, taken: $l0"
+fi
 # The allocator's direct path (no trace) and the full one (a trace written: every call an
 # event) record the same: rule, call, pointer, stream, message and the program's frames, for
 # random mixes of allocations, frees, launches, records and waits (scenarios.c's mixed).
