@@ -438,37 +438,75 @@ static int order_event(const gc_event *ev)
 static int apply_locked(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max);
 
 /* The fast path's two halves, each inline in gc_ledger_apply_mem with the store's common
- * case (ledger_store_fast.h): one frame, its general case called only when that declines.
- * The stream model: only stream-ordered ones (GC_EV_ALLOC, GC_EV_FREE; cuMemAlloc's memory
- * is not), and with one stream so far, nothing past the stream seen (nothing is watched). */
-static inline __attribute__((always_inline)) int alloc_mem(gc_ledger *l, const gc_mem_op *op)
+ * case (ledger_store_fast.h): one frame, its general case called only when that declines,
+ * out of line and with what follows it (alloc_general, free_general), so that the frame
+ * keeps no result across a call (a register less to save). kind: op->kind, a constant in
+ * each inlined copy, so that no test of it is made again after a call. The stream model:
+ * only stream-ordered ones (GC_EV_ALLOC, GC_EV_FREE; cuMemAlloc's memory is not), and with
+ * one stream so far, nothing past the stream seen (nothing is watched). */
+static inline __attribute__((always_inline)) int alloc_done(gc_ledger *l, struct stripe *st,
+                                                            const gc_mem_op *op, int kind,
+                                                            int retired)
 {
-	struct stripe *st = stripe_of(l, op->ptr);
-	gc_spin_lock(&st->lock);
-	int done = gc_store_alloc_fast(l, st, op) ? 1 : gc_store_alloc(l, st, op);  /* never 0 */
 	gc_spin_unlock(&st->lock);
-	if (op->kind == GC_EV_ALLOC) {
+	if (kind == GC_EV_ALLOC) {
 		uint64_t key = gc_order_stream(l, op);
-		if (done == 2 || gc_order_on(l))
-			gc_order_alloc(l, op, key, done == 2);
+		if (retired || gc_order_on(l))
+			gc_order_alloc(l, op, key, retired);
 	}
 	return 1;
 }
 
-static inline __attribute__((always_inline)) int free_mem(gc_ledger *l, const gc_mem_op *op)
+static __attribute__((noinline)) int alloc_general(gc_ledger *l, struct stripe *st,
+                                                   const gc_mem_op *op, int kind)
 {
-	if (op->kind == GC_EV_FREE) {
+	return alloc_done(l, st, op, kind, gc_store_alloc(l, st, op) == 2);
+}
+
+static inline __attribute__((always_inline)) int alloc_mem(gc_ledger *l, const gc_mem_op *op,
+                                                           int kind)
+{
+	struct stripe *st = stripe_of(l, op->ptr);
+	gc_spin_lock(&st->lock);
+	return gc_store_alloc_fast(l, st, op, kind) ? alloc_done(l, st, op, kind, 0)
+	                                            : alloc_general(l, st, op, kind);
+}
+
+static inline __attribute__((always_inline)) int free_done(gc_ledger *l, struct stripe *st,
+                                                           const gc_mem_op *op, int kind,
+                                                           int done)
+{
+	gc_spin_unlock(&st->lock);
+	if (done && kind == GC_EV_FREE)
+		gc_order_freed(l, op->ptr);
+	return done;
+}
+
+static __attribute__((noinline)) int free_general(gc_ledger *l, struct stripe *st,
+                                                  const gc_mem_op *op, int kind)
+{
+	return free_done(l, st, op, kind, gc_store_free(l, st, op));
+}
+
+static inline __attribute__((always_inline)) int free_mem(gc_ledger *l, const gc_mem_op *op,
+                                                          int kind)
+{
+	if (kind == GC_EV_FREE) {
 		uint64_t key = gc_order_stream(l, op);
 		if (gc_order_on(l) && gc_order_free_checked(l, op, key))
 			return 0;  /* made or used on another stream: judged on the locked path */
 	}
 	struct stripe *st = stripe_of(l, op->ptr);
 	gc_spin_lock(&st->lock);
-	int done = gc_store_free_fast(l, st, op) || gc_store_free(l, st, op);
-	gc_spin_unlock(&st->lock);
-	if (done && op->kind == GC_EV_FREE)
-		gc_order_freed(l, op->ptr);
-	return done;
+	return gc_store_free_fast(l, st, op) ? free_done(l, st, op, kind, 1)
+	                                     : free_general(l, st, op, kind);
+}
+
+/* cuMemAlloc's and cuMemFree's (gc_ledger_apply's only): out of line, not in the hot frame. */
+static __attribute__((noinline)) int apply_mem_sync(gc_ledger *l, const gc_mem_op *op)
+{
+	return op->kind == GC_EV_MEM_ALLOC ? alloc_mem(l, op, GC_EV_MEM_ALLOC)
+	                                   : free_mem(l, op, GC_EV_MEM_FREE);
 }
 
 /* The fast path: an allocation outside any graph, or a free of a plain record; 0 when the
@@ -476,9 +514,11 @@ static inline __attribute__((always_inline)) int free_mem(gc_ledger *l, const gc
  * the hub's direct path and gc_ledger_apply. */
 int gc_ledger_apply_mem(gc_ledger *l, const gc_mem_op *op)
 {
-	if (op->kind == GC_EV_ALLOC || op->kind == GC_EV_MEM_ALLOC)
-		return alloc_mem(l, op);
-	return free_mem(l, op);
+	switch (op->kind) {
+	case GC_EV_ALLOC: return alloc_mem(l, op, GC_EV_ALLOC);
+	case GC_EV_FREE: return free_mem(l, op, GC_EV_FREE);
+	default: return apply_mem_sync(l, op);
+	}
 }
 
 static inline int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
@@ -654,6 +694,7 @@ gc_ledger *gc_ledger_new(const gc_ledger_config *cfg)
 	l->nstripes = 1;
 	while (l->nstripes < want && l->nstripes < 1024)
 		l->nstripes <<= 1;
+	l->stripe_mask = (l->nstripes - 1) * (uint32_t)sizeof(struct stripe);
 	l->no_uses = cfg && cfg->no_uses;
 	if (gc_store_init(l, history) || gc_graph_init(l) || gc_pending_init(l) ||
 	    gc_dead_ranges_init(&l->dead, DEAD_RANGES_MAX) || gc_order_init(l)) {
