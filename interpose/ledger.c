@@ -438,29 +438,16 @@ static int order_event(const gc_event *ev)
 static int apply_locked(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max);
 
 /* The fast path's two halves, each inline in gc_ledger_apply_mem with the store's common
- * case (ledger_store_fast.h): one frame, its general case called only when that declines,
- * out of line and with what follows it (alloc_general, free_general), so that the frame
- * keeps no result across a call (a register less to save). kind: op->kind, a constant in
- * each inlined copy, so that no test of it is made again after a call. The stream model:
- * only stream-ordered ones (GC_EV_ALLOC, GC_EV_FREE; cuMemAlloc's memory is not), and with
- * one stream so far, nothing past the stream seen (nothing is watched). */
-static inline __attribute__((always_inline)) int alloc_done(gc_ledger *l, struct stripe *st,
-                                                            const gc_mem_op *op, int kind,
-                                                            int retired)
+ * case (ledger_store_fast.h): one frame, its general case called only when that declines.
+ * kind: op->kind, a constant in each inlined copy, so that no test of it is made again after
+ * a call. The stream model: only stream-ordered ones (GC_EV_ALLOC, GC_EV_FREE; cuMemAlloc's
+ * memory is not), and with one stream so far, nothing past the stream seen (nothing is
+ * watched). An allocation that retired a record is the stream model's out of line
+ * (alloc_retired), so that the store's result is kept across no call (a register less). */
+static __attribute__((noinline)) int alloc_retired(gc_ledger *l, const gc_mem_op *op)
 {
-	gc_spin_unlock(&st->lock);
-	if (kind == GC_EV_ALLOC) {
-		uint64_t key = gc_order_stream(l, op);
-		if (retired || gc_order_on(l))
-			gc_order_alloc(l, op, key, retired);
-	}
+	gc_order_alloc(l, op, gc_order_stream(l, op), 1);
 	return 1;
-}
-
-static __attribute__((noinline)) int alloc_general(gc_ledger *l, struct stripe *st,
-                                                   const gc_mem_op *op, int kind)
-{
-	return alloc_done(l, st, op, kind, gc_store_alloc(l, st, op) == 2);
 }
 
 static inline __attribute__((always_inline)) int alloc_mem(gc_ledger *l, const gc_mem_op *op,
@@ -468,24 +455,16 @@ static inline __attribute__((always_inline)) int alloc_mem(gc_ledger *l, const g
 {
 	struct stripe *st = stripe_of(l, op->ptr);
 	gc_spin_lock(&st->lock);
-	return gc_store_alloc_fast(l, st, op, kind) ? alloc_done(l, st, op, kind, 0)
-	                                            : alloc_general(l, st, op, kind);
-}
-
-static inline __attribute__((always_inline)) int free_done(gc_ledger *l, struct stripe *st,
-                                                           const gc_mem_op *op, int kind,
-                                                           int done)
-{
+	int done = gc_store_alloc_fast(l, st, op, kind) ? 1 : gc_store_alloc(l, st, op);  /* never 0 */
 	gc_spin_unlock(&st->lock);
-	if (done && kind == GC_EV_FREE)
-		gc_order_freed(l, op->ptr);
-	return done;
-}
-
-static __attribute__((noinline)) int free_general(gc_ledger *l, struct stripe *st,
-                                                  const gc_mem_op *op, int kind)
-{
-	return free_done(l, st, op, kind, gc_store_free(l, st, op));
+	if (kind == GC_EV_ALLOC) {
+		if (done == 2)
+			return alloc_retired(l, op);
+		uint64_t key = gc_order_stream(l, op);
+		if (gc_order_on(l))
+			gc_order_alloc(l, op, key, 0);
+	}
+	return 1;
 }
 
 static inline __attribute__((always_inline)) int free_mem(gc_ledger *l, const gc_mem_op *op,
@@ -498,8 +477,11 @@ static inline __attribute__((always_inline)) int free_mem(gc_ledger *l, const gc
 	}
 	struct stripe *st = stripe_of(l, op->ptr);
 	gc_spin_lock(&st->lock);
-	return gc_store_free_fast(l, st, op) ? free_done(l, st, op, kind, 1)
-	                                     : free_general(l, st, op, kind);
+	int done = gc_store_free_fast(l, st, op) || gc_store_free(l, st, op);
+	gc_spin_unlock(&st->lock);
+	if (done && kind == GC_EV_FREE && gc_order_on(l))
+		gc_order_unwatch(l, op->ptr);  /* gc_order_freed, op->ptr read only when it is on */
+	return done;
 }
 
 /* cuMemAlloc's and cuMemFree's (gc_ledger_apply's only): out of line, not in the hot frame. */
@@ -696,6 +678,7 @@ gc_ledger *gc_ledger_new(const gc_ledger_config *cfg)
 		l->nstripes <<= 1;
 	l->stripe_mask = (l->nstripes - 1) * (uint32_t)sizeof(struct stripe);
 	l->no_uses = cfg && cfg->no_uses;
+	l->alloc_seq = 1;  /* the first allocation's number */
 	if (gc_store_init(l, history) || gc_graph_init(l) || gc_pending_init(l) ||
 	    gc_dead_ranges_init(&l->dead, DEAD_RANGES_MAX) || gc_order_init(l)) {
 		gc_ledger_free(l);

@@ -181,7 +181,8 @@ struct gc_ledger {
 	 * the model, which every stream-ordered allocation and free reads inline
 	 * (gc_order_stream, gc_order_on). */
 	gc_streams_seen_line streams_seen;
-	/* Allocation numbers: written by every allocation, so on a line of its own. */
+	/* The next allocation's number (from 1): written by every allocation, so on a line of its
+	 * own. */
 	uint32_t alloc_seq __attribute__((aligned(CACHE_LINE)));
 	/* Memory that is not live, for uses (its own lock, a leaf under any ledger lock). */
 	gc_dead_ranges dead;
@@ -397,8 +398,8 @@ static inline uint64_t gc_order_stream(gc_ledger *l, const gc_mem_op *op)
 	/* The common case first: a handle past the special ones 0, 1, 2 is its own key, and the
 	 * one stream seen so far is known. */
 	uint64_t s = op->stream;
-	if (__builtin_expect(s > 2 && s == __atomic_load_n(&l->streams_seen.first_key,
-	                                                   __ATOMIC_RELAXED), 1))
+	if (__builtin_expect(s == __atomic_load_n(&l->streams_seen.first_key, __ATOMIC_RELAXED) &&
+	                     s > 2, 1))
 		return s;
 	uint64_t key = gc_stream_key(s, op->per_thread, op->tid);
 	if (!gc_streams_known(&l->streams_seen, key))

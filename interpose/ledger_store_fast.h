@@ -28,11 +28,12 @@ static inline uint64_t gc_store_granule_end(const struct alloc *a)
 static inline void gc_store_record_take(gc_ledger *l, struct alloc *a, const gc_mem_op *op,
                                         int kind, int state)
 {
+	/* first: an atomic after the stores below would make the caller load them again */
+	a->seq = __atomic_fetch_add(&l->alloc_seq, 1, __ATOMIC_RELAXED);  /* from 1 */
 	a->size = op->size;
 	a->stream = op->stream;
 	a->site = op->site;
 	a->free_site = 0;
-	a->seq = __atomic_add_fetch(&l->alloc_seq, 1, __ATOMIC_RELAXED);
 	a->kind = (uint8_t)kind;
 	a->state = (uint8_t)state;
 }
@@ -112,17 +113,16 @@ static inline int gc_store_async_uses(const struct alloc *a, int no_uses)
  * retired no live record at the address (no_uses: l->no_uses, read once by the fast path).
  * A yes takes a out of the ring. */
 static inline int gc_store_revivable_no_uses(struct stripe *st, struct alloc *a,
-                                             const gc_mem_op *op, int no_uses)
+                                             uint64_t end, int no_uses)
 {
 	if (a->state != S_FREED || a->flags || !st->history_len)
 		return 0;
-	uint32_t last = st->history_next ? st->history_next - 1 : (uint32_t)st->history_cap - 1;
+	size_t last = st->history_next ? st->history_next - 1 : st->history_cap - 1;  /* < cap */
 	if (st->history[last] != a)
 		return 0;
-	if (__builtin_expect(gc_store_async_uses(a, no_uses), 1) &&
-	    a->h.key + a->size > op->ptr + gc_store_granules(op->size))
+	if (__builtin_expect(gc_store_async_uses(a, no_uses), 1) && a->h.key + a->size > end)
 		return 0;
-	st->history_next = last;
+	st->history_next = (uint32_t)last;
 	st->history_len--;
 	return 1;
 }
@@ -130,7 +130,7 @@ static inline int gc_store_revivable_no_uses(struct stripe *st, struct alloc *a,
 static inline int gc_store_revivable(gc_ledger *l, struct stripe *st, struct alloc *a,
                                      const gc_mem_op *op)
 {
-	return gc_store_revivable_no_uses(st, a, op, l->no_uses);
+	return gc_store_revivable_no_uses(st, a, op->ptr + gc_store_granules(op->size), l->no_uses);
 }
 
 /* An allocation outside any graph, the pools' common case: the address's one record is the
@@ -141,13 +141,14 @@ static inline __attribute__((always_inline)) int
 gc_store_alloc_fast(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int kind)
 {
 	int no_uses = l->no_uses;  /* once: the sequence number's atomic would make it a reload */
+	uint64_t end = op->ptr + gc_store_granules(op->size);  /* its granules' end, once */
 	struct alloc *a = (struct alloc *)gc_table_find_init(&st->allocs, op->ptr);
 	if (!a || gc_table_next(&a->h) || gc_store_call_names[a->call] != op->call ||
-	    !gc_store_revivable_no_uses(st, a, op, no_uses))  /* last: a yes takes a out of the ring */
+	    !gc_store_revivable_no_uses(st, a, end, no_uses))  /* last: a yes takes a out of the ring */
 		return 0;
 	gc_store_live_take(l, st, a, op, kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);  /* flags 0 */
 	if (__builtin_expect(!no_uses, 1))  /* the call in line: no jump out and back */
-		gc_dead_ranges_cover(&l->dead, a->h.key, gc_store_granule_end(a));
+		gc_dead_ranges_cover(&l->dead, op->ptr, end);  /* op->ptr: a's key */
 	return 1;
 }
 
