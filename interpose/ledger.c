@@ -439,25 +439,38 @@ static int apply_locked(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max
 
 /* The fast path's two halves, each inline in gc_ledger_apply_mem with the store's common
  * case (ledger_store_fast.h): one frame, its general case called only when that declines.
- * The stream model: only stream-ordered ones (GC_EV_ALLOC, GC_EV_FREE; cuMemAlloc's memory
- * is not), and with one stream so far, nothing past the stream seen (nothing is watched). */
-static inline __attribute__((always_inline)) int alloc_mem(gc_ledger *l, const gc_mem_op *op)
+ * kind: op->kind, a constant in each inlined copy, so that no test of it is made again after
+ * a call. The stream model: only stream-ordered ones (GC_EV_ALLOC, GC_EV_FREE; cuMemAlloc's
+ * memory is not), and with one stream so far, nothing past the stream seen (nothing is
+ * watched). An allocation that retired a record is the stream model's out of line
+ * (alloc_retired), so that the store's result is kept across no call (a register less). */
+static __attribute__((noinline)) int alloc_retired(gc_ledger *l, const gc_mem_op *op)
+{
+	gc_order_alloc(l, op, gc_order_stream(l, op), 1);
+	return 1;
+}
+
+static inline __attribute__((always_inline)) int alloc_mem(gc_ledger *l, const gc_mem_op *op,
+                                                           int kind)
 {
 	struct stripe *st = stripe_of(l, op->ptr);
 	gc_spin_lock(&st->lock);
-	int done = gc_store_alloc_fast(l, st, op) ? 1 : gc_store_alloc(l, st, op);  /* never 0 */
+	int done = gc_store_alloc_fast(l, st, op, kind) ? 1 : gc_store_alloc(l, st, op);  /* never 0 */
 	gc_spin_unlock(&st->lock);
-	if (op->kind == GC_EV_ALLOC) {
+	if (kind == GC_EV_ALLOC) {
+		if (done == 2)
+			return alloc_retired(l, op);
 		uint64_t key = gc_order_stream(l, op);
-		if (done == 2 || gc_order_on(l))
-			gc_order_alloc(l, op, key, done == 2);
+		if (gc_order_on(l))
+			gc_order_alloc(l, op, key, 0);
 	}
 	return 1;
 }
 
-static inline __attribute__((always_inline)) int free_mem(gc_ledger *l, const gc_mem_op *op)
+static inline __attribute__((always_inline)) int free_mem(gc_ledger *l, const gc_mem_op *op,
+                                                          int kind)
 {
-	if (op->kind == GC_EV_FREE) {
+	if (kind == GC_EV_FREE) {
 		uint64_t key = gc_order_stream(l, op);
 		if (gc_order_on(l) && gc_order_free_checked(l, op, key))
 			return 0;  /* made or used on another stream: judged on the locked path */
@@ -466,9 +479,16 @@ static inline __attribute__((always_inline)) int free_mem(gc_ledger *l, const gc
 	gc_spin_lock(&st->lock);
 	int done = gc_store_free_fast(l, st, op) || gc_store_free(l, st, op);
 	gc_spin_unlock(&st->lock);
-	if (done && op->kind == GC_EV_FREE)
-		gc_order_freed(l, op->ptr);
+	if (done && kind == GC_EV_FREE && gc_order_on(l))
+		gc_order_unwatch(l, op->ptr);  /* gc_order_freed, op->ptr read only when it is on */
 	return done;
+}
+
+/* cuMemAlloc's and cuMemFree's (gc_ledger_apply's only): out of line, not in the hot frame. */
+static __attribute__((noinline)) int apply_mem_sync(gc_ledger *l, const gc_mem_op *op)
+{
+	return op->kind == GC_EV_MEM_ALLOC ? alloc_mem(l, op, GC_EV_MEM_ALLOC)
+	                                   : free_mem(l, op, GC_EV_MEM_FREE);
 }
 
 /* The fast path: an allocation outside any graph, or a free of a plain record; 0 when the
@@ -476,9 +496,11 @@ static inline __attribute__((always_inline)) int free_mem(gc_ledger *l, const gc
  * the hub's direct path and gc_ledger_apply. */
 int gc_ledger_apply_mem(gc_ledger *l, const gc_mem_op *op)
 {
-	if (op->kind == GC_EV_ALLOC || op->kind == GC_EV_MEM_ALLOC)
-		return alloc_mem(l, op);
-	return free_mem(l, op);
+	switch (op->kind) {
+	case GC_EV_ALLOC: return alloc_mem(l, op, GC_EV_ALLOC);
+	case GC_EV_FREE: return free_mem(l, op, GC_EV_FREE);
+	default: return apply_mem_sync(l, op);
+	}
 }
 
 static inline int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max)
@@ -654,7 +676,9 @@ gc_ledger *gc_ledger_new(const gc_ledger_config *cfg)
 	l->nstripes = 1;
 	while (l->nstripes < want && l->nstripes < 1024)
 		l->nstripes <<= 1;
+	l->stripe_mask = (l->nstripes - 1) * (uint32_t)sizeof(struct stripe);
 	l->no_uses = cfg && cfg->no_uses;
+	l->alloc_seq = 1;  /* the first allocation's number */
 	if (gc_store_init(l, history) || gc_graph_init(l) || gc_pending_init(l) ||
 	    gc_dead_ranges_init(&l->dead, DEAD_RANGES_MAX) || gc_order_init(l)) {
 		gc_ledger_free(l);

@@ -153,6 +153,8 @@ struct stripe {
 	gc_slab slab;
 	uint64_t forgotten;  /* freed records evicted: an unknown free may be a forgotten one */
 } __attribute__((aligned(CACHE_LINE)));  /* one cache line's worth apart: no false sharing */
+#define STRIPE_SHIFT 7  /* log2 of sizeof(struct stripe), for stripe_of */
+_Static_assert(sizeof(struct stripe) == 1u << STRIPE_SHIFT, "stripe_of's shift is a stripe's size");
 _Static_assert(GC_LEDGER_HISTORY_MAX < UINT32_MAX, "a stripe's ring counts fit 32 bits");
 _Static_assert(offsetof(struct stripe, live_bytes) + sizeof(uint64_t) <= CACHE_LINE,
                "what the fast path reads and writes of a stripe is one line");
@@ -169,6 +171,7 @@ struct gc_ledger {
 	/* Read by every event of every thread: a cache line of their own, written rarely. */
 	struct stripe *stripes __attribute__((aligned(CACHE_LINE)));
 	unsigned nstripes;     /* a power of two */
+	uint32_t stripe_mask;  /* (nstripes - 1) * sizeof(struct stripe): stripe_of's, in bytes */
 	int active_captures;   /* read without the lock by gc_ledger_capturing */
 	int n_held;            /* held errors (ledger_pending.c): 0 skips the search */
 	int no_uses;  /* gc_ledger_config's: the dead index stays empty (read by every alloc/free) */
@@ -178,7 +181,8 @@ struct gc_ledger {
 	 * the model, which every stream-ordered allocation and free reads inline
 	 * (gc_order_stream, gc_order_on). */
 	gc_streams_seen_line streams_seen;
-	/* Allocation numbers: written by every allocation, so on a line of its own. */
+	/* The next allocation's number (from 1): written by every allocation, so on a line of its
+	 * own. */
 	uint32_t alloc_seq __attribute__((aligned(CACHE_LINE)));
 	/* Memory that is not live, for uses (its own lock, a leaf under any ledger lock). */
 	gc_dead_ranges dead;
@@ -218,8 +222,10 @@ _Static_assert((offsetof(struct gc_ledger, streams_seen) + sizeof(gc_streams_see
 
 static inline struct stripe *stripe_of(const gc_ledger *l, uint64_t ptr)
 {
-	/* Pools hand out addresses a few hundred bytes to megabytes apart: mix, then mask. */
-	return &l->stripes[(((ptr >> 8) * 0x9E3779B97F4A7C15ull) >> 40) & (l->nstripes - 1)];
+	/* Pools hand out addresses a few hundred bytes to megabytes apart: mix, then mask. The
+	 * index is (h >> 40) & (nstripes - 1); taken in bytes (a stripe is 128), one shift less. */
+	uint64_t h = (ptr >> 8) * 0x9E3779B97F4A7C15ull;
+	return (struct stripe *)((char *)l->stripes + ((h >> (40 - STRIPE_SHIFT)) & l->stripe_mask));
 }
 
 /* ---- ledger_store.c: allocation records ------------------------------------------------
@@ -389,14 +395,21 @@ void gc_order_event(gc_ledger *l, const gc_event *ev);
 void gc_order_stream_seen(gc_ledger *l, uint64_t key);
 static inline uint64_t gc_order_stream(gc_ledger *l, const gc_mem_op *op)
 {
-	uint64_t key = gc_stream_key(op->stream, op->per_thread, op->tid);
+	/* The common case first: a handle past the special ones 0, 1, 2 is its own key, and the
+	 * one stream seen so far is known. */
+	uint64_t s = op->stream;
+	if (__builtin_expect(s == __atomic_load_n(&l->streams_seen.first_key, __ATOMIC_RELAXED) &&
+	                     s > 2, 1))
+		return s;
+	uint64_t key = gc_stream_key(s, op->per_thread, op->tid);
 	if (!gc_streams_known(&l->streams_seen, key))
 		gc_order_stream_seen(l, key);
 	return key;
 }
 static inline int gc_order_on(const gc_ledger *l)
 {
-	return __atomic_load_n(&l->streams_seen.active, __ATOMIC_RELAXED);
+	/* expected off: a program on one stream, the fast path's layout */
+	return __builtin_expect(__atomic_load_n(&l->streams_seen.active, __ATOMIC_RELAXED), 0);
 }
 /* A stream-ordered allocation outside graphs made on stream key (gc_order_stream), called
  * when the model is on (stamped and watched) or it retired a record (contested); a free that

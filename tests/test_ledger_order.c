@@ -448,6 +448,23 @@ static void blocking_streams_and_a_legacy_free(void **state)
 	expect_none(f);
 }
 
+/* cuMemAlloc and cuMemFree are not stream-ordered: each is a wait for the whole device, no
+ * op on the legacy stream, so two blocking streams stay unordered after them (their events
+ * take the ledger's fast path, its own copy for each of the two kinds: ledger.c). */
+static void mem_alloc_and_free_no_legacy_ops(void **state)
+{
+	fx *f = *state;
+	apply(f, create(D, 0));
+	apply(f, create(D + 0x100, 0));
+	apply(f, (gc_event){.kind = GC_EV_MEM_ALLOC, .call = "cuMemAlloc", .ptr = Q, .size = 4096,
+	                    .site = 9});
+	apply(f, (gc_event){.kind = GC_EV_MEM_FREE, .call = "cuMemFree", .ptr = Q, .site = 10});
+	expect_none(f);
+	apply(f, alloc(P, D));
+	apply(f, use(P, D + 0x100, 51));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+}
+
 /* The same through a graph launch on the legacy stream, the one op there. */
 static void graph_launch_on_the_legacy_stream(void **state)
 {
@@ -660,6 +677,7 @@ int main(void)
 		T(silent_when_unknown),
 		T(blocking_streams_and_the_legacy_stream),
 		T(blocking_streams_and_a_legacy_free),
+		T(mem_alloc_and_free_no_legacy_ops),
 		T(graph_launch_on_the_legacy_stream),
 		T(per_thread_streams),
 		T(refused_and_captured_uses),
