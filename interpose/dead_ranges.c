@@ -16,6 +16,12 @@ enum { OPTIMISTIC_TRIES = 4 };
 #define NIL UINT32_MAX
 #define HALF (GC_DEAD_BLOCK / 2)
 
+/* The lowest lane in a mask of fronts. */
+static inline uint32_t lane_of(uint64_t m)
+{
+	return (uint32_t)__builtin_ctzll(m);
+}
+
 void gc_dead_ranges_destroy(gc_dead_ranges *d)
 {
 	free(d->top_lo);
@@ -37,7 +43,7 @@ int gc_dead_ranges_init(gc_dead_ranges *d, uint32_t capacity)
 	d->top_blk = calloc(bcap, sizeof(*d->top_blk));
 	d->blocks = calloc(bcap, sizeof(*d->blocks));
 	d->free_blk = calloc(bcap, sizeof(*d->free_blk));
-	d->slots = calloc((size_t)capacity + 1, sizeof(*d->slots));  /* + the front's */
+	d->slots = calloc((size_t)capacity + GC_DEAD_LANES, sizeof(*d->slots));  /* + the fronts */
 	if (!d->top_lo || !d->top_blk || !d->blocks || !d->free_blk || !d->slots) {
 		gc_dead_ranges_destroy(d);
 		return -1;
@@ -51,7 +57,6 @@ int gc_dead_ranges_init(gc_dead_ranges *d, uint32_t capacity)
 		d->slots[k].next = k + 1 < capacity ? k + 1 : NIL;
 	d->free_id = 0;
 	d->head[0] = d->head[1] = d->tail[0] = d->tail[1] = NIL;
-	d->front = NIL;
 	d->order_lo = UINT64_MAX;  /* no block */
 	gc_spin_init(&d->lock);
 	return 0;
@@ -82,12 +87,11 @@ static int read_slot(const gc_dead_slot *s, uint64_t lo, uint64_t hi, gc_dead_ra
 }
 
 /* The range containing addr in the index as read now (possibly torn: every index read is
- * bounds-checked, the seqlock discards the answer): the front, then the blocks. */
+ * bounds-checked, the seqlock discards the answer): the fronts, then the blocks. */
 static int read_at(gc_dead_ranges *d, uint64_t addr, gc_dead_range *out)
 {
-	uint32_t f = LD(&d->front);
-	if (f <= d->cap) {
-		const gc_dead_slot *s = &d->slots[f];
+	for (uint64_t m = LD(&d->fronts); m; m &= m - 1) {
+		const gc_dead_slot *s = &d->slots[d->cap + lane_of(m)];
 		uint64_t lo = LD(&s->lo), hi = LD(&s->hi);
 		if (addr - lo < hi - lo)
 			return read_slot(s, lo, hi, out);
@@ -185,7 +189,26 @@ static void write_bounds(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	ST(&d->seq, d->seq + 1);
 }
 
-/* The bounds become the extent of the blocks and the front, before the write section
+static gc_dead_slot *front_slot(gc_dead_ranges *d, uint32_t lane)
+{
+	return &d->slots[d->cap + lane];
+}
+
+/* The bounds become [lo, hi) (the blocks' extent) widened by every front, and the write
+ * section closes. */
+static void write_extent(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+{
+	for (uint64_t m = d->fronts; m; m &= m - 1) {
+		const gc_dead_slot *f = front_slot(d, lane_of(m));
+		lo = f->lo < lo ? f->lo : lo;
+		hi = f->hi > hi ? f->hi : hi;
+	}
+	if (!d->n)
+		lo = hi = 0;
+	write_bounds(d, lo, hi);
+}
+
+/* The bounds become the extent of the blocks and the fronts, before the write section
  * closes; the blocks' extent is kept for the fast paths (which leave the blocks alone). */
 static void write_end(gc_dead_ranges *d)
 {
@@ -196,14 +219,7 @@ static void write_end(gc_dead_ranges *d)
 	}
 	d->order_lo = lo;
 	d->order_hi = hi;
-	if (d->front != NIL) {
-		const gc_dead_slot *f = &d->slots[d->front];
-		lo = f->lo < lo ? f->lo : lo;
-		hi = f->hi > hi ? f->hi : hi;
-	}
-	if (!d->n)
-		lo = hi = 0;
-	write_bounds(d, lo, hi);
+	write_extent(d, lo, hi);
 }
 
 static void put(gc_dead_slot *dst, const gc_dead_slot *src)
@@ -219,6 +235,29 @@ static void put(gc_dead_slot *dst, const gc_dead_slot *src)
 static int kind_of(const gc_dead_ranges *d, uint32_t id)
 {
 	return (int)(d->slots[id].meta & 1);
+}
+
+/* A range's age is the seqlock's count when it was added (odd: one a write section), 32 bits
+ * compared by distance: two ranges added more than 2^31 write sections apart may be weighed
+ * the wrong way, which only changes which old range an eviction takes. */
+static uint32_t age_of(const gc_dead_ranges *d, uint32_t id)
+{
+	return (uint32_t)(d->slots[id].meta >> 1);
+}
+
+static int older(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
+
+/* Where in its age list a range of kind k and age `age` goes: after the last one not
+ * younger (NIL: at the head). A front settling is usually the newest: no step. */
+static uint32_t age_place(const gc_dead_ranges *d, int k, uint32_t age)
+{
+	uint32_t at = d->tail[k];
+	while (at != NIL && older(age, age_of(d, at)))
+		at = d->slots[at].prev;
+	return at;
 }
 
 static void link_after(gc_dead_ranges *d, uint32_t id, uint32_t after)
@@ -375,72 +414,91 @@ static void drop_at(gc_dead_ranges *d, uint32_t t, uint32_t i)
 static void drop_id(gc_dead_ranges *d, uint32_t id)
 {
 	uint32_t t, i;
-	if (id == d->front) {  /* its own slot: nothing to give back */
-		ST(&d->front, NIL);
+	if (id >= d->cap) {  /* a front, in its own slot: nothing to give back */
+		ST(&d->fronts, d->fronts & ~(1ull << (id - d->cap)));
 		d->n--;
 	} else if (locate(d, d->slots[id].lo, &t, &i)) {  /* always found: lo is in the order */
 		drop_at(d, t, i);
 	}
 }
 
-/* A pool slot for a range, its fields set and in its age list after `after` (NIL: newest);
- * the caller counts the range. */
+/* A pool slot for a range, its fields set and in its age list after `after` (NIL: at the
+ * head); the caller counts the range. */
 static uint32_t new_slot(gc_dead_ranges *d, const gc_dead_slot *s, uint32_t after)
 {
 	uint32_t id = d->free_id;
 	d->free_id = d->slots[id].next;
 	put(&d->slots[id], s);
-	link_after(d, id, after == NIL ? d->tail[s->meta & 1] : after);
+	link_after(d, id, after);
 	return id;
 }
 
-/* The front's range joins the blocks in a pool slot, as the newest of its kind (it is the
- * newest range). There is a free one: the pool holds at most n - 1 < cap ranges. */
-static void settle_front(gc_dead_ranges *d)
+/* A lane's front joins the blocks in a pool slot, in its list by its age. There is a free
+ * one: the pool holds at most n - 1 < cap ranges while a front holds one. */
+static void settle_front(gc_dead_ranges *d, uint32_t lane)
 {
-	if (d->front == NIL)
+	uint64_t bit = 1ull << lane;
+	if (!(d->fronts & bit))
 		return;
-	ST(&d->front, NIL);
-	uint32_t id = new_slot(d, &d->slots[d->cap], NIL);
+	ST(&d->fronts, d->fronts & ~bit);
+	const gc_dead_slot *f = front_slot(d, lane);
+	uint32_t id = new_slot(d, f, age_place(d, (int)(f->meta & 1), (uint32_t)(f->meta >> 1)));
 	insert(d, d->slots[id].lo, id);
 }
 
 /* Makes room for one more range when full: the oldest freed range goes, else the oldest.
- * The front is in no age list: it is the newest range, so the oldest of its kind only when
- * that list is empty. */
+ * Fronts are in no age list: each is weighed against its list's oldest by age. */
 static void evict_one(gc_dead_ranges *d)
 {
-	int k = d->head[GC_DEAD_FREED] != NIL ||
-	                (d->front != NIL && kind_of(d, d->front) == GC_DEAD_FREED)
+	uint32_t oldest[2] = { NIL, NIL };  /* the oldest front of each kind */
+	for (uint64_t m = d->fronts; m; m &= m - 1) {
+		uint32_t id = d->cap + lane_of(m);
+		int fk = kind_of(d, id);
+		if (oldest[fk] == NIL || older(age_of(d, id), age_of(d, oldest[fk])))
+			oldest[fk] = id;
+	}
+	int k = d->head[GC_DEAD_FREED] != NIL || oldest[GC_DEAD_FREED] != NIL
 	        ? GC_DEAD_FREED
 	        : GC_DEAD_UNMATERIALIZED;
 	if (k == GC_DEAD_FREED)
 		d->evicted_freed++;
 	else
 		d->evicted_unmaterialized++;
-	drop_id(d, d->head[k] != NIL ? d->head[k] : d->front);
+	uint32_t v = d->head[k];
+	if (v == NIL || (oldest[k] != NIL && older(age_of(d, oldest[k]), age_of(d, v))))
+		v = oldest[k];
+	drop_id(d, v);
 }
 
-static int front_meets(const gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+/* Whether any front in mask m meets [lo, hi). */
+static int fronts_meet(gc_dead_ranges *d, uint64_t m, uint64_t lo, uint64_t hi)
 {
-	return d->front != NIL && d->slots[d->front].lo < hi && d->slots[d->front].hi > lo;
+	for (; m; m &= m - 1) {
+		const gc_dead_slot *s = front_slot(d, lane_of(m));
+		if (s->lo < hi && s->hi > lo)
+			return 1;
+	}
+	return 0;
 }
 
-/* Takes [lo, hi) out of every range (inside a write section): the front's in place unless
- * it would split (then the front joins the blocks), then the blocks' from the last range it
+/* Takes [lo, hi) out of every range (inside a write section): each front's in place unless
+ * it would split (then that front joins the blocks), then the blocks' from the last range it
  * overlaps down. */
 static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 {
-	if (front_meets(d, lo, hi)) {
-		gc_dead_slot *s = &d->slots[d->front];
+	for (uint64_t m = d->fronts; m; m &= m - 1) {
+		uint32_t lane = lane_of(m);
+		gc_dead_slot *s = front_slot(d, lane);
+		if (s->lo >= hi || s->hi <= lo)
+			continue;
 		if (s->lo < lo && s->hi > hi)
-			settle_front(d);
+			settle_front(d, lane);  /* the blocks' loop below splits it */
 		else if (s->lo < lo)
 			ST(&s->hi, lo);
 		else if (s->hi > hi)
 			ST(&s->lo, hi);
 		else
-			drop_id(d, d->front);
+			drop_id(d, d->cap + lane);
 	}
 	if (!order_spans(d, lo, hi))
 		return;
@@ -460,7 +518,7 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 			gc_dead_slot right = *s;
 			right.lo = hi;
 			ST(&s->hi, lo);
-			insert(d, hi, new_slot(d, &right, id));  /* as old as its left part */
+			insert(d, hi, new_slot(d, &right, id));  /* as old as its left part, after it */
 			d->n++;
 			return;
 		}
@@ -479,37 +537,40 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	}
 }
 
-/* The new range takes the front's own slot: no pool or age-list work. */
-static inline void set_front(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
-                      gc_dead_kind kind)
+/* The new range takes its lane's front slot, the newest: no pool or age-list work. */
+static inline void set_front(gc_dead_ranges *d, uint32_t lane, uint64_t lo, uint64_t hi,
+                             uint64_t owner, gc_dead_kind kind)
 {
-	gc_dead_slot *f = &d->slots[d->cap];
+	gc_dead_slot *f = front_slot(d, lane);
 	ST(&f->lo, lo);
 	ST(&f->hi, hi);
 	ST(&f->owner, owner);
-	ST(&f->meta, (uint64_t)kind);
+	ST(&f->meta, (uint64_t)d->seq << 1 | (uint64_t)kind);  /* its age: see age_of */
 	d->n++;
-	ST(&d->front, d->cap);
+	ST(&d->fronts, d->fronts | 1ull << lane);
 }
 
 /* An add to an index that holds ranges, inside the write section add opened; it closes it
  * and the lock. Out of line, so that the empty index's add saves no registers. */
 static __attribute__((noinline)) int add_slow(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
-                                              uint64_t owner, gc_dead_kind kind)
+                                              uint64_t owner, gc_dead_kind kind, uint32_t lane)
 {
-	if (d->front == NIL && d->n < d->cap && (hi <= d->order_lo || lo >= d->order_hi)) {
-		/* No front to settle (the last one was reused), room, and outside the blocks'
-		 * extent: nothing to cut, evict or settle; the bounds (the blocks' extent) grow. */
-		set_front(d, lo, hi, owner, kind);
-		write_bounds(d, lo < d->order_lo ? lo : d->order_lo, hi > d->order_hi ? hi : d->order_hi);
+	if (!(d->fronts >> lane & 1) && d->n < d->cap &&
+	    (hi <= d->order_lo || lo >= d->order_hi) && !fronts_meet(d, d->fronts, lo, hi)) {
+		/* No front of ours to settle (the last one was reused), room, and outside the
+		 * blocks' extent and every front: nothing to cut, evict or settle; the bounds (the
+		 * index's extent: it holds ranges) grow. */
+		uint64_t blo = d->lo_bound, bhi = d->hi_bound;
+		set_front(d, lane, lo, hi, owner, kind);
+		write_bounds(d, lo < blo ? lo : blo, hi > bhi ? hi : bhi);
 		gc_spin_unlock(&d->lock);
 		return 0;
 	}
 	cut(d, lo, hi);
 	if (d->n == d->cap)
 		evict_one(d);
-	settle_front(d);  /* the new range is the newest: it takes the front */
-	set_front(d, lo, hi, owner, kind);
+	settle_front(d, lane);  /* the new range is the lane's newest: it takes the front */
+	set_front(d, lane, lo, hi, owner, kind);
 	write_end(d);
 	gc_spin_unlock(&d->lock);
 	return 0;
@@ -517,14 +578,14 @@ static __attribute__((noinline)) int add_slow(gc_dead_ranges *d, uint64_t lo, ui
 
 /* add with the lock taken. */
 static inline int add_locked(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
-                             gc_dead_kind kind)
+                             gc_dead_kind kind, uint32_t lane)
 {
 	write_begin(d);
 	if (d->n)
-		return add_slow(d, lo, hi, owner, kind);
+		return add_slow(d, lo, hi, owner, kind, lane);
 	/* An empty index (a loop that frees what it allocated) has nothing to cut, evict or
 	 * settle, and its bounds become the new range's. */
-	set_front(d, lo, hi, owner, kind);
+	set_front(d, lane, lo, hi, owner, kind);
 	write_bounds(d, lo, hi);
 	gc_spin_unlock(&d->lock);
 	return 0;
@@ -532,41 +593,45 @@ static inline int add_locked(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64
 
 /* add after a wait for the lock: out of line, so that the uncontended add makes no call. */
 static __attribute__((noinline)) int add_waited(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
-                                                uint64_t owner, gc_dead_kind kind)
+                                                uint64_t owner, gc_dead_kind kind, uint32_t lane)
 {
 	gc_spin_wait(&d->lock);
-	return add_locked(d, lo, hi, owner, kind);
+	return add_locked(d, lo, hi, owner, kind, lane);
 }
 
 int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
-                       gc_dead_kind kind)
+                       gc_dead_kind kind, uint64_t thread)
 {
 	if (lo >= hi)
 		return -1;
+	uint32_t lane = (uint32_t)thread & (GC_DEAD_LANES - 1);
 	if (!gc_spin_trylock(&d->lock))
-		return add_waited(d, lo, hi, owner, kind);
-	return add_locked(d, lo, hi, owner, kind);
+		return add_waited(d, lo, hi, owner, kind, lane);
+	return add_locked(d, lo, hi, owner, kind, lane);
 }
 
-/* A cover that meets the bounds and is not the front's exact reuse (cover's lock held;
+/* A cover that meets the bounds and does not take the whole index (cover's lock held;
  * released here). */
-static __attribute__((noinline)) void cover_slow(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+static __attribute__((noinline)) void cover_slow(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
+                                                 uint32_t lane)
 {
-	uint32_t f = d->front;
-	if (f != NIL && lo <= d->slots[f].lo && d->slots[f].hi <= hi &&
-	    (hi <= d->order_lo || lo >= d->order_hi)) {
-		/* The front wholly covered (reused) beside blocks the cover does not reach (there
-		 * are some: else cover took it): the bounds shrink to the blocks' extent. */
+	uint64_t own = 1ull << lane;
+	const gc_dead_slot *f = front_slot(d, lane_of(own));
+	if ((d->fronts & own) && lo <= f->lo && f->hi <= hi &&
+	    (hi <= d->order_lo || lo >= d->order_hi) && !fronts_meet(d, d->fronts & ~own, lo, hi)) {
+		/* The caller's front wholly covered (reused) beside blocks and other fronts the
+		 * cover does not reach: the bounds shrink to their extent. */
 		write_begin(d);
-		ST(&d->front, NIL);
+		ST(&d->fronts, d->fronts & ~own);
 		d->n--;
-		write_bounds(d, d->order_lo, d->order_hi);
+		write_extent(d, d->order_lo, d->order_hi);
 		gc_spin_unlock(&d->lock);
 		return;
 	}
 	uint32_t t, i;
-	if (front_meets(d, lo, hi) || (order_spans(d, lo, hi) && locate(d, hi - 1, &t, &i) &&
-	                               d->slots[block_at(d, t)->id[i]].hi > lo)) {
+	if (fronts_meet(d, d->fronts, lo, hi) ||
+	    (order_spans(d, lo, hi) && locate(d, hi - 1, &t, &i) &&
+	     d->slots[block_at(d, t)->id[i]].hi > lo)) {
 		write_begin(d);  /* overlaps: otherwise readers need no retry */
 		cut(d, lo, hi);
 		write_end(d);
@@ -575,31 +640,32 @@ static __attribute__((noinline)) void cover_slow(gc_dead_ranges *d, uint64_t lo,
 }
 
 /* cover with the lock taken. */
-static inline void cover_locked(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+static inline void cover_locked(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint32_t lane)
 {
-	/* With no block the front is the only range, and the bounds are its extent (read again
-	 * under the lock): wholly covered (a pool's reuse of the memory a free just made dead),
-	 * it goes and the index is empty. (An empty index would pass too, harmlessly.) */
+	/* With no block the fronts are the only ranges, and the bounds are their extent (read
+	 * again under the lock): wholly covered (a pool's reuse of the memory a free just made
+	 * dead), they go and the index is empty. (An empty index would pass too, harmlessly.) */
 	if (!d->nb && lo <= d->lo_bound && d->hi_bound <= hi) {
 		write_begin(d);
-		ST(&d->front, NIL);
+		ST(&d->fronts, 0);
 		d->n = 0;
 		write_bounds(d, 0, 0);
 		gc_spin_unlock(&d->lock);
 		return;
 	}
-	cover_slow(d, lo, hi);
+	cover_slow(d, lo, hi, lane);
 }
 
 /* cover after a wait for the lock: out of line, so that the uncontended cover makes no
  * call. */
-static __attribute__((noinline)) void cover_waited(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+static __attribute__((noinline)) void cover_waited(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
+                                                   uint32_t lane)
 {
 	gc_spin_wait(&d->lock);
-	cover_locked(d, lo, hi);
+	cover_locked(d, lo, hi, lane);
 }
 
-void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t thread)
 {
 	if (lo >= hi)
 		return;
@@ -607,9 +673,9 @@ void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	if (hi <= LD(&d->lo_bound) || lo >= LD(&d->hi_bound))
 		return;
 	if (!gc_spin_trylock(&d->lock))
-		cover_waited(d, lo, hi);
+		cover_waited(d, lo, hi, (uint32_t)thread & (GC_DEAD_LANES - 1));
 	else
-		cover_locked(d, lo, hi);
+		cover_locked(d, lo, hi, (uint32_t)thread & (GC_DEAD_LANES - 1));
 }
 
 size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner)
@@ -625,9 +691,12 @@ size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner)
 				gone++;
 			}
 		}
-	if (d->front != NIL && d->slots[d->front].owner == owner) {  /* in no age list */
-		drop_id(d, d->front);
-		gone++;
+	for (uint64_t m = d->fronts; m; m &= m - 1) {  /* in no age list */
+		uint32_t id = d->cap + lane_of(m);
+		if (d->slots[id].owner == owner) {
+			drop_id(d, id);
+			gone++;
+		}
 	}
 	write_end(d);
 	gc_spin_unlock(&d->lock);
@@ -639,7 +708,7 @@ void gc_dead_ranges_stats_get(gc_dead_ranges *d, gc_dead_ranges_stats *st)
 	gc_spin_lock(&d->lock);
 	*st = (gc_dead_ranges_stats){ .count = d->n, .capacity = d->cap,
 	                              .bytes = sizeof(*d) +
-	                                       ((size_t)d->cap + 1) * sizeof(*d->slots) +
+	                                       ((size_t)d->cap + GC_DEAD_LANES) * sizeof(*d->slots) +
 	                                       (size_t)d->bcap * (sizeof(*d->blocks) + sizeof(uint64_t) +
 	                                                          2 * sizeof(uint32_t)),
 	                              .evicted_freed = d->evicted_freed,

@@ -10,14 +10,17 @@
  * in order under a top array of their first lo. An add or remove shifts within one block; a
  * full block splits in two, and two neighbours that fit in half a block merge, so any two
  * neighbours hold more than half a block between them and the blocks stay few (at most
- * capacity / 16 + 2, fixed at init). The newest range added stays out of the blocks, in
- * front, in a slot of its own past the pool's (id cap), until the next add (or a cover
- * that would split it) puts it in order in a pool slot: a free and the allocation that
- * reuses its memory (a pool) touch no block, no pool slot and no age list. The pool's slots
- * of each kind are also in a list in age order; the front, the newest range, is in none.
- *   readers  bounds [lo_bound, hi_bound) (blocks and front) read with acquire loads: a word
+ * capacity / 16 + 2, fixed at init). Each thread's newest range stays out of the blocks, in
+ * its lane's front (the caller names its thread; its lane is that number mod GC_DEAD_LANES,
+ * threads of one lane share): a slot of its own past the pool's (id cap + lane), until the
+ * lane's next add (or a cover that would split it) puts it in order in a pool slot: a free and the allocation that reuses its memory (a pool)
+ * touch no block, no pool slot and no age list, and threads freeing and reusing their own
+ * memory at once do not push each other's fronts into the blocks. Every range has an age
+ * (meta's stamp: the seqlock's count when it came); the pool's slots of each kind are also in a list in age
+ * order; fronts are in none.
+ *   readers  bounds [lo_bound, hi_bound) (blocks and fronts) read with acquire loads: a word
  *            outside them is rejected at once (empty index: lo_bound == hi_bound). A word
- *            inside them is compared with the front's range, then looked up by two binary
+ *            inside them is compared with the fronts' ranges, then looked up by two binary
  *            searches (top, then block), all under a seqlock (no shared write), every index
  *            read bounds-checked, so a torn read is only wrong, never out of the arrays;
  *            after a few torn reads in a row the reader takes the writers' lock instead.
@@ -26,27 +29,31 @@
  *            reader's call is inside both bounds the reader reads, whenever it reads them.
  *   full     adding or splitting at capacity evicts the oldest freed range (the oldest
  *            unmaterialized one if none is freed; pieces of one range split by covers are
- *            as old as it, lowest address first) and counts it: a launch that then uses
- *            the evicted memory is no longer reported (no record), and a miss may be a
- *            range the history lost (gc_dead_ranges_stats).
- * Cost: add, cover, a lookup and an eviction are O(log n) plus a shift within one block (a
- * block split or merge shifts the top array too, at most once per GC_DEAD_BLOCK / 2 changes);
- * an add that meets no block while the front is empty, and a cover that meets only the front
- * and leaves it in at most one piece, are O(1); an add outside the blocks' extent with no
- * front and room, and a cover that takes the front whole and reaches no block (a pool's
- * free and reuse beside other dead ranges), also search nothing and write no block, pool
- * slot or age list; a cover or add spanning k ranges is O(k log n); remove_owner is O(n).
+ *            as old as it, lowest address first; fronts weighed by age against the lists)
+ *            and counts it: a launch that then uses the evicted memory is no longer
+ *            reported (no record), and a miss may be a range the history lost
+ *            (gc_dead_ranges_stats).
+ * Cost: add, cover, a lookup and an eviction are O(log n + f), f the fronts that hold a range
+ * (at most one a thread), plus a shift within one block (a block split or merge shifts the top
+ * array too, at most once per GC_DEAD_BLOCK / 2 changes; settling a front walks its age list
+ * back past the ranges added since it, which other lanes' adds bound); an add that meets no
+ * block while its lane's front is empty, and a cover that meets only fronts and leaves each in
+ * at most one piece, are O(f); an add outside the blocks' extent and every front with its lane's
+ * front empty and room, and a cover that takes the caller's front whole and reaches no block or
+ * other front (a pool's free and reuse beside other dead ranges, or other threads'), also
+ * search nothing and write no block, pool slot or age list; a cover or add spanning k ranges is
+ * O(k log n); remove_owner is O(n).
  *
  * How the ledger is meant to call it (each under whichever ledger lock covers the event;
  * the index's lock is a leaf: never take a ledger lock while inside a gc_dead_ranges call):
  *   graph allocation node known (capture/instantiate), not live yet:
- *                                  gc_dead_ranges_add(ptr, ptr+size, seq, GC_DEAD_UNMATERIALIZED)
- *   graph launch materializes it:  gc_dead_ranges_cover(ptr, ptr+size)
+ *                                  gc_dead_ranges_add(ptr, ptr+size, seq, GC_DEAD_UNMATERIALIZED, tid)
+ *   graph launch materializes it:  gc_dead_ranges_cover(ptr, ptr+size, tid)
  *                                  (or gc_dead_ranges_remove_owner(seq): same pieces, O(n))
  *   graph allocation freed (free node ran, or cuMemFreeAsync of it):
- *                                  gc_dead_ranges_add(ptr, ptr+size, seq, GC_DEAD_UNMATERIALIZED)
- *   stream-ordered allocation:     gc_dead_ranges_cover(ptr, ptr+size)
- *   stream-ordered free:           gc_dead_ranges_add(ptr, ptr+size, seq, GC_DEAD_FREED)
+ *                                  gc_dead_ranges_add(ptr, ptr+size, seq, GC_DEAD_UNMATERIALIZED, tid)
+ *   stream-ordered allocation:     gc_dead_ranges_cover(ptr, ptr+size, tid)
+ *   stream-ordered free:           gc_dead_ranges_add(ptr, ptr+size, seq, GC_DEAD_FREED, tid)
  *   kernel launch / copy / set:    gc_dead_ranges_check_words(args, n, &hit); on a hit the
  *                                  ledger names the allocation by hit.owner (its seq).
  * Any live allocation must cover its extent, so "in a dead range" already means "no live
@@ -70,7 +77,7 @@ typedef struct gc_dead_range {
 	gc_dead_kind kind;
 } gc_dead_range;
 
-/* A range's slot. meta = kind (its age is its place in its age list); every field shared with readers is read and
+/* A range's slot. meta = age << 1 | kind (a pool slot's age is also its place in its list); every field shared with readers is read and
  * written atomically (readers race with writers by design; the seqlock discards torn reads).
  * prev, next: its age list's links (free slots chained by next), writers only, beside the
  * range so that a free and its reuse touch one line of the slot. */
@@ -80,6 +87,7 @@ typedef struct gc_dead_slot {
 } gc_dead_slot;
 
 enum { GC_DEAD_BLOCK = 64 };  /* ranges per block: a shift moves at most 64 pairs */
+enum { GC_DEAD_LANES = 64 };  /* fronts: one a lane (a bit of fronts); a power of two */
 
 typedef struct gc_dead_block {
 	uint32_t n;                   /* pairs in use */
@@ -93,11 +101,11 @@ typedef struct gc_dead_ranges {
 	uint64_t hi_bound;
 	unsigned seq;            /* seqlock: odd while a writer is changing the index */
 	uint32_t nb;             /* blocks in use, in order in top_lo / top_blk */
-	uint32_t front;          /* the newest range's slot (cap), out of the blocks; NIL (~0): none */
+	uint64_t fronts;         /* lanes whose front (slot cap + lane) holds a range */
 	uint64_t *top_lo;        /* each block's first lo, sorted */
 	uint32_t *top_blk;       /* which block */
 	gc_dead_block *blocks;
-	gc_dead_slot *slots;     /* by id: cap in the pool, then the front's */
+	gc_dead_slot *slots;     /* by id: cap in the pool, then the lanes' fronts */
 	uint32_t cap, bcap;      /* slots, blocks: fixed at init */
 	/* Writers only. */
 	_Alignas(64) gc_spin lock;
@@ -117,13 +125,15 @@ typedef struct gc_dead_ranges_stats {
 int gc_dead_ranges_init(gc_dead_ranges *d, uint32_t capacity);
 void gc_dead_ranges_destroy(gc_dead_ranges *d);
 
-/* Writers. add: [lo, hi) is dead now, replacing whatever dead ranges it overlaps (the newest
- * fact about that memory wins); returns -1 and changes nothing when lo >= hi. cover: a live
- * allocation covers [lo, hi): dead ranges lose that part (trimmed, split or removed).
- * remove_owner: every piece owned by owner goes; returns how many pieces went. */
+/* Writers, each naming the thread it acts for (any number; its lane is thread mod
+ * GC_DEAD_LANES): only which front a range takes depends on it. add: [lo, hi) is dead now,
+ * replacing whatever dead ranges it overlaps (the newest fact about that memory wins);
+ * returns -1 and changes nothing when lo >= hi. cover: a live allocation covers [lo, hi):
+ * dead ranges lose that part (trimmed, split or removed). remove_owner: every piece owned by
+ * owner goes; returns how many pieces went. */
 int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
-                       gc_dead_kind kind);
-void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi);
+                       gc_dead_kind kind, uint64_t thread);
+void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t thread);
 size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner);
 void gc_dead_ranges_stats_get(gc_dead_ranges *d, gc_dead_ranges_stats *st);
 

@@ -57,15 +57,15 @@ static void on_free_outside(gc_ledger *l, out *o, const gc_event *ev, int mem_fr
 	if (!free_rules_apply(ev))
 		return;
 	/* The late free of a retired record settles first (see alloc_plain in ledger_store.c). */
-	if (ev->result == GC_CUDA_SUCCESS && gc_store_claim_retired(l, ev->ptr, ev->site))
+	if (ev->result == GC_CUDA_SUCCESS && gc_store_claim_retired(l, ev->ptr, ev->site, ev->tid))
 		return;
 	struct alloc *a = gc_check_free_outside(l, o, ev, mem_free);
 	if (a && !mem_free && ev->result == GC_CUDA_SUCCESS)
 		gc_check_order_free(l, o, ev, a);
 	if (a)
-		gc_graph_free_live(l, a, ev->site);
+		gc_graph_free_live(l, a, ev->site, ev->tid);
 	if (!mem_free && ev->result == GC_CUDA_SUCCESS)
-		gc_order_freed(l, ev->ptr);
+		gc_order_freed(l, ev->ptr, ev->tid);
 }
 
 /* A free node in graph h: a captured cuMemFreeAsync, cuGraphAddMemFreeNode, cuGraphAddNode. */
@@ -480,7 +480,7 @@ static inline __attribute__((always_inline)) int free_mem(gc_ledger *l, const gc
 	int done = gc_store_free_fast(l, st, op) || gc_store_free(l, st, op);
 	gc_spin_unlock(&st->lock);
 	if (done && kind == GC_EV_FREE && gc_order_on(l))
-		gc_order_unwatch(l, op->ptr);  /* gc_order_freed, op->ptr read only when it is on */
+		gc_order_unwatch(l, op->ptr, op->tid);  /* gc_order_freed, op->ptr read only when it is on */
 	return done;
 }
 

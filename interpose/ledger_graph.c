@@ -149,10 +149,10 @@ void gc_graph_frees_other(struct graph *h, struct alloc *a, uint32_t site)
 	push_ptr(&h->xfrees, &h->n_xfrees, &h->cap_xfrees, a);
 }
 
-void gc_graph_free_live(gc_ledger *l, struct alloc *a, uint32_t site)
+void gc_graph_free_live(gc_ledger *l, struct alloc *a, uint32_t site, uint64_t tid)
 {
 	if (a->kind != K_GRAPH) {
-		gc_store_free_plain(l, a, site);
+		gc_store_free_plain(l, a, site, tid);
 		return;
 	}
 	gc_store_set_live(l, a, 0);

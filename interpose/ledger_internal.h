@@ -242,6 +242,9 @@ int gc_store_alloc(gc_ledger *l, struct stripe *st, const gc_mem_op *op);
 int gc_store_free(gc_ledger *l, struct stripe *st, const gc_mem_op *op);
 struct alloc *gc_store_new_graph_alloc(gc_ledger *l, const gc_event *ev, struct graph *g);
 void gc_store_drop(gc_ledger *l, struct alloc *a);
+/* The thread the dead index is told for what graph launches materialize and end (its lane's
+ * front: see dead_ranges.h): not one program thread's call but the graph lock's. */
+#define GRAPH_THREAD 0
 void gc_store_set_live(gc_ledger *l, struct alloc *a, int live);
 /* A record leaves the live set: when an exec watches it, its launches check again. */
 static inline void gc_store_watched_end(gc_ledger *l, const struct alloc *a)
@@ -250,8 +253,8 @@ static inline void gc_store_watched_end(gc_ledger *l, const struct alloc *a)
 		__atomic_add_fetch(&l->watch_gen, 1, __ATOMIC_RELAXED);
 }
 /* A free outside any graph settles: the retired record at ptr waiting for it (1), or none (0). */
-int gc_store_claim_retired(gc_ledger *l, uint64_t ptr, uint32_t site);
-void gc_store_free_plain(gc_ledger *l, struct alloc *a, uint32_t site);
+int gc_store_claim_retired(gc_ledger *l, uint64_t ptr, uint32_t site, uint64_t tid);
+void gc_store_free_plain(gc_ledger *l, struct alloc *a, uint32_t site, uint64_t tid);
 const char *gc_store_call_name(const struct alloc *a);
 /* cuMemPoolDestroy of pool (not 0): its live allocations leave the live set as F_POOL_GONE
  * records (every stripe held). */
@@ -283,7 +286,7 @@ void gc_graph_add_alloc(gc_ledger *l, const gc_event *ev, struct graph *g);
 void gc_graph_frees_own(struct alloc *a, uint32_t site);
 void gc_graph_frees_other(struct graph *h, struct alloc *a, uint32_t site);
 /* A free outside any graph of a live record, plain or graph. */
-void gc_graph_free_live(gc_ledger *l, struct alloc *a, uint32_t site);
+void gc_graph_free_live(gc_ledger *l, struct alloc *a, uint32_t site, uint64_t tid);
 struct capture *gc_capture_get(gc_ledger *l, const gc_event *ev);
 struct capture *gc_capture_of_end(gc_ledger *l, const gc_event *ev);
 void gc_capture_begun(gc_ledger *l, const gc_event *ev);
@@ -415,11 +418,11 @@ static inline int gc_order_on(const gc_ledger *l)
  * when the model is on (stamped and watched) or it retired a record (contested); a free that
  * took the fast path, or the locked path's successful free outside graphs. */
 void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, uint64_t key, int retired);
-void gc_order_unwatch(gc_ledger *l, uint64_t ptr);
-static inline void gc_order_freed(gc_ledger *l, uint64_t ptr)
+void gc_order_unwatch(gc_ledger *l, uint64_t ptr, uint64_t tid);
+static inline void gc_order_freed(gc_ledger *l, uint64_t ptr, uint64_t tid)
 {
 	if (gc_order_on(l))  /* else nothing is watched yet */
-		gc_order_unwatch(l, ptr);
+		gc_order_unwatch(l, ptr, tid);
 }
 /* A successful cuMemFree or cuMemAlloc, taken as a wait for the whole device (held to
  * synchronize it; not measured on the H200): every stream joins the host. Taking it so only

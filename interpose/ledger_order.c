@@ -186,7 +186,7 @@ void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, uint64_t key, int retired
 		slot = -1, stamp = 0;
 	if (op->size)
 		gc_dead_ranges_add(&l->order, op->ptr, op->ptr + op->size, owner_of(slot, stamp, key),
-		                   ORDER_ONE_STREAM);
+		                   ORDER_ONE_STREAM, op->tid);
 }
 
 int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op, uint64_t key)
@@ -206,7 +206,7 @@ void gc_order_device_wait(gc_ledger *l)
 	gc_streams_unlock(l->streams);
 }
 
-void gc_order_unwatch(gc_ledger *l, uint64_t ptr)
+void gc_order_unwatch(gc_ledger *l, uint64_t ptr, uint64_t tid)
 {
 	gc_dead_range hit;
 	int watched = gc_dead_ranges_lookup(&l->order, ptr, &hit) && hit.lo == ptr;
@@ -219,7 +219,7 @@ void gc_order_unwatch(gc_ledger *l, uint64_t ptr)
 		gc_streams_unlock(l->streams);
 	}
 	if (watched)
-		gc_dead_ranges_cover(&l->order, hit.lo, hit.hi);
+		gc_dead_ranges_cover(&l->order, hit.lo, hit.hi, tid);
 }
 
 /* ---- the rules --------------------------------------------------------------- */
@@ -300,7 +300,7 @@ void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev)
 	keep_use(l, hit.lo, ev, key);
 	gc_streams_unlock(l->streams);
 	if (hit.kind != ORDER_SHARED)
-		gc_dead_ranges_add(&l->order, hit.lo, hit.hi, hit.owner, ORDER_SHARED);
+		gc_dead_ranges_add(&l->order, hit.lo, hit.hi, hit.owner, ORDER_SHARED, ev->tid);
 	if (ordered || gc_use_seen(l, GC_RULE_UNORDERED_USE, ev->site, a->seq))
 		return;
 	char sa[80], sb[80], ub[64];

@@ -73,15 +73,17 @@ static struct alloc *record_new(gc_slab *slab, gc_table *table, uint64_t ptr)
 /* The dead index's side of a plain allocation and free, each the last thing its caller
  * does: out of line and returning the caller's 1, so that the caller jumps to it and keeps
  * no register across a call. */
-static __attribute__((noinline)) int dead_cover(gc_ledger *l, uint64_t lo, uint64_t hi)
+static __attribute__((noinline)) int dead_cover(gc_ledger *l, uint64_t lo, uint64_t hi,
+                                                uint64_t tid)
 {
-	gc_dead_ranges_cover(&l->dead, lo, hi);
+	gc_dead_ranges_cover(&l->dead, lo, hi, tid);
 	return 1;
 }
 
-static __attribute__((noinline)) int dead_freed(gc_ledger *l, uint64_t lo, uint64_t hi)
+static __attribute__((noinline)) int dead_freed(gc_ledger *l, uint64_t lo, uint64_t hi,
+                                                uint64_t tid)
 {
-	gc_dead_ranges_add(&l->dead, lo, hi, lo, GC_DEAD_FREED);
+	gc_dead_ranges_add(&l->dead, lo, hi, lo, GC_DEAD_FREED, tid);
 	return 1;
 }
 
@@ -91,7 +93,7 @@ static inline int plain_fill(gc_ledger *l, struct stripe *st, struct alloc *a,
                              const gc_mem_op *op, int kind, uint8_t call)
 {
 	gc_store_live_fill(l, st, a, op, kind, call);
-	return l->no_uses ? 1 : dead_cover(l, a->h.key, gc_store_granule_end(a));
+	return l->no_uses ? 1 : dead_cover(l, a->h.key, gc_store_granule_end(a), op->tid);
 }
 
 /* A graph allocation is dead memory until a launch of its graph reaches it (graph lock). */
@@ -106,7 +108,7 @@ struct alloc *gc_store_new_graph_alloc(gc_ledger *l, const gc_event *ev, struct 
 	a->graph = g;
 	if (!l->no_uses)
 		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key,
-		                   GC_DEAD_UNMATERIALIZED);
+		                   GC_DEAD_UNMATERIALIZED, ev->tid);
 	return a;
 }
 
@@ -143,10 +145,10 @@ void gc_store_set_live(gc_ledger *l, struct alloc *a, int live)
 	if (a->kind != K_GRAPH || l->no_uses)
 		return;
 	if (live)
-		gc_dead_ranges_cover(&l->dead, a->h.key, gc_store_granule_end(a));
+		gc_dead_ranges_cover(&l->dead, a->h.key, gc_store_granule_end(a), GRAPH_THREAD);
 	else
 		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key,
-		                   GC_DEAD_UNMATERIALIZED);
+		                   GC_DEAD_UNMATERIALIZED, GRAPH_THREAD);
 }
 
 /* A freed record leaves for good: out of its table if still listed (superseded records were
@@ -202,19 +204,19 @@ static void unlist_older_freed(struct stripe *st, struct alloc *a)
  * its address range may come back through allocators graphcheck does not see. 1. The
  * general case of gc_store_free_fast: out of line. */
 static __attribute__((noinline)) int free_plain(gc_ledger *l, struct stripe *st,
-                                                struct alloc *a, uint32_t site)
+                                                struct alloc *a, uint32_t site, uint64_t tid)
 {
 	gc_store_freed_mark(l, st, a, site);
 	uint64_t lo = a->h.key, hi = lo + a->size;
 	int dead = a->kind == K_ASYNC && !l->no_uses && !live_at(st, lo);
 	unlist_older_freed(st, a);
 	history_push(st, a);  /* with no ring, a is released here */
-	return dead ? dead_freed(l, lo, hi) : 1;
+	return dead ? dead_freed(l, lo, hi, tid) : 1;
 }
 
-void gc_store_free_plain(gc_ledger *l, struct alloc *a, uint32_t site)
+void gc_store_free_plain(gc_ledger *l, struct alloc *a, uint32_t site, uint64_t tid)
 {
-	free_plain(l, stripe_of(l, a->h.key), a, site);
+	free_plain(l, stripe_of(l, a->h.key), a, site, tid);
 }
 
 /* ---- pools ---------------------------------------------------------------- */
@@ -322,17 +324,17 @@ int gc_store_free(gc_ledger *l, struct stripe *st, const gc_mem_op *op)
 			live = a;
 	}
 	if (a || (a = live))
-		return free_plain(l, st, a, op->site);
+		return free_plain(l, st, a, op->site, op->tid);
 	return 0;
 }
 
-int gc_store_claim_retired(gc_ledger *l, uint64_t ptr, uint32_t site)
+int gc_store_claim_retired(gc_ledger *l, uint64_t ptr, uint32_t site, uint64_t tid)
 {
 	at_iter it;
 	for (struct alloc *a = gc_store_first_at(l, ptr, &it); a; a = gc_store_next_at(&it)) {
 		if (a->flags & F_REUSED) {
 			a->flags &= (uint8_t)~F_REUSED;
-			free_plain(l, stripe_of(l, a->h.key), a, site);
+			free_plain(l, stripe_of(l, a->h.key), a, site, tid);
 			return 1;
 		}
 	}

@@ -16,6 +16,9 @@
 #define U GC_DEAD_UNMATERIALIZED
 #define F GC_DEAD_FREED
 
+/* The thread every add and cover names (its lane's front): 0 but in the lanes' tests. */
+static uint64_t cur_lane;
+
 static gc_dead_ranges *fresh(uint32_t cap)
 {
 	static gc_dead_ranges d;
@@ -52,8 +55,8 @@ static void adjacent_ranges_and_edges(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(16);
-	assert_int_equal(gc_dead_ranges_add(d, 0x1000, 0x2000, 1, U), 0);
-	assert_int_equal(gc_dead_ranges_add(d, 0x2000, 0x3000, 2, F), 0);
+	assert_int_equal(gc_dead_ranges_add(d, 0x1000, 0x2000, 1, U, cur_lane), 0);
+	assert_int_equal(gc_dead_ranges_add(d, 0x2000, 0x3000, 2, F, cur_lane), 0);
 	assert_int_equal(owner_at(d, 0xfff), 0);     /* just below */
 	assert_int_equal(owner_at(d, 0x1000), 1);    /* first byte */
 	assert_int_equal(owner_at(d, 0x1fff), 1);    /* last byte */
@@ -62,8 +65,8 @@ static void adjacent_ranges_and_edges(void **state)
 	assert_int_equal(owner_at(d, 0x3000), 0);    /* one past the end is outside */
 	expect_range(d, 0x2000, 0x2000, 0x3000, 2, F);
 	assert_int_equal(count(d), 2);
-	assert_int_equal(gc_dead_ranges_add(d, 0x5000, 0x5000, 3, F), -1);  /* empty range */
-	assert_int_equal(gc_dead_ranges_add(d, 0x6000, 0x5000, 3, F), -1);
+	assert_int_equal(gc_dead_ranges_add(d, 0x5000, 0x5000, 3, F, cur_lane), -1);  /* empty range */
+	assert_int_equal(gc_dead_ranges_add(d, 0x6000, 0x5000, 3, F, cur_lane), -1);
 	assert_int_equal(count(d), 2);
 	gc_dead_ranges_destroy(d);
 }
@@ -72,8 +75,8 @@ static void interior_pointer_finds_its_allocation(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(16);
-	gc_dead_ranges_add(d, 0x7f0000000000, 0x7f0000100000, 41, F);
-	gc_dead_ranges_add(d, 0x7f0000200000, 0x7f0000300000, 42, U);
+	gc_dead_ranges_add(d, 0x7f0000000000, 0x7f0000100000, 41, F, cur_lane);
+	gc_dead_ranges_add(d, 0x7f0000200000, 0x7f0000300000, 42, U, cur_lane);
 	expect_range(d, 0x7f0000000000 + 0x4a40, 0x7f0000000000, 0x7f0000100000, 41, F);
 	expect_range(d, 0x7f00002ffff8, 0x7f0000200000, 0x7f0000300000, 42, U);
 	assert_int_equal(owner_at(d, 0x7f0000150000), 0);  /* the gap between them */
@@ -84,8 +87,8 @@ static void cover_inside_one_range_splits_it(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(16);
-	gc_dead_ranges_add(d, 1000, 2000, 7, F);
-	gc_dead_ranges_cover(d, 1200, 1300);
+	gc_dead_ranges_add(d, 1000, 2000, 7, F, cur_lane);
+	gc_dead_ranges_cover(d, 1200, 1300, cur_lane);
 	assert_int_equal(count(d), 2);
 	expect_range(d, 1199, 1000, 1200, 7, F);
 	assert_int_equal(owner_at(d, 1200), 0);
@@ -99,11 +102,11 @@ static void cover_spanning_several_trims_and_removes(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(16);
-	gc_dead_ranges_add(d, 100, 200, 1, F);
-	gc_dead_ranges_add(d, 300, 400, 2, F);
-	gc_dead_ranges_add(d, 500, 600, 3, U);
-	gc_dead_ranges_add(d, 700, 800, 4, U);
-	gc_dead_ranges_cover(d, 150, 550);
+	gc_dead_ranges_add(d, 100, 200, 1, F, cur_lane);
+	gc_dead_ranges_add(d, 300, 400, 2, F, cur_lane);
+	gc_dead_ranges_add(d, 500, 600, 3, U, cur_lane);
+	gc_dead_ranges_add(d, 700, 800, 4, U, cur_lane);
+	gc_dead_ranges_cover(d, 150, 550, cur_lane);
 	assert_int_equal(count(d), 3);
 	expect_range(d, 149, 100, 150, 1, F);
 	assert_int_equal(owner_at(d, 150), 0);
@@ -112,17 +115,17 @@ static void cover_spanning_several_trims_and_removes(void **state)
 	expect_range(d, 550, 550, 600, 3, U);
 	expect_range(d, 700, 700, 800, 4, U);
 	/* A cover exactly on a range's edges removes it and nothing else. */
-	gc_dead_ranges_cover(d, 700, 800);
+	gc_dead_ranges_cover(d, 700, 800, cur_lane);
 	assert_int_equal(owner_at(d, 700), 0);
 	assert_int_equal(count(d), 2);
 	/* A cover touching a range only at its end changes nothing. */
-	gc_dead_ranges_cover(d, 600, 700);
-	gc_dead_ranges_cover(d, 50, 100);
+	gc_dead_ranges_cover(d, 600, 700, cur_lane);
+	gc_dead_ranges_cover(d, 50, 100, cur_lane);
 	expect_range(d, 599, 550, 600, 3, U);
 	expect_range(d, 100, 100, 150, 1, F);
 	/* Covers that overlap a range by one byte at either end trim that byte. */
-	gc_dead_ranges_cover(d, 50, 101);
-	gc_dead_ranges_cover(d, 149, 160);
+	gc_dead_ranges_cover(d, 50, 101, cur_lane);
+	gc_dead_ranges_cover(d, 149, 160, cur_lane);
 	assert_int_equal(owner_at(d, 100), 0);
 	assert_int_equal(owner_at(d, 149), 0);
 	expect_range(d, 101, 101, 149, 1, F);
@@ -133,8 +136,8 @@ static void add_over_older_ranges_replaces_them(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(16);
-	gc_dead_ranges_add(d, 100, 300, 1, F);
-	gc_dead_ranges_add(d, 200, 400, 2, U);  /* the same memory, dead again under a newer owner */
+	gc_dead_ranges_add(d, 100, 300, 1, F, cur_lane);
+	gc_dead_ranges_add(d, 200, 400, 2, U, cur_lane);  /* the same memory, dead again under a newer owner */
 	assert_int_equal(count(d), 2);
 	expect_range(d, 199, 100, 200, 1, F);
 	expect_range(d, 200, 200, 400, 2, U);
@@ -145,9 +148,9 @@ static void remove_by_owner_takes_all_its_pieces(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(16);
-	gc_dead_ranges_add(d, 0x10000, 0x20000, 5, U);
-	gc_dead_ranges_add(d, 0x30000, 0x40000, 6, U);
-	gc_dead_ranges_cover(d, 0x14000, 0x15000);  /* owner 5 in two pieces */
+	gc_dead_ranges_add(d, 0x10000, 0x20000, 5, U, cur_lane);
+	gc_dead_ranges_add(d, 0x30000, 0x40000, 6, U, cur_lane);
+	gc_dead_ranges_cover(d, 0x14000, 0x15000, cur_lane);  /* owner 5 in two pieces */
 	assert_int_equal(count(d), 3);
 	assert_int_equal(gc_dead_ranges_remove_owner(d, 5), 2);
 	assert_int_equal(owner_at(d, 0x10000), 0);
@@ -164,11 +167,11 @@ static void full_index_evicts_oldest_freed_first(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(4);
-	gc_dead_ranges_add(d, 100, 200, 1, U);  /* oldest, but unmaterialized */
-	gc_dead_ranges_add(d, 300, 400, 2, F);  /* oldest freed */
-	gc_dead_ranges_add(d, 500, 600, 3, F);
-	gc_dead_ranges_add(d, 700, 800, 4, U);
-	gc_dead_ranges_add(d, 900, 1000, 5, F);  /* full: owner 2 goes */
+	gc_dead_ranges_add(d, 100, 200, 1, U, cur_lane);  /* oldest, but unmaterialized */
+	gc_dead_ranges_add(d, 300, 400, 2, F, cur_lane);  /* oldest freed */
+	gc_dead_ranges_add(d, 500, 600, 3, F, cur_lane);
+	gc_dead_ranges_add(d, 700, 800, 4, U, cur_lane);
+	gc_dead_ranges_add(d, 900, 1000, 5, F, cur_lane);  /* full: owner 2 goes */
 	gc_dead_ranges_stats st;
 	gc_dead_ranges_stats_get(d, &st);
 	assert_int_equal(st.count, 4);
@@ -179,7 +182,7 @@ static void full_index_evicts_oldest_freed_first(void **state)
 	assert_int_equal(owner_at(d, 500), 3);
 	assert_int_equal(owner_at(d, 900), 5);
 	/* A split at capacity needs a slot too: the oldest freed left (owner 3) goes. */
-	gc_dead_ranges_cover(d, 720, 730);
+	gc_dead_ranges_cover(d, 720, 730, cur_lane);
 	gc_dead_ranges_stats_get(d, &st);
 	assert_int_equal(st.count, 4);
 	assert_int_equal(st.evicted_freed, 2);
@@ -188,8 +191,8 @@ static void full_index_evicts_oldest_freed_first(void **state)
 	expect_range(d, 730, 730, 800, 4, U);
 	/* With nothing freed left, the oldest unmaterialized goes. */
 	gc_dead_ranges_remove_owner(d, 5);
-	gc_dead_ranges_add(d, 2000, 2100, 8, U);
-	gc_dead_ranges_add(d, 2200, 2300, 9, U);
+	gc_dead_ranges_add(d, 2000, 2100, 8, U, cur_lane);
+	gc_dead_ranges_add(d, 2200, 2300, 9, U, cur_lane);
 	gc_dead_ranges_stats_get(d, &st);
 	assert_int_equal(st.evicted_unmaterialized, 1);
 	assert_int_equal(owner_at(d, 100), 0);
@@ -201,8 +204,8 @@ static void batch_check_returns_first_hit(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(16);
-	gc_dead_ranges_add(d, 0x7000, 0x8000, 11, F);
-	gc_dead_ranges_add(d, 0x9000, 0xa000, 12, U);
+	gc_dead_ranges_add(d, 0x7000, 0x8000, 11, F, cur_lane);
+	gc_dead_ranges_add(d, 0x9000, 0xa000, 12, U, cur_lane);
 	uint64_t words[6] = { 0, 42, 0x8000 /* one past */, 0x9010, 0x7008, 0x9020 };
 	gc_dead_range r = { 0 };
 	assert_int_equal(gc_dead_ranges_check_words(d, words, 6, &r), 3);
@@ -223,7 +226,7 @@ static void outside_bounds_rejected_without_the_array(void **state)
 	uint64_t words[4] = { 0x1000, 0x7fff, 0xa000, 0xdeadbeef };
 	gc_dead_range r;
 	/* Poisoned: one range over everything, owner 99, behind empty bounds. */
-	gc_dead_ranges_add(d, 0, UINT64_MAX, 99, F);
+	gc_dead_ranges_add(d, 0, UINT64_MAX, 99, F, cur_lane);
 	d->lo_bound = d->hi_bound = 0;
 	assert_int_equal(gc_dead_ranges_check_words(d, words, 4, &r), -1);
 	assert_int_equal(gc_dead_ranges_lookup(d, 0x1000, &r), 0);
@@ -243,13 +246,13 @@ static void empty_again_after_everything_is_covered(void **state)
 	(void)state;
 	gc_dead_ranges *d = fresh(16);
 	assert_int_equal(d->lo_bound, d->hi_bound);
-	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F);
-	gc_dead_ranges_add(d, 0x5000, 0x6000, 2, F);
+	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F, cur_lane);
+	gc_dead_ranges_add(d, 0x5000, 0x6000, 2, F, cur_lane);
 	assert_int_equal(d->lo_bound, 0x1000);
 	assert_int_equal(d->hi_bound, 0x6000);
-	gc_dead_ranges_cover(d, 0x1000, 0x2000);
+	gc_dead_ranges_cover(d, 0x1000, 0x2000, cur_lane);
 	assert_int_equal(d->lo_bound, 0x5000);  /* narrowed */
-	gc_dead_ranges_cover(d, 0, 0x10000);
+	gc_dead_ranges_cover(d, 0, 0x10000, cur_lane);
 	assert_int_equal(d->lo_bound, d->hi_bound);
 	uint64_t w = 0x5000;
 	gc_dead_range r;
@@ -270,18 +273,18 @@ static void front_add_then_exact_cover_empties(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(16);
-	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F);
+	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F, cur_lane);
 	assert_int_equal(count(d), 1);
 	bounds_are(d, 0x1000, 0x2000);
-	gc_dead_ranges_cover(d, 0x1000, 0x2000);
+	gc_dead_ranges_cover(d, 0x1000, 0x2000, cur_lane);
 	assert_int_equal(count(d), 0);
 	bounds_are(d, 0, 0);
 	assert_int_equal(owner_at(d, 0x1000), 0);
 	/* With an older range in the blocks: the bounds shrink back to it. */
-	gc_dead_ranges_add(d, 0x8000, 0x9000, 2, F);
-	gc_dead_ranges_add(d, 0x1000, 0x2000, 3, F);
+	gc_dead_ranges_add(d, 0x8000, 0x9000, 2, F, cur_lane);
+	gc_dead_ranges_add(d, 0x1000, 0x2000, 3, F, cur_lane);
 	bounds_are(d, 0x1000, 0x9000);
-	gc_dead_ranges_cover(d, 0x1000, 0x3000);  /* a larger allocation there */
+	gc_dead_ranges_cover(d, 0x1000, 0x3000, cur_lane);  /* a larger allocation there */
 	bounds_are(d, 0x8000, 0x9000);
 	assert_int_equal(count(d), 1);
 	expect_range(d, 0x8000, 0x8000, 0x9000, 2, F);
@@ -295,13 +298,13 @@ static void cover_of_everything_with_blocks_empties_them(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(16);
-	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F);  /* to the blocks by the next add */
-	gc_dead_ranges_add(d, 0x3000, 0x4000, 2, F);  /* the front */
-	gc_dead_ranges_cover(d, 0x1000, 0x4000);
+	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F, cur_lane);  /* to the blocks by the next add */
+	gc_dead_ranges_add(d, 0x3000, 0x4000, 2, F, cur_lane);  /* the front */
+	gc_dead_ranges_cover(d, 0x1000, 0x4000, cur_lane);
 	assert_int_equal(count(d), 0);
 	bounds_are(d, 0, 0);
-	gc_dead_ranges_add(d, 0x5000, 0x6000, 3, F);
-	gc_dead_ranges_add(d, 0x7000, 0x8000, 4, U);
+	gc_dead_ranges_add(d, 0x5000, 0x6000, 3, F, cur_lane);
+	gc_dead_ranges_add(d, 0x7000, 0x8000, 4, U, cur_lane);
 	assert_int_equal(count(d), 2);
 	bounds_are(d, 0x5000, 0x8000);
 	assert_int_equal(owner_at(d, 0x1800), 0);
@@ -319,46 +322,46 @@ static void pairs_beside_older_ranges(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(3);
-	gc_dead_ranges_add(d, 0x8000, 0x9000, 1, F);
-	gc_dead_ranges_add(d, 0xa000, 0xb000, 2, U);
-	gc_dead_ranges_add(d, 0xc000, 0xd000, 9, F);
-	gc_dead_ranges_cover(d, 0xc000, 0xd000);  /* the blocks hold 1 and 2; no front */
+	gc_dead_ranges_add(d, 0x8000, 0x9000, 1, F, cur_lane);
+	gc_dead_ranges_add(d, 0xa000, 0xb000, 2, U, cur_lane);
+	gc_dead_ranges_add(d, 0xc000, 0xd000, 9, F, cur_lane);
+	gc_dead_ranges_cover(d, 0xc000, 0xd000, cur_lane);  /* the blocks hold 1 and 2; no front */
 	bounds_are(d, 0x8000, 0xb000);
 	for (int round = 0; round < 2; round++) {
-		gc_dead_ranges_add(d, 0x1000, 0x1400, 3, F);
+		gc_dead_ranges_add(d, 0x1000, 0x1400, 3, F, cur_lane);
 		bounds_are(d, 0x1000, 0xb000);
 		expect_range(d, 0x1000, 0x1000, 0x1400, 3, F);
 		assert_int_equal(count(d), 3);
-		gc_dead_ranges_cover(d, 0x1000, 0x2000);
+		gc_dead_ranges_cover(d, 0x1000, 0x2000, cur_lane);
 		bounds_are(d, 0x8000, 0xb000);
 		assert_int_equal(owner_at(d, 0x1000), 0);
 		assert_int_equal(count(d), 2);
 	}
-	gc_dead_ranges_add(d, 0xf000, 0xf400, 4, F);  /* above the blocks */
+	gc_dead_ranges_add(d, 0xf000, 0xf400, 4, F, cur_lane);  /* above the blocks */
 	bounds_are(d, 0x8000, 0xf400);
-	gc_dead_ranges_cover(d, 0xf000, 0xf400);
+	gc_dead_ranges_cover(d, 0xf000, 0xf400, cur_lane);
 	bounds_are(d, 0x8000, 0xb000);
 	/* Over a block's range with no front: it is trimmed, then the cover reaches it. */
-	gc_dead_ranges_add(d, 0x8800, 0x9400, 8, F);
+	gc_dead_ranges_add(d, 0x8800, 0x9400, 8, F, cur_lane);
 	expect_range(d, 0x8000, 0x8000, 0x8800, 1, F);
 	expect_range(d, 0x8800, 0x8800, 0x9400, 8, F);
-	gc_dead_ranges_cover(d, 0x8800, 0x9400);
+	gc_dead_ranges_cover(d, 0x8800, 0x9400, cur_lane);
 	expect_range(d, 0x8000, 0x8000, 0x8800, 1, F);
 	assert_int_equal(owner_at(d, 0x8800), 0);
 	assert_int_equal(count(d), 2);
 	/* Inside the blocks' extent, in the gap: no range cut, the bounds as they were. */
-	gc_dead_ranges_add(d, 0x9400, 0x9800, 5, F);
+	gc_dead_ranges_add(d, 0x9400, 0x9800, 5, F, cur_lane);
 	expect_range(d, 0x9400, 0x9400, 0x9800, 5, F);
 	expect_range(d, 0x8000, 0x8000, 0x8800, 1, F);
 	bounds_are(d, 0x8000, 0xb000);
 	/* The front covered, and a block's range reached by the same cover: both cut. */
-	gc_dead_ranges_cover(d, 0x9400, 0xa800);
+	gc_dead_ranges_cover(d, 0x9400, 0xa800, cur_lane);
 	assert_int_equal(owner_at(d, 0x9400), 0);
 	expect_range(d, 0xa800, 0xa800, 0xb000, 2, U);
 	assert_int_equal(count(d), 2);
 	/* At capacity (3 with the front) no fast add: the oldest freed range goes. */
-	gc_dead_ranges_add(d, 0x1000, 0x1400, 6, U);
-	gc_dead_ranges_add(d, 0x2000, 0x2400, 7, U);
+	gc_dead_ranges_add(d, 0x1000, 0x1400, 6, U, cur_lane);
+	gc_dead_ranges_add(d, 0x2000, 0x2400, 7, U, cur_lane);
 	gc_dead_ranges_stats st;
 	gc_dead_ranges_stats_get(d, &st);
 	assert_int_equal(st.count, 3);
@@ -375,18 +378,18 @@ static void fast_add_needs_no_front_and_room(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(3);
-	gc_dead_ranges_add(d, 0x8000, 0x9000, 1, F);
-	gc_dead_ranges_add(d, 0xa000, 0xb000, 2, F);
-	gc_dead_ranges_cover(d, 0xa000, 0xb000);  /* the blocks hold 1; no front */
-	gc_dead_ranges_add(d, 0x1000, 0x1400, 3, F);
-	gc_dead_ranges_add(d, 0x2000, 0x2400, 4, F);
+	gc_dead_ranges_add(d, 0x8000, 0x9000, 1, F, cur_lane);
+	gc_dead_ranges_add(d, 0xa000, 0xb000, 2, F, cur_lane);
+	gc_dead_ranges_cover(d, 0xa000, 0xb000, cur_lane);  /* the blocks hold 1; no front */
+	gc_dead_ranges_add(d, 0x1000, 0x1400, 3, F, cur_lane);
+	gc_dead_ranges_add(d, 0x2000, 0x2400, 4, F, cur_lane);
 	expect_range(d, 0x1000, 0x1000, 0x1400, 3, F);
 	expect_range(d, 0x2000, 0x2000, 0x2400, 4, F);
 	assert_int_equal(count(d), 3);
-	gc_dead_ranges_cover(d, 0x2000, 0x2400);
-	gc_dead_ranges_cover(d, 0x8400, 0x8800);  /* 1 splits: full, no front */
+	gc_dead_ranges_cover(d, 0x2000, 0x2400, cur_lane);
+	gc_dead_ranges_cover(d, 0x8400, 0x8800, cur_lane);  /* 1 splits: full, no front */
 	assert_int_equal(count(d), 3);
-	gc_dead_ranges_add(d, 0xc000, 0xc400, 5, F);  /* above the blocks */
+	gc_dead_ranges_add(d, 0xc000, 0xc400, 5, F, cur_lane);  /* above the blocks */
 	gc_dead_ranges_stats st;
 	gc_dead_ranges_stats_get(d, &st);
 	assert_int_equal(st.count, 3);
@@ -402,12 +405,12 @@ static void front_trimmed_by_partial_covers(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(16);
-	gc_dead_ranges_add(d, 0x1000, 0x3000, 7, F);
-	gc_dead_ranges_cover(d, 0x800, 0x1800);  /* its left part: a smaller allocation */
+	gc_dead_ranges_add(d, 0x1000, 0x3000, 7, F, cur_lane);
+	gc_dead_ranges_cover(d, 0x800, 0x1800, cur_lane);  /* its left part: a smaller allocation */
 	expect_range(d, 0x1800, 0x1800, 0x3000, 7, F);
 	assert_int_equal(owner_at(d, 0x17ff), 0);
 	bounds_are(d, 0x1800, 0x3000);
-	gc_dead_ranges_cover(d, 0x2800, 0x4000);  /* its right part */
+	gc_dead_ranges_cover(d, 0x2800, 0x4000, cur_lane);  /* its right part */
 	expect_range(d, 0x2000, 0x1800, 0x2800, 7, F);
 	assert_int_equal(owner_at(d, 0x2800), 0);
 	bounds_are(d, 0x1800, 0x2800);
@@ -419,9 +422,9 @@ static void cover_strictly_inside_the_front_splits_it(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(2);
-	gc_dead_ranges_add(d, 0x100, 0x200, 1, F);
-	gc_dead_ranges_add(d, 0x1000, 0x3000, 2, U);
-	gc_dead_ranges_cover(d, 0x1800, 0x2000);  /* full: the split evicts owner 1 */
+	gc_dead_ranges_add(d, 0x100, 0x200, 1, F, cur_lane);
+	gc_dead_ranges_add(d, 0x1000, 0x3000, 2, U, cur_lane);
+	gc_dead_ranges_cover(d, 0x1800, 0x2000, cur_lane);  /* full: the split evicts owner 1 */
 	expect_range(d, 0x1000, 0x1000, 0x1800, 2, U);
 	expect_range(d, 0x2fff, 0x2000, 0x3000, 2, U);
 	assert_int_equal(owner_at(d, 0x1800), 0);
@@ -432,7 +435,7 @@ static void cover_strictly_inside_the_front_splits_it(void **state)
 	assert_int_equal(st.evicted_freed, 1);
 	bounds_are(d, 0x1000, 0x3000);
 	/* The pieces are as old as their range: an add at capacity evicts the lower first. */
-	gc_dead_ranges_add(d, 0x5000, 0x5100, 3, U);
+	gc_dead_ranges_add(d, 0x5000, 0x5100, 3, U, cur_lane);
 	assert_int_equal(owner_at(d, 0x1000), 0);
 	expect_range(d, 0x2000, 0x2000, 0x3000, 2, U);
 	gc_dead_ranges_destroy(d);
@@ -442,11 +445,11 @@ static void add_overlapping_the_front_replaces_it(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(16);
-	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F);
-	gc_dead_ranges_add(d, 0x1800, 0x2800, 2, U);
+	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F, cur_lane);
+	gc_dead_ranges_add(d, 0x1800, 0x2800, 2, U, cur_lane);
 	expect_range(d, 0x1000, 0x1000, 0x1800, 1, F);
 	expect_range(d, 0x1800, 0x1800, 0x2800, 2, U);
-	gc_dead_ranges_add(d, 0x1000, 0x2800, 3, F);  /* over both */
+	gc_dead_ranges_add(d, 0x1000, 0x2800, 3, F, cur_lane);  /* over both */
 	assert_int_equal(count(d), 1);
 	expect_range(d, 0x17ff, 0x1000, 0x2800, 3, F);
 	gc_dead_ranges_destroy(d);
@@ -456,15 +459,15 @@ static void add_over_the_blocks_while_the_front_holds_a_range(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(16);
-	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F);
-	gc_dead_ranges_add(d, 0x5000, 0x6000, 2, F);  /* owner 1 goes into the blocks */
-	gc_dead_ranges_add(d, 0x1800, 0x5800, 3, U);  /* trims both */
+	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F, cur_lane);
+	gc_dead_ranges_add(d, 0x5000, 0x6000, 2, F, cur_lane);  /* owner 1 goes into the blocks */
+	gc_dead_ranges_add(d, 0x1800, 0x5800, 3, U, cur_lane);  /* trims both */
 	expect_range(d, 0x1000, 0x1000, 0x1800, 1, F);
 	expect_range(d, 0x1800, 0x1800, 0x5800, 3, U);
 	expect_range(d, 0x5800, 0x5800, 0x6000, 2, F);
 	assert_int_equal(count(d), 3);
 	bounds_are(d, 0x1000, 0x6000);
-	gc_dead_ranges_add(d, 0x1000, 0x1800, 4, F);  /* exactly over one in the blocks */
+	gc_dead_ranges_add(d, 0x1000, 0x1800, 4, F, cur_lane);  /* exactly over one in the blocks */
 	expect_range(d, 0x1000, 0x1000, 0x1800, 4, F);
 	assert_int_equal(count(d), 3);
 	gc_dead_ranges_destroy(d);
@@ -476,18 +479,18 @@ static void eviction_order_with_the_front(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(3);
-	gc_dead_ranges_add(d, 100, 200, 1, F);
-	gc_dead_ranges_add(d, 300, 400, 2, F);
-	gc_dead_ranges_add(d, 500, 600, 3, F);
-	gc_dead_ranges_add(d, 700, 800, 4, F);  /* owner 1 goes */
+	gc_dead_ranges_add(d, 100, 200, 1, F, cur_lane);
+	gc_dead_ranges_add(d, 300, 400, 2, F, cur_lane);
+	gc_dead_ranges_add(d, 500, 600, 3, F, cur_lane);
+	gc_dead_ranges_add(d, 700, 800, 4, F, cur_lane);  /* owner 1 goes */
 	assert_int_equal(owner_at(d, 100), 0);
 	assert_int_equal(owner_at(d, 300), 2);
 	assert_int_equal(owner_at(d, 700), 4);
 	gc_dead_ranges_destroy(d);
 	d = fresh(2);
-	gc_dead_ranges_add(d, 100, 200, 1, U);
-	gc_dead_ranges_add(d, 300, 400, 2, F);  /* the front, the only freed one */
-	gc_dead_ranges_add(d, 500, 600, 3, U);  /* full: the front goes */
+	gc_dead_ranges_add(d, 100, 200, 1, U, cur_lane);
+	gc_dead_ranges_add(d, 300, 400, 2, F, cur_lane);  /* the front, the only freed one */
+	gc_dead_ranges_add(d, 500, 600, 3, U, cur_lane);  /* full: the front goes */
 	gc_dead_ranges_stats st;
 	gc_dead_ranges_stats_get(d, &st);
 	assert_int_equal(st.count, 2);
@@ -499,17 +502,98 @@ static void eviction_order_with_the_front(void **state)
 	gc_dead_ranges_destroy(d);
 }
 
+/* Threads (lanes) freeing and reusing their own memory at once keep a front each: neither's
+ * pair puts the other's range into the blocks; another thread's reuse, or an add over it,
+ * still takes it. */
+static void lanes_keep_their_own_fronts(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(16);
+	cur_lane = 0;
+	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F, cur_lane);
+	cur_lane = 1;
+	gc_dead_ranges_add(d, 0x8000, 0x9000, 2, F, cur_lane);
+	assert_int_equal(d->nb, 0);
+	assert_int_equal(d->fronts, 3);
+	bounds_are(d, 0x1000, 0x9000);
+	expect_range(d, 0x1800, 0x1000, 0x2000, 1, F);
+	expect_range(d, 0x8800, 0x8000, 0x9000, 2, F);
+	cur_lane = 0;
+	gc_dead_ranges_cover(d, 0x1000, 0x2000, cur_lane);  /* lane 0's reuse: lane 1's front stays */
+	assert_int_equal(d->fronts, 2);
+	bounds_are(d, 0x8000, 0x9000);
+	gc_dead_ranges_add(d, 0x1000, 0x2000, 3, F, cur_lane);
+	assert_int_equal(d->nb, 0);
+	bounds_are(d, 0x1000, 0x9000);
+	cur_lane = 1;
+	gc_dead_ranges_cover(d, 0x8000, 0x9000, cur_lane);
+	bounds_are(d, 0x1000, 0x2000);
+	gc_dead_ranges_add(d, 0x8000, 0x9000, 4, F, cur_lane);
+	/* Lane 0's memory reused by lane 1: it goes from lane 0's front. */
+	gc_dead_ranges_cover(d, 0x1000, 0x1800, cur_lane);
+	expect_range(d, 0x1800, 0x1800, 0x2000, 3, F);
+	assert_int_equal(owner_at(d, 0x1000), 0);
+	/* Lane 1 adds over lane 0's front: trimmed; lane 1's own front goes to the blocks. */
+	gc_dead_ranges_add(d, 0x1c00, 0x3000, 5, F, cur_lane);
+	assert_int_equal(d->nb, 1);
+	assert_int_equal(d->fronts, 3);
+	expect_range(d, 0x1800, 0x1800, 0x1c00, 3, F);
+	expect_range(d, 0x1c00, 0x1c00, 0x3000, 5, F);
+	expect_range(d, 0x8000, 0x8000, 0x9000, 4, F);
+	bounds_are(d, 0x1800, 0x9000);
+	assert_int_equal(count(d), 3);
+	/* A lane's front strictly inside another's cover... and a cover strictly inside it. */
+	cur_lane = 0;
+	gc_dead_ranges_cover(d, 0x2000, 0x2400, cur_lane);
+	expect_range(d, 0x1c00, 0x1c00, 0x2000, 5, F);
+	expect_range(d, 0x2400, 0x2400, 0x3000, 5, F);
+	assert_int_equal(count(d), 4);
+	cur_lane = GC_DEAD_LANES;  /* lanes go round: lane 0 */
+	gc_dead_ranges_cover(d, 0, UINT64_MAX, cur_lane);
+	assert_int_equal(count(d), 0);
+	assert_int_equal(d->fronts, 0);
+	bounds_are(d, 0, 0);
+	gc_dead_ranges_add(d, 0x1000, 0x2000, 6, F, cur_lane);
+	assert_int_equal(d->fronts, 1);
+	cur_lane = 0;
+	gc_dead_ranges_destroy(d);
+}
+
+/* At capacity with fronts in several lanes: the oldest range goes, whether in a list or in
+ * a front (lane 1's, older than every range lane 0 added since). */
+static void eviction_weighs_fronts_by_age(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(3);
+	cur_lane = 1;
+	gc_dead_ranges_add(d, 100, 200, 1, F, cur_lane);  /* lane 1's front: the oldest */
+	cur_lane = 0;
+	gc_dead_ranges_add(d, 300, 400, 2, F, cur_lane);
+	gc_dead_ranges_add(d, 500, 600, 3, F, cur_lane);  /* 2 to the blocks; 3 lane 0's front */
+	gc_dead_ranges_add(d, 700, 800, 4, F, cur_lane);  /* full: 1 goes, not 2 */
+	assert_int_equal(owner_at(d, 100), 0);
+	assert_int_equal(owner_at(d, 300), 2);
+	assert_int_equal(owner_at(d, 700), 4);
+	gc_dead_ranges_add(d, 900, 1000, 5, F, cur_lane);  /* then 2, the list's oldest */
+	assert_int_equal(owner_at(d, 300), 0);
+	assert_int_equal(owner_at(d, 500), 3);
+	gc_dead_ranges_stats st;
+	gc_dead_ranges_stats_get(d, &st);
+	assert_int_equal(st.evicted_freed, 2);
+	gc_dead_ranges_destroy(d);
+}
+
 static void remove_owner_of_the_front(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(16);
-	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F);
-	gc_dead_ranges_add(d, 0x4000, 0x5000, 2, U);
+	gc_dead_ranges_add(d, 0x1000, 0x2000, 1, F, cur_lane);
+	gc_dead_ranges_add(d, 0x4000, 0x5000, 2, U, cur_lane);
 	assert_int_equal(gc_dead_ranges_remove_owner(d, 2), 1);
 	assert_int_equal(owner_at(d, 0x4000), 0);
 	assert_int_equal(count(d), 1);
 	bounds_are(d, 0x1000, 0x2000);
-	gc_dead_ranges_add(d, 0x4000, 0x5000, 3, F);
+	gc_dead_ranges_add(d, 0x4000, 0x5000, 3, F, cur_lane);
 	assert_int_equal(gc_dead_ranges_remove_owner(d, 1), 1);
 	bounds_are(d, 0x4000, 0x5000);
 	assert_int_equal(gc_dead_ranges_remove_owner(d, 3), 1);
@@ -554,16 +638,16 @@ static void *writer(void *arg)
 	for (uint64_t i = 0; !__atomic_load_n(&stop_writer, __ATOMIC_ACQUIRE);
 	     i++, __atomic_add_fetch(&writer_rounds, 1, __ATOMIC_RELEASE)) {
 		uint64_t off = (i % 64) * 0x100;
-		gc_dead_ranges_add(d, 0x100000 + off, 0x100000 + off + 0x80, 1000 + i, F);
-		gc_dead_ranges_add(d, 0x800000 + off, 0x800000 + off + 0x80, 2000 + i, U);
-		gc_dead_ranges_add(d, STAYS_HI, STAYS_HI + 0x100, 3, F);  /* adjacent, above */
-		gc_dead_ranges_add(d, STAYS_LO - 0x100, STAYS_LO, 4, U);  /* adjacent, below */
-		gc_dead_ranges_cover(d, 0x300000, 0x400000);
-		gc_dead_ranges_cover(d, STAYS_HI, STAYS_HI + 0x80);
+		gc_dead_ranges_add(d, 0x100000 + off, 0x100000 + off + 0x80, 1000 + i, F, cur_lane);
+		gc_dead_ranges_add(d, 0x800000 + off, 0x800000 + off + 0x80, 2000 + i, U, cur_lane);
+		gc_dead_ranges_add(d, STAYS_HI, STAYS_HI + 0x100, 3, F, cur_lane);  /* adjacent, above */
+		gc_dead_ranges_add(d, STAYS_LO - 0x100, STAYS_LO, 4, U, cur_lane);  /* adjacent, below */
+		gc_dead_ranges_cover(d, 0x300000, 0x400000, cur_lane);
+		gc_dead_ranges_cover(d, STAYS_HI, STAYS_HI + 0x80, cur_lane);
 		if (i % 3 == 0)
-			gc_dead_ranges_cover(d, 0, STAYS_LO);
+			gc_dead_ranges_cover(d, 0, STAYS_LO, cur_lane);
 		if (i % 5 == 0)
-			gc_dead_ranges_cover(d, STAYS_HI, UINT64_MAX);
+			gc_dead_ranges_cover(d, STAYS_HI, UINT64_MAX, cur_lane);
 		if (i % 7 == 0)
 			gc_dead_ranges_remove_owner(d, 4);
 	}
@@ -609,11 +693,11 @@ static void *writer_at_capacity(void *arg)
 	     i++, __atomic_add_fetch(&writer_rounds, 1, __ATOMIC_RELEASE)) {
 		uint64_t off = (i % 1024) * 0x100, back = ((i * 7) % 1024) * 0x100;
 		if (i % 4 == 0)
-			gc_dead_ranges_cover(d, 0x100000 + back + 0x20, 0x100000 + back + 0x40);
+			gc_dead_ranges_cover(d, 0x100000 + back + 0x20, 0x100000 + back + 0x40, cur_lane);
 		if (i % 6 == 0)
-			gc_dead_ranges_cover(d, 0x800000 + back, 0x800000 + back + 0x200);
-		gc_dead_ranges_add(d, 0x100000 + off, 0x100000 + off + 0x80, 1000 + i, F);
-		gc_dead_ranges_add(d, 0x800000 + off, 0x800000 + off + 0x80, 2000 + i, F);
+			gc_dead_ranges_cover(d, 0x800000 + back, 0x800000 + back + 0x200, cur_lane);
+		gc_dead_ranges_add(d, 0x100000 + off, 0x100000 + off + 0x80, 1000 + i, F, cur_lane);
+		gc_dead_ranges_add(d, 0x800000 + off, 0x800000 + off + 0x80, 2000 + i, F, cur_lane);
 	}
 	return NULL;
 }
@@ -627,30 +711,66 @@ static void *writer_front(void *arg)
 	for (uint64_t i = 0; !__atomic_load_n(&stop_writer, __ATOMIC_ACQUIRE);
 	     i++, __atomic_add_fetch(&writer_rounds, 1, __ATOMIC_RELEASE)) {
 		uint64_t k = i % STAYS, lo = STAYS_LO + k * STAY_STEP, off = (i % 64) * 0x100;
-		gc_dead_ranges_add(d, lo, lo + STAY_SIZE, STAY_OWNER + k, stay_kind);
-		gc_dead_ranges_cover(d, 0x300000, 0x400000);
-		gc_dead_ranges_add(d, 0x100000 + off, 0x100000 + off + 0x80, 1000 + i, F);
-		gc_dead_ranges_cover(d, 0x100000 + off, 0x100000 + off + 0x80);
-		gc_dead_ranges_add(d, lo, lo + STAY_SIZE, STAY_OWNER + k, stay_kind);
-		gc_dead_ranges_add(d, STAYS_HI, STAYS_HI + 0x100, 3, F);
-		gc_dead_ranges_cover(d, STAYS_HI, STAYS_HI + 0x80);
-		gc_dead_ranges_cover(d, STAYS_HI, UINT64_MAX);
+		gc_dead_ranges_add(d, lo, lo + STAY_SIZE, STAY_OWNER + k, stay_kind, cur_lane);
+		gc_dead_ranges_cover(d, 0x300000, 0x400000, cur_lane);
+		gc_dead_ranges_add(d, 0x100000 + off, 0x100000 + off + 0x80, 1000 + i, F, cur_lane);
+		gc_dead_ranges_cover(d, 0x100000 + off, 0x100000 + off + 0x80, cur_lane);
+		gc_dead_ranges_add(d, lo, lo + STAY_SIZE, STAY_OWNER + k, stay_kind, cur_lane);
+		gc_dead_ranges_add(d, STAYS_HI, STAYS_HI + 0x100, 3, F, cur_lane);
+		gc_dead_ranges_cover(d, STAYS_HI, STAYS_HI + 0x80, cur_lane);
+		gc_dead_ranges_cover(d, STAYS_HI, UINT64_MAX, cur_lane);
 	}
 	return NULL;
 }
 
-/* The ranges that stay, of kind k, then readers against the writer given. */
-static void run_readers(gc_dead_ranges *d, gc_dead_kind k, void *(*write)(void *))
+/* Two threads' pools at once, each freeing and reusing in its own area (its own lane's
+ * front), and now and then reusing, or freeing over, the other's; the ranges that stay are
+ * added again now and then by either (a front, then to the blocks). */
+static void *writer_of_a_lane(gc_dead_ranges *d, uint64_t mine, uint64_t other, uint64_t owner)
+{
+	for (uint64_t i = 0; !__atomic_load_n(&stop_writer, __ATOMIC_ACQUIRE);
+	     i++, __atomic_add_fetch(&writer_rounds, 1, __ATOMIC_RELEASE)) {
+		uint64_t off = (i % 64) * 0x100, k = i % STAYS, lo = STAYS_LO + k * STAY_STEP;
+		gc_dead_ranges_add(d, mine + off, mine + off + 0x80, owner + i, F, owner);
+		gc_dead_ranges_cover(d, mine + off, mine + off + 0x80, owner);
+		gc_dead_ranges_add(d, mine + off, mine + off + 0x80, owner + i, F, owner);
+		if (i % 3 == 0)
+			gc_dead_ranges_cover(d, other + off, other + off + 0x40, owner);
+		if (i % 5 == 0)
+			gc_dead_ranges_add(d, other + off + 0x40, other + off + 0xc0, owner + i, F, owner);
+		if (i % 7 == 0)
+			gc_dead_ranges_add(d, lo, lo + STAY_SIZE, STAY_OWNER + k, stay_kind, owner);
+		gc_dead_ranges_cover(d, mine + off, mine + off + 0x100, owner);
+	}
+	return NULL;
+}
+
+static void *writer_lane_low(void *arg)
+{
+	return writer_of_a_lane(arg, 0x100000, 0x800000, 1000);
+}
+
+static void *writer_lane_high(void *arg)
+{
+	return writer_of_a_lane(arg, 0x800000, 0x100000, 2000);
+}
+
+/* The ranges that stay, of kind k, then readers against the writer given (and the second
+ * writer, when given, at once). */
+static void run_readers2(gc_dead_ranges *d, gc_dead_kind k, void *(*write)(void *),
+                         void *(*write2)(void *))
 {
 	stay_kind = k;
 	for (uint64_t i = 0; i < STAYS; i++)
 		gc_dead_ranges_add(d, STAYS_LO + i * STAY_STEP, STAYS_LO + i * STAY_STEP + STAY_SIZE,
-		                   STAY_OWNER + i, k);
+		                   STAY_OWNER + i, k, cur_lane);
 	stop_writer = 0;
 	writer_rounds = 0;
-	pthread_t w, r[READERS];
+	pthread_t w, w2, r[READERS];
 	struct reader_result *res[READERS];
 	assert_int_equal(pthread_create(&w, NULL, write, d), 0);
+	if (write2)
+		assert_int_equal(pthread_create(&w2, NULL, write2, d), 0);
 	for (int i = 0; i < READERS; i++)
 		assert_int_equal(pthread_create(&r[i], NULL, reader, d), 0);
 	for (int i = 0; i < READERS; i++)
@@ -659,6 +779,8 @@ static void run_readers(gc_dead_ranges *d, gc_dead_kind k, void *(*write)(void *
 		sched_yield();
 	__atomic_store_n(&stop_writer, 1, __ATOMIC_RELEASE);
 	pthread_join(w, NULL);
+	if (write2)
+		pthread_join(w2, NULL);
 	for (int i = 0; i < READERS; i++) {
 		assert_int_equal(res[i]->checks, READS);
 		assert_int_equal(res[i]->false_hits, 0);
@@ -666,6 +788,25 @@ static void run_readers(gc_dead_ranges *d, gc_dead_kind k, void *(*write)(void *
 		assert_int_equal(res[i]->wrong, 0);
 		free(res[i]);
 	}
+}
+
+static void run_readers(gc_dead_ranges *d, gc_dead_kind k, void *(*write)(void *))
+{
+	run_readers2(d, k, write, NULL);
+}
+
+static void readers_racing_two_lanes(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(512);
+	run_readers2(d, F, writer_lane_low, writer_lane_high);
+	gc_dead_ranges_stats st;
+	gc_dead_ranges_stats_get(d, &st);
+	assert_int_equal(st.evicted_freed + st.evicted_unmaterialized, 0);
+	for (uint64_t k = 0; k < STAYS; k++)
+		expect_range(d, STAYS_LO + k * STAY_STEP, STAYS_LO + k * STAY_STEP,
+		             STAYS_LO + k * STAY_STEP + STAY_SIZE, STAY_OWNER + k, F);
+	gc_dead_ranges_destroy(d);
 }
 
 static void readers_racing_a_writer(void **state)
@@ -684,7 +825,7 @@ static void readers_racing_a_writer_at_capacity(void **state)
 	(void)state;
 	gc_dead_ranges *d = fresh(256);
 	for (uint64_t k = 0; k < 256 - STAYS; k++)  /* full once the stays are in */
-		gc_dead_ranges_add(d, 0x900000 + k * 0x100, 0x900000 + k * 0x100 + 0x80, 5000 + k, F);
+		gc_dead_ranges_add(d, 0x900000 + k * 0x100, 0x900000 + k * 0x100 + 0x80, 5000 + k, F, cur_lane);
 	run_readers(d, U, writer_at_capacity);
 	gc_dead_ranges_stats st;
 	gc_dead_ranges_stats_get(d, &st);
@@ -817,10 +958,10 @@ static void full_index_matches_a_model(void **state)
 		uint64_t lo = (r >> 8) % 0x40000 & ~(uint64_t)0xf, hi = lo + 0x10 + (r >> 32) % 0x200;
 		if (r % 10 < 7) {
 			gc_dead_kind kind = r % 10 < 5 ? F : U;
-			gc_dead_ranges_add(d, lo, hi, step, kind);
+			gc_dead_ranges_add(d, lo, hi, step, kind, cur_lane);
 			model_add(lo, hi, step, kind);
 		} else if (r % 10 < 9) {
-			gc_dead_ranges_cover(d, lo, lo + (hi - lo) / 4);
+			gc_dead_ranges_cover(d, lo, lo + (hi - lo) / 4, cur_lane);
 			model_cut(lo, lo + (hi - lo) / 4);
 		} else {
 			uint64_t owner = step - 1 - (r >> 40) % 200, gone = 0;
@@ -861,6 +1002,9 @@ int main(void)
 		cmocka_unit_test(add_over_the_blocks_while_the_front_holds_a_range),
 		cmocka_unit_test(eviction_order_with_the_front),
 		cmocka_unit_test(remove_owner_of_the_front),
+		cmocka_unit_test(lanes_keep_their_own_fronts),
+		cmocka_unit_test(eviction_weighs_fronts_by_age),
+		cmocka_unit_test(readers_racing_two_lanes),
 		cmocka_unit_test(readers_racing_a_writer),
 		cmocka_unit_test(readers_racing_a_writer_of_the_front),
 		cmocka_unit_test(readers_racing_a_writer_at_capacity),

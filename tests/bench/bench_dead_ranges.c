@@ -63,7 +63,7 @@ static double time_checks(long (*fn)(const uint64_t *), const uint64_t *w, long 
 /* A free at a fresh address into the full index: it evicts the oldest freed range. */
 __attribute__((noinline)) static void dr_add_full(uint64_t i)
 {
-	gc_dead_ranges_add(&at_cap, next_fresh, next_fresh + 0x400, i, GC_DEAD_FREED);
+	gc_dead_ranges_add(&at_cap, next_fresh, next_fresh + 0x400, i, GC_DEAD_FREED, 0);
 	next_fresh += 0x1000;
 }
 
@@ -83,8 +83,8 @@ static double time_writes(long n)
 	for (long i = 0; i < n; i++) {
 		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
 		uint64_t lo = BASE + (rng % RANGES) * 0x1000 + 0x800;  /* in a gap */
-		gc_dead_ranges_add(&full, lo, lo + 0x400, (uint64_t)i, GC_DEAD_FREED);
-		gc_dead_ranges_cover(&full, lo, lo + 0x400);
+		gc_dead_ranges_add(&full, lo, lo + 0x400, (uint64_t)i, GC_DEAD_FREED, 0);
+		gc_dead_ranges_cover(&full, lo, lo + 0x400, 0);
 	}
 	return (now_ns() - t0) / (double)(2 * n);
 }
@@ -103,7 +103,7 @@ int main(int argc, char **argv)
 	}
 	for (uint64_t k = 0; k < RANGES; k++)
 		gc_dead_ranges_add(&full, BASE + k * 0x1000, BASE + k * 0x1000 + 0x800, k,
-		                   k % 2 ? GC_DEAD_FREED : GC_DEAD_UNMATERIALIZED);
+		                   k % 2 ? GC_DEAD_FREED : GC_DEAD_UNMATERIALIZED, 0);
 	for (long k = 0; k < FULL_CAP; k++)  /* full: the next add at a fresh address evicts */
 		dr_add_full((uint64_t)k);
 	if (calls > 0) {  /* for callgrind: the same calls, no clock */

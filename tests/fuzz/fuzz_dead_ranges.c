@@ -1,6 +1,7 @@
 /* The dead-range index (interpose/dead_ranges.c) against its implementation as it was before
  * the front (commit 6a262f6: every range in the blocks), kept here whole as the reference:
- * the front must change nothing a caller can see. Each input is a capacity, an address span
+ * the front must change nothing a caller can see, nor the fronts of several threads (the
+ * lanes each add and cover names). Each input is a capacity, an address span
  * and a list of operations (add, cover, remove_owner, with covers and adds at the last add's
  * address as a pool's reuse makes them, some covering the last add whole, as a reuse of its
  * granule does: the index's fast paths, with that range its only one or beside the blocks);
@@ -554,19 +555,24 @@ static void compare(uint64_t op)
 	}
 }
 
-/* One input: capacity and span from its first two bytes, then 4 bytes an operation. */
+/* One input: capacity, span and lanes (threads played: 1 to 4) from its first two bytes,
+ * then 4 bytes an operation: what (low 4 bits) and whose lane (high 4). */
 static void run(const uint8_t *p, size_t n)
 {
 	if (n < 2)
 		return;
 	uint32_t cap = p[0] < 192 ? 1 + p[0] % 64 : 64 + (p[0] - 192) * 3;  /* 1..64, 64..253 */
 	span = 64u << (p[1] % 4);                                          /* 64..512 */
+	unsigned lanes = 1 + (p[1] >> 6), last_lane = 0;
 	if (gc_dead_ranges_init(&cur, cap) || old_init(&ref, cap))
 		abort();
 	last_lo = 0;
 	uint64_t op = 0;
 	for (size_t i = 2; i + 4 <= n; i += 4, op++) {
 		uint8_t what = p[i] % 16;
+		/* A pool's reuse at the last add's address is mostly by the thread that freed it
+		 * (its front), sometimes by another. */
+		unsigned lane = what >= 12 && p[i] >> 4 < 12 ? last_lane : (unsigned)(p[i] >> 4) % lanes;
 		uint64_t lo = (uint64_t)p[i + 1] * span / 256, len = p[i + 2] % 48;
 		uint64_t owner = p[i + 3] % 16;
 		gc_dead_kind kind = p[i + 3] & 0x80 ? GC_DEAD_UNMATERIALIZED : GC_DEAD_FREED;
@@ -575,11 +581,12 @@ static void run(const uint8_t *p, size_t n)
 		if (what == 15)  /* ... to an allocation whose granule covers the freed range whole */
 			len = 64;
 		if (what < 6 || what == 12) {
-			int ra = gc_dead_ranges_add(&cur, lo, lo + len, owner, kind);
+			int ra = gc_dead_ranges_add(&cur, lo, lo + len, owner, kind, lane);
 			same("add's result", op, (uint64_t)ra, (uint64_t)old_add(&ref, lo, lo + len, owner, kind));
 			last_lo = lo;
+			last_lane = lane;
 		} else if (what < 10 || what >= 13) {
-			gc_dead_ranges_cover(&cur, lo, lo + len);
+			gc_dead_ranges_cover(&cur, lo, lo + len, lane);
 			old_cover(&ref, lo, lo + len);
 		} else if (what == 10) {
 			same("remove_owner's count", op, gc_dead_ranges_remove_owner(&cur, owner),
