@@ -128,7 +128,7 @@ int gc_dead_ranges_lookup_slow(gc_dead_ranges *d, uint64_t addr, gc_dead_range *
 {
 	gc_dead_range r;
 	for (int t = 0; t < OPTIMISTIC_TRIES; t++) {
-		unsigned s1 = LD(&d->seq);
+		uint64_t s1 = LD(&d->seq);
 		if (s1 & 1)
 			continue;
 		int found = read_at(d, addr, &r);
@@ -237,22 +237,22 @@ static int kind_of(const gc_dead_ranges *d, uint32_t id)
 	return (int)(d->slots[id].meta & 1);
 }
 
-/* A range's age is the seqlock's count when it was added (odd: one a write section), 32 bits
- * compared by distance: two ranges added more than 2^31 write sections apart may be weighed
- * the wrong way, which only changes which old range an eviction takes. */
-static uint32_t age_of(const gc_dead_ranges *d, uint32_t id)
+/* A range's age is the seqlock's count when it was added (odd: one a write section): 64
+ * bits, so that it never wraps (a 32-bit count compared by distance weighed a range kept
+ * over 2^30 write sections as newer than the newest, and evicted the newest instead). */
+static uint64_t age_of(const gc_dead_ranges *d, uint32_t id)
 {
-	return (uint32_t)(d->slots[id].meta >> 1);
+	return d->slots[id].meta >> 1;
 }
 
-static int older(uint32_t a, uint32_t b)
+static int older(uint64_t a, uint64_t b)
 {
-	return (int32_t)(a - b) < 0;
+	return a < b;
 }
 
 /* Where in its age list a range of kind k and age `age` goes: after the last one not
  * younger (NIL: at the head). A front settling is usually the newest: no step. */
-static uint32_t age_place(const gc_dead_ranges *d, int k, uint32_t age)
+static uint32_t age_place(const gc_dead_ranges *d, int k, uint64_t age)
 {
 	uint32_t at = d->tail[k];
 	while (at != NIL && older(age, age_of(d, at)))
@@ -442,7 +442,7 @@ static void settle_front(gc_dead_ranges *d, uint32_t lane)
 		return;
 	ST(&d->fronts, d->fronts & ~bit);
 	const gc_dead_slot *f = front_slot(d, lane);
-	uint32_t id = new_slot(d, f, age_place(d, (int)(f->meta & 1), (uint32_t)(f->meta >> 1)));
+	uint32_t id = new_slot(d, f, age_place(d, (int)(f->meta & 1), f->meta >> 1));
 	insert(d, d->slots[id].lo, id);
 }
 
@@ -545,7 +545,7 @@ static inline void set_front(gc_dead_ranges *d, uint32_t lane, uint64_t lo, uint
 	ST(&f->lo, lo);
 	ST(&f->hi, hi);
 	ST(&f->owner, owner);
-	ST(&f->meta, (uint64_t)d->seq << 1 | (uint64_t)kind);  /* its age: see age_of */
+	ST(&f->meta, d->seq << 1 | (uint64_t)kind);  /* its age: see age_of */
 	d->n++;
 	ST(&d->fronts, d->fronts | 1ull << lane);
 }

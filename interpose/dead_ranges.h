@@ -99,7 +99,8 @@ typedef struct gc_dead_ranges {
 	/* What readers touch, on a line writers rarely write. */
 	_Alignas(64) uint64_t lo_bound;  /* [lo_bound, hi_bound); empty: equal */
 	uint64_t hi_bound;
-	unsigned seq;            /* seqlock: odd while a writer is changing the index */
+	uint64_t seq;            /* seqlock: odd while a writer is changing the index; 64 bits:
+	                          * ranges' ages (meta), which must not wrap */
 	uint32_t nb;             /* blocks in use, in order in top_lo / top_blk */
 	uint64_t fronts;         /* lanes whose front (slot cap + lane) holds a range */
 	uint64_t *top_lo;        /* each block's first lo, sorted */

@@ -583,6 +583,25 @@ static void eviction_weighs_fronts_by_age(void **state)
 	gc_dead_ranges_destroy(d);
 }
 
+/* Ages stay ordered however long the index lives: a range kept while the writers' count
+ * passes 2^31 (2^30 write sections: a pool's free and reuse loop running some minutes) is
+ * still older than what comes after, so eviction takes it and not the newest range. */
+static void eviction_after_a_long_run(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(3);
+	gc_dead_ranges_add(d, 100, 200, 1, F, 0);
+	gc_dead_ranges_add(d, 300, 400, 2, F, 0);  /* 1 to the blocks; 2 lane 0's front */
+	d->seq += 0x80000000u;                     /* as if 2^30 write sections went by */
+	gc_dead_ranges_add(d, 500, 600, 3, F, 1);  /* lane 1's front: the newest */
+	gc_dead_ranges_add(d, 700, 800, 4, F, 2);  /* full: 1 goes, the oldest */
+	assert_int_equal(owner_at(d, 100), 0);
+	assert_int_equal(owner_at(d, 300), 2);
+	assert_int_equal(owner_at(d, 500), 3);
+	assert_int_equal(owner_at(d, 700), 4);
+	gc_dead_ranges_destroy(d);
+}
+
 static void remove_owner_of_the_front(void **state)
 {
 	(void)state;
@@ -1004,6 +1023,7 @@ int main(void)
 		cmocka_unit_test(remove_owner_of_the_front),
 		cmocka_unit_test(lanes_keep_their_own_fronts),
 		cmocka_unit_test(eviction_weighs_fronts_by_age),
+		cmocka_unit_test(eviction_after_a_long_run),
 		cmocka_unit_test(readers_racing_two_lanes),
 		cmocka_unit_test(readers_racing_a_writer),
 		cmocka_unit_test(readers_racing_a_writer_of_the_front),
