@@ -69,6 +69,13 @@ int gc_backtrace_capture(void **frames, int max)
 	int n = backtrace(raw, max + 16);
 	pthread_rwlock_unlock(&in_loader);
 	int skip = 0;
+	/* Frames above our own are backtrace()'s (a sanitizer's interceptor, built into a
+	 * ThreadSanitizer program): without this they stopped the skip below, and our frames
+	 * then took the program's places within max. */
+	while (self_hi && skip < n && !((uintptr_t)raw[skip] >= self_lo && (uintptr_t)raw[skip] < self_hi))
+		skip++;
+	if (skip == n)  /* none of ours (not expected): keep them all, as before */
+		skip = 0;
 	while (skip < n && (uintptr_t)raw[skip] >= self_lo && (uintptr_t)raw[skip] < self_hi)
 		skip++;
 	int out = n - skip < max ? n - skip : max;
