@@ -39,8 +39,9 @@ typedef struct gc_scratch {
 	gc_line record;                         /* log: one record */
 	gc_line line;                           /* log, trace: a start, header or site line */
 	struct {                                /* uses: order-index ranges of the launching */
-		unsigned seq, n, next;              /* stream's own (uses.c), valid while the */
-		uint32_t tag;                       /* index's seqlock count is seq */
+		uint64_t seq;                       /* stream's own (uses.c), valid while the */
+		unsigned n, next;                   /* index's seqlock count is seq */
+		uint32_t tag;
 		uint64_t lo[8], hi[8];
 	} own;
 } gc_scratch;

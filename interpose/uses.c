@@ -63,7 +63,7 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
                         const uint64_t *w, const uint16_t *param, size_t n)
 {
 	uint32_t tag = gc_stream_tag(gc_stream_key(u->stream, u->per_thread, gc_hub_tid()));
-	unsigned seq = __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE);
+	uint64_t seq = __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE);
 	gc_scratch *sc = gc_scratch_get();
 	if (sc && (seq != sc->own.seq || tag != sc->own.tag)) {
 		sc->own.seq = seq;
