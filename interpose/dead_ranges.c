@@ -16,6 +16,22 @@ enum { OPTIMISTIC_TRIES = 4 };
 #define NIL UINT32_MAX
 #define HALF (GC_DEAD_BLOCK / 2)
 
+/* Each lane's bit in fronts, loaded: a shift would need its count in cl, where the add's
+ * owner argument arrives (a move, and a register saved). */
+#define BITS4(n) 1ull << (n), 1ull << ((n) + 1), 1ull << ((n) + 2), 1ull << ((n) + 3)
+#define BITS16(n) BITS4(n), BITS4((n) + 4), BITS4((n) + 8), BITS4((n) + 12)
+_Static_assert(GC_DEAD_LANES == 64, "lane_bit holds 64 lanes");
+static const uint64_t lane_bit[GC_DEAD_LANES] = { BITS16(0), BITS16(16), BITS16(32), BITS16(48) };
+
+/* The ranges held: the pool's and the fronts'. */
+static uint32_t count_of(const gc_dead_ranges *d)
+{
+	uint32_t c = d->n;
+	for (uint64_t m = d->fronts; m; m &= m - 1)
+		c++;
+	return c;
+}
+
 /* The lowest lane in a mask of fronts. */
 static inline uint32_t lane_of(uint64_t m)
 {
@@ -50,6 +66,7 @@ int gc_dead_ranges_init(gc_dead_ranges *d, uint32_t capacity)
 	}
 	d->cap = capacity;
 	d->bcap = bcap;
+	d->front = d->slots + capacity;
 	for (uint32_t k = 0; k < bcap; k++)
 		d->free_blk[k] = bcap - 1 - k;
 	d->n_free_blk = bcap;
@@ -158,9 +175,13 @@ long gc_dead_ranges_check_words_slow(gc_dead_ranges *d, const uint64_t *words, s
 
 /* ---- writers (d->lock held) ----------------------------------------------------------- */
 
-static void write_begin(gc_dead_ranges *d)
+/* Opens a write section; returns seq's (odd) value, which the section's end takes (kept in
+ * a register on the fast paths: a plain load would be repeated after every atomic store). */
+static unsigned write_begin(gc_dead_ranges *d)
 {
-	ST(&d->seq, d->seq + 1);
+	unsigned s = d->seq + 1;
+	ST(&d->seq, s);
+	return s;
 }
 
 static gc_dead_block *block_at(const gc_dead_ranges *d, uint32_t t)
@@ -181,17 +202,18 @@ static int order_spans(const gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	return d->nb && hi > d->top_lo[0] && lo < order_hi(d);
 }
 
-/* The bounds set to [lo, hi) (the index's extent), and the write section closed. */
-static void write_bounds(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+/* The bounds set to [lo, hi) (the index's extent), and the write section that write_begin
+ * opened (returning s) closed. */
+static void write_bounds(gc_dead_ranges *d, unsigned s, uint64_t lo, uint64_t hi)
 {
 	ST(&d->lo_bound, lo);
 	ST(&d->hi_bound, hi);
-	ST(&d->seq, d->seq + 1);
+	ST(&d->seq, s + 1);
 }
 
 static gc_dead_slot *front_slot(gc_dead_ranges *d, uint32_t lane)
 {
-	return &d->slots[d->cap + lane];
+	return &d->front[lane];
 }
 
 /* The bounds become [lo, hi) (the blocks' extent) widened by every front, and the write
@@ -203,9 +225,9 @@ static void write_extent(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 		lo = f->lo < lo ? f->lo : lo;
 		hi = f->hi > hi ? f->hi : hi;
 	}
-	if (!d->n)
+	if (!d->n && !d->fronts)
 		lo = hi = 0;
-	write_bounds(d, lo, hi);
+	write_bounds(d, d->seq, lo, hi);
 }
 
 /* The bounds become the extent of the blocks and the fronts, before the write section
@@ -416,7 +438,6 @@ static void drop_id(gc_dead_ranges *d, uint32_t id)
 	uint32_t t, i;
 	if (id >= d->cap) {  /* a front, in its own slot: nothing to give back */
 		ST(&d->fronts, d->fronts & ~(1ull << (id - d->cap)));
-		d->n--;
 	} else if (locate(d, d->slots[id].lo, &t, &i)) {  /* always found: lo is in the order */
 		drop_at(d, t, i);
 	}
@@ -444,6 +465,7 @@ static void settle_front(gc_dead_ranges *d, uint32_t lane)
 	const gc_dead_slot *f = front_slot(d, lane);
 	uint32_t id = new_slot(d, f, age_place(d, (int)(f->meta & 1), (uint32_t)(f->meta >> 1)));
 	insert(d, d->slots[id].lo, id);
+	d->n++;
 }
 
 /* Makes room for one more range when full: the oldest freed range goes, else the oldest.
@@ -511,7 +533,7 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 			return;
 		if (s->lo < lo && s->hi > hi) {
 			/* Strictly inside one range: it splits in two, which needs a slot. */
-			if (d->n == d->cap) {
+			if (count_of(d) == d->cap) {
 				evict_one(d);  /* may be this range: look again */
 				continue;
 			}
@@ -537,17 +559,20 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	}
 }
 
-/* The new range takes its lane's front slot, the newest: no pool or age-list work. */
+/* The new range takes its lane's front slot, the newest (its age: s, the write section's
+ * seq; see age_of), and fronts becomes `fronts`: no pool or age-list work. The caller
+ * need not count it (n counts the pool's). */
 static inline void set_front(gc_dead_ranges *d, uint32_t lane, uint64_t lo, uint64_t hi,
-                             uint64_t owner, gc_dead_kind kind)
+                             uint64_t owner, gc_dead_kind kind, unsigned s, uint64_t fronts)
 {
 	gc_dead_slot *f = front_slot(d, lane);
+	/* In any order inside the write section; owner and kind first, freeing their registers
+	 * (owner's is the shift count's). */
+	ST(&f->owner, owner);
+	ST(&f->meta, (uint64_t)s << 1 | (uint64_t)kind);
 	ST(&f->lo, lo);
 	ST(&f->hi, hi);
-	ST(&f->owner, owner);
-	ST(&f->meta, (uint64_t)d->seq << 1 | (uint64_t)kind);  /* its age: see age_of */
-	d->n++;
-	ST(&d->fronts, d->fronts | 1ull << lane);
+	ST(&d->fronts, fronts);
 }
 
 /* An add to an index that holds ranges, inside the write section add opened; it closes it
@@ -555,22 +580,22 @@ static inline void set_front(gc_dead_ranges *d, uint32_t lane, uint64_t lo, uint
 static __attribute__((noinline)) int add_slow(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
                                               uint64_t owner, gc_dead_kind kind, uint32_t lane)
 {
-	if (!(d->fronts >> lane & 1) && d->n < d->cap &&
+	if (!(d->fronts >> lane & 1) && count_of(d) < d->cap &&
 	    (hi <= d->order_lo || lo >= d->order_hi) && !fronts_meet(d, d->fronts, lo, hi)) {
 		/* No front of ours to settle (the last one was reused), room, and outside the
 		 * blocks' extent and every front: nothing to cut, evict or settle; the bounds (the
 		 * index's extent: it holds ranges) grow. */
 		uint64_t blo = d->lo_bound, bhi = d->hi_bound;
-		set_front(d, lane, lo, hi, owner, kind);
-		write_bounds(d, lo < blo ? lo : blo, hi > bhi ? hi : bhi);
+		set_front(d, lane, lo, hi, owner, kind, d->seq, d->fronts | 1ull << lane);
+		write_bounds(d, d->seq, lo < blo ? lo : blo, hi > bhi ? hi : bhi);
 		gc_spin_unlock(&d->lock);
 		return 0;
 	}
 	cut(d, lo, hi);
-	if (d->n == d->cap)
+	if (count_of(d) == d->cap)
 		evict_one(d);
 	settle_front(d, lane);  /* the new range is the lane's newest: it takes the front */
-	set_front(d, lane, lo, hi, owner, kind);
+	set_front(d, lane, lo, hi, owner, kind, d->seq, d->fronts | 1ull << lane);
 	write_end(d);
 	gc_spin_unlock(&d->lock);
 	return 0;
@@ -580,13 +605,14 @@ static __attribute__((noinline)) int add_slow(gc_dead_ranges *d, uint64_t lo, ui
 static inline int add_locked(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
                              gc_dead_kind kind, uint32_t lane)
 {
-	write_begin(d);
-	if (d->n)
+	unsigned s = write_begin(d);
+	/* Bounds are the extent of the ranges held (hi_bound > 0), or 0 and 0 when none. */
+	if (d->hi_bound)
 		return add_slow(d, lo, hi, owner, kind, lane);
 	/* An empty index (a loop that frees what it allocated) has nothing to cut, evict or
-	 * settle, and its bounds become the new range's. */
-	set_front(d, lane, lo, hi, owner, kind);
-	write_bounds(d, lo, hi);
+	 * settle, no front (fronts is 0), and its bounds become the new range's. */
+	set_front(d, lane, lo, hi, owner, kind, s, lane_bit[lane]);
+	write_bounds(d, s, lo, hi);
 	gc_spin_unlock(&d->lock);
 	return 0;
 }
@@ -605,25 +631,29 @@ int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t own
 	if (lo >= hi)
 		return -1;
 	uint32_t lane = (uint32_t)thread & (GC_DEAD_LANES - 1);
-	if (!gc_spin_trylock(&d->lock))
+	if (__builtin_expect(gc_spin_busy(&d->lock), 0))
 		return add_waited(d, lo, hi, owner, kind, lane);
 	return add_locked(d, lo, hi, owner, kind, lane);
 }
 
 /* A cover that meets the bounds and does not take the whole index (cover's lock held;
- * released here). */
+ * released here); an empty [lo, hi) (lo >= hi) cuts nothing. */
 static __attribute__((noinline)) void cover_slow(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
-                                                 uint32_t lane)
+                                                 uint64_t thread)
 {
+	if (lo >= hi) {
+		gc_spin_unlock(&d->lock);
+		return;
+	}
+	uint32_t lane = (uint32_t)thread & (GC_DEAD_LANES - 1);
 	uint64_t own = 1ull << lane;
-	const gc_dead_slot *f = front_slot(d, lane_of(own));
+	const gc_dead_slot *f = front_slot(d, lane);
 	if ((d->fronts & own) && lo <= f->lo && f->hi <= hi &&
 	    (hi <= d->order_lo || lo >= d->order_hi) && !fronts_meet(d, d->fronts & ~own, lo, hi)) {
 		/* The caller's front wholly covered (reused) beside blocks and other fronts the
 		 * cover does not reach: the bounds shrink to their extent. */
 		write_begin(d);
 		ST(&d->fronts, d->fronts & ~own);
-		d->n--;
 		write_extent(d, d->order_lo, d->order_hi);
 		gc_spin_unlock(&d->lock);
 		return;
@@ -640,42 +670,42 @@ static __attribute__((noinline)) void cover_slow(gc_dead_ranges *d, uint64_t lo,
 }
 
 /* cover with the lock taken. */
-static inline void cover_locked(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint32_t lane)
+static inline void cover_locked(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t thread)
 {
 	/* With no block the fronts are the only ranges, and the bounds are their extent (read
 	 * again under the lock): wholly covered (a pool's reuse of the memory a free just made
-	 * dead), they go and the index is empty. (An empty index would pass too, harmlessly.) */
+	 * dead), they go and the index is empty. (An empty index would pass too, harmlessly;
+	 * so would an empty [lo, hi) only with an empty index: lo <= lo_bound < hi_bound <= hi
+	 * otherwise.) */
 	if (!d->nb && lo <= d->lo_bound && d->hi_bound <= hi) {
-		write_begin(d);
-		ST(&d->fronts, 0);
-		d->n = 0;
-		write_bounds(d, 0, 0);
+		unsigned s = write_begin(d);
+		ST(&d->fronts, 0);  /* no block: the pool holds none either */
+		write_bounds(d, s, 0, 0);
 		gc_spin_unlock(&d->lock);
 		return;
 	}
-	cover_slow(d, lo, hi, lane);
+	cover_slow(d, lo, hi, thread);
 }
 
 /* cover after a wait for the lock: out of line, so that the uncontended cover makes no
  * call. */
 static __attribute__((noinline)) void cover_waited(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
-                                                   uint32_t lane)
+                                                   uint64_t thread)
 {
 	gc_spin_wait(&d->lock);
-	cover_locked(d, lo, hi, lane);
+	cover_locked(d, lo, hi, thread);
 }
 
 void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t thread)
 {
-	if (lo >= hi)
-		return;
-	/* Outside the bounds there is nothing to cut: most allocations stop here. */
+	/* Outside the bounds there is nothing to cut: most allocations stop here. An empty
+	 * [lo, hi) inside them is left to cover_slow, off the common path. */
 	if (hi <= LD(&d->lo_bound) || lo >= LD(&d->hi_bound))
 		return;
-	if (!gc_spin_trylock(&d->lock))
-		cover_waited(d, lo, hi, (uint32_t)thread & (GC_DEAD_LANES - 1));
+	if (__builtin_expect(gc_spin_busy(&d->lock), 0))
+		cover_waited(d, lo, hi, thread);
 	else
-		cover_locked(d, lo, hi, (uint32_t)thread & (GC_DEAD_LANES - 1));
+		cover_locked(d, lo, hi, thread);
 }
 
 size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner)
@@ -706,7 +736,7 @@ size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner)
 void gc_dead_ranges_stats_get(gc_dead_ranges *d, gc_dead_ranges_stats *st)
 {
 	gc_spin_lock(&d->lock);
-	*st = (gc_dead_ranges_stats){ .count = d->n, .capacity = d->cap,
+	*st = (gc_dead_ranges_stats){ .count = count_of(d), .capacity = d->cap,
 	                              .bytes = sizeof(*d) +
 	                                       ((size_t)d->cap + GC_DEAD_LANES) * sizeof(*d->slots) +
 	                                       (size_t)d->bcap * (sizeof(*d->blocks) + sizeof(uint64_t) +

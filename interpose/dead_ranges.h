@@ -109,7 +109,8 @@ typedef struct gc_dead_ranges {
 	uint32_t cap, bcap;      /* slots, blocks: fixed at init */
 	/* Writers only. */
 	_Alignas(64) gc_spin lock;
-	uint32_t n;              /* ranges in use */
+	uint32_t n;              /* ranges in the pool (the fronts' are fronts' bits) */
+	gc_dead_slot *front;     /* the lanes' fronts: slots + cap, on the line the lock takes */
 	uint32_t head[2], tail[2], free_id;  /* age lists by kind: oldest at head */
 	uint32_t *free_blk, n_free_blk;      /* unused blocks, a stack */
 	uint64_t evicted_freed, evicted_unmaterialized;
