@@ -38,6 +38,18 @@ static inline uint32_t lane_of(uint64_t m)
 	return (uint32_t)__builtin_ctzll(m);
 }
 
+/* Where the fronts start in the slots' allocation: past the pool's (8-byte aligned). */
+static size_t fronts_at(uint32_t cap)
+{
+	return (size_t)cap * sizeof(gc_dead_slot);
+}
+
+/* The fronts as readers find them (writers use d->front, on their line). */
+static const gc_dead_front *fronts_of(const gc_dead_ranges *d)
+{
+	return (const gc_dead_front *)((const char *)d->slots + fronts_at(d->cap));
+}
+
 void gc_dead_ranges_destroy(gc_dead_ranges *d)
 {
 	free(d->top_lo);
@@ -59,14 +71,14 @@ int gc_dead_ranges_init(gc_dead_ranges *d, uint32_t capacity)
 	d->top_blk = calloc(bcap, sizeof(*d->top_blk));
 	d->blocks = calloc(bcap, sizeof(*d->blocks));
 	d->free_blk = calloc(bcap, sizeof(*d->free_blk));
-	d->slots = calloc((size_t)capacity + GC_DEAD_LANES, sizeof(*d->slots));  /* + the fronts */
+	d->slots = calloc(1, fronts_at(capacity) + GC_DEAD_LANES * sizeof(gc_dead_front));
 	if (!d->top_lo || !d->top_blk || !d->blocks || !d->free_blk || !d->slots) {
 		gc_dead_ranges_destroy(d);
 		return -1;
 	}
 	d->cap = capacity;
 	d->bcap = bcap;
-	d->front = d->slots + capacity;
+	d->front = (gc_dead_front *)((char *)d->slots + fronts_at(capacity));
 	for (uint32_t k = 0; k < bcap; k++)
 		d->free_blk[k] = bcap - 1 - k;
 	d->n_free_blk = bcap;
@@ -95,11 +107,11 @@ static uint32_t count_le(const uint64_t *v, uint32_t n, uint64_t addr)
 	return a;
 }
 
-static int read_slot(const gc_dead_slot *s, uint64_t lo, uint64_t hi, gc_dead_range *out)
+static int read_range(uint64_t lo, uint64_t hi, const uint64_t *owner, const uint64_t *meta,
+                      gc_dead_range *out)
 {
-	uint64_t meta = LD(&s->meta);
-	*out = (gc_dead_range){ .lo = lo, .hi = hi, .owner = LD(&s->owner),
-	                        .kind = (gc_dead_kind)(meta & 1) };
+	uint64_t m = LD(meta);
+	*out = (gc_dead_range){ .lo = lo, .hi = hi, .owner = LD(owner), .kind = (gc_dead_kind)(m & 1) };
 	return 1;
 }
 
@@ -108,10 +120,10 @@ static int read_slot(const gc_dead_slot *s, uint64_t lo, uint64_t hi, gc_dead_ra
 static int read_at(gc_dead_ranges *d, uint64_t addr, gc_dead_range *out)
 {
 	for (uint64_t m = LD(&d->fronts); m; m &= m - 1) {
-		const gc_dead_slot *s = &d->slots[d->cap + lane_of(m)];
+		const gc_dead_front *s = &fronts_of(d)[lane_of(m)];
 		uint64_t lo = LD(&s->lo), hi = LD(&s->hi);
 		if (addr - lo < hi - lo)
-			return read_slot(s, lo, hi, out);
+			return read_range(lo, hi, &s->owner, &s->meta, out);
 	}
 	uint32_t nb = LD(&d->nb);
 	if (nb > d->bcap)
@@ -138,7 +150,7 @@ static int read_at(gc_dead_ranges *d, uint64_t addr, gc_dead_range *out)
 	uint64_t hi = LD(&s->hi);
 	if (addr >= hi)
 		return 0;
-	return read_slot(s, LD(&s->lo), hi, out);
+	return read_range(LD(&s->lo), hi, &s->owner, &s->meta, out);
 }
 
 int gc_dead_ranges_lookup_slow(gc_dead_ranges *d, uint64_t addr, gc_dead_range *hit)
@@ -211,7 +223,7 @@ static void write_bounds(gc_dead_ranges *d, unsigned s, uint64_t lo, uint64_t hi
 	ST(&d->seq, s + 1);
 }
 
-static gc_dead_slot *front_slot(gc_dead_ranges *d, uint32_t lane)
+static gc_dead_front *front_slot(gc_dead_ranges *d, uint32_t lane)
 {
 	return &d->front[lane];
 }
@@ -221,7 +233,7 @@ static gc_dead_slot *front_slot(gc_dead_ranges *d, uint32_t lane)
 static void write_extent(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 {
 	for (uint64_t m = d->fronts; m; m &= m - 1) {
-		const gc_dead_slot *f = front_slot(d, lane_of(m));
+		const gc_dead_front *f = front_slot(d, lane_of(m));
 		lo = f->lo < lo ? f->lo : lo;
 		hi = f->hi > hi ? f->hi : hi;
 	}
@@ -244,7 +256,7 @@ static void write_end(gc_dead_ranges *d)
 	write_extent(d, lo, hi);
 }
 
-static void put(gc_dead_slot *dst, const gc_dead_slot *src)
+static void put(gc_dead_slot *dst, const gc_dead_front *src)
 {
 	ST(&dst->lo, src->lo);
 	ST(&dst->hi, src->hi);
@@ -254,9 +266,15 @@ static void put(gc_dead_slot *dst, const gc_dead_slot *src)
 
 /* ---- the age lists: by kind, oldest at the head --------------------------------------- */
 
+/* A range's meta by id: a pool slot's or (cap + lane) a front's. */
+static uint64_t meta_of(const gc_dead_ranges *d, uint32_t id)
+{
+	return id < d->cap ? d->slots[id].meta : d->front[id - d->cap].meta;
+}
+
 static int kind_of(const gc_dead_ranges *d, uint32_t id)
 {
-	return (int)(d->slots[id].meta & 1);
+	return (int)(meta_of(d, id) & 1);
 }
 
 /* A range's age is the seqlock's count when it was added (odd: one a write section), 32 bits
@@ -264,7 +282,7 @@ static int kind_of(const gc_dead_ranges *d, uint32_t id)
  * the wrong way, which only changes which old range an eviction takes. */
 static uint32_t age_of(const gc_dead_ranges *d, uint32_t id)
 {
-	return (uint32_t)(d->slots[id].meta >> 1);
+	return (uint32_t)(meta_of(d, id) >> 1);
 }
 
 static int older(uint32_t a, uint32_t b)
@@ -445,7 +463,7 @@ static void drop_id(gc_dead_ranges *d, uint32_t id)
 
 /* A pool slot for a range, its fields set and in its age list after `after` (NIL: at the
  * head); the caller counts the range. */
-static uint32_t new_slot(gc_dead_ranges *d, const gc_dead_slot *s, uint32_t after)
+static uint32_t new_slot(gc_dead_ranges *d, const gc_dead_front *s, uint32_t after)
 {
 	uint32_t id = d->free_id;
 	d->free_id = d->slots[id].next;
@@ -462,7 +480,7 @@ static void settle_front(gc_dead_ranges *d, uint32_t lane)
 	if (!(d->fronts & bit))
 		return;
 	ST(&d->fronts, d->fronts & ~bit);
-	const gc_dead_slot *f = front_slot(d, lane);
+	const gc_dead_front *f = front_slot(d, lane);
 	uint32_t id = new_slot(d, f, age_place(d, (int)(f->meta & 1), (uint32_t)(f->meta >> 1)));
 	insert(d, d->slots[id].lo, id);
 	d->n++;
@@ -496,7 +514,7 @@ static void evict_one(gc_dead_ranges *d)
 static int fronts_meet(gc_dead_ranges *d, uint64_t m, uint64_t lo, uint64_t hi)
 {
 	for (; m; m &= m - 1) {
-		const gc_dead_slot *s = front_slot(d, lane_of(m));
+		const gc_dead_front *s = front_slot(d, lane_of(m));
 		if (s->lo < hi && s->hi > lo)
 			return 1;
 	}
@@ -510,7 +528,7 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 {
 	for (uint64_t m = d->fronts; m; m &= m - 1) {
 		uint32_t lane = lane_of(m);
-		gc_dead_slot *s = front_slot(d, lane);
+		gc_dead_front *s = front_slot(d, lane);
 		if (s->lo >= hi || s->hi <= lo)
 			continue;
 		if (s->lo < lo && s->hi > hi)
@@ -537,8 +555,7 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 				evict_one(d);  /* may be this range: look again */
 				continue;
 			}
-			gc_dead_slot right = *s;
-			right.lo = hi;
+			gc_dead_front right = { .lo = hi, .hi = s->hi, .owner = s->owner, .meta = s->meta };
 			ST(&s->hi, lo);
 			insert(d, hi, new_slot(d, &right, id));  /* as old as its left part, after it */
 			d->n++;
@@ -565,11 +582,11 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 static inline void set_front(gc_dead_ranges *d, uint32_t lane, uint64_t lo, uint64_t hi,
                              uint64_t owner, gc_dead_kind kind, unsigned s, uint64_t fronts)
 {
-	gc_dead_slot *f = front_slot(d, lane);
+	gc_dead_front *f = front_slot(d, lane);
 	/* In any order inside the write section; owner and kind first, freeing their registers
 	 * (owner's is the shift count's). */
 	ST(&f->owner, owner);
-	ST(&f->meta, (uint64_t)s << 1 | (uint64_t)kind);
+	ST(&f->meta, (uint64_t)s * 2 + (uint64_t)kind);  /* kind is 0 or 1: one lea */
 	ST(&f->lo, lo);
 	ST(&f->hi, hi);
 	ST(&d->fronts, fronts);
@@ -647,7 +664,7 @@ static __attribute__((noinline)) void cover_slow(gc_dead_ranges *d, uint64_t lo,
 	}
 	uint32_t lane = (uint32_t)thread & (GC_DEAD_LANES - 1);
 	uint64_t own = 1ull << lane;
-	const gc_dead_slot *f = front_slot(d, lane);
+	const gc_dead_front *f = front_slot(d, lane);
 	if ((d->fronts & own) && lo <= f->lo && f->hi <= hi &&
 	    (hi <= d->order_lo || lo >= d->order_hi) && !fronts_meet(d, d->fronts & ~own, lo, hi)) {
 		/* The caller's front wholly covered (reused) beside blocks and other fronts the
@@ -722,9 +739,9 @@ size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner)
 			}
 		}
 	for (uint64_t m = d->fronts; m; m &= m - 1) {  /* in no age list */
-		uint32_t id = d->cap + lane_of(m);
-		if (d->slots[id].owner == owner) {
-			drop_id(d, id);
+		uint32_t lane = lane_of(m);
+		if (d->front[lane].owner == owner) {
+			drop_id(d, d->cap + lane);
 			gone++;
 		}
 	}
@@ -738,7 +755,7 @@ void gc_dead_ranges_stats_get(gc_dead_ranges *d, gc_dead_ranges_stats *st)
 	gc_spin_lock(&d->lock);
 	*st = (gc_dead_ranges_stats){ .count = count_of(d), .capacity = d->cap,
 	                              .bytes = sizeof(*d) +
-	                                       ((size_t)d->cap + GC_DEAD_LANES) * sizeof(*d->slots) +
+	                                       fronts_at(d->cap) + GC_DEAD_LANES * sizeof(gc_dead_front) +
 	                                       (size_t)d->bcap * (sizeof(*d->blocks) + sizeof(uint64_t) +
 	                                                          2 * sizeof(uint32_t)),
 	                              .evicted_freed = d->evicted_freed,

@@ -12,7 +12,7 @@
  * neighbours hold more than half a block between them and the blocks stay few (at most
  * capacity / 16 + 2, fixed at init). Each thread's newest range stays out of the blocks, in
  * its lane's front (the caller names its thread; its lane is that number mod GC_DEAD_LANES,
- * threads of one lane share): a slot of its own past the pool's (id cap + lane), until the
+ * threads of one lane share): a gc_dead_front past the pool's slots (id cap + lane), until the
  * lane's next add (or a cover that would split it) puts it in order in a pool slot: a free and the allocation that reuses its memory (a pool)
  * touch no block, no pool slot and no age list, and threads freeing and reusing their own
  * memory at once do not push each other's fronts into the blocks. Every range has an age
@@ -86,6 +86,11 @@ typedef struct gc_dead_slot {
 	uint32_t prev, next;
 } gc_dead_slot;
 
+/* A lane's front: a range alone (in no list), 32 bytes, so that its lane is one shift away. */
+typedef struct gc_dead_front {
+	uint64_t lo, hi, owner, meta;
+} gc_dead_front;
+
 enum { GC_DEAD_BLOCK = 64 };  /* ranges per block: a shift moves at most 64 pairs */
 enum { GC_DEAD_LANES = 64 };  /* fronts: one a lane (a bit of fronts); a power of two */
 
@@ -101,16 +106,16 @@ typedef struct gc_dead_ranges {
 	uint64_t hi_bound;
 	unsigned seq;            /* seqlock: odd while a writer is changing the index */
 	uint32_t nb;             /* blocks in use, in order in top_lo / top_blk */
-	uint64_t fronts;         /* lanes whose front (slot cap + lane) holds a range */
+	uint64_t fronts;         /* lanes whose front (id cap + lane) holds a range */
 	uint64_t *top_lo;        /* each block's first lo, sorted */
 	uint32_t *top_blk;       /* which block */
 	gc_dead_block *blocks;
-	gc_dead_slot *slots;     /* by id: cap in the pool, then the lanes' fronts */
+	gc_dead_slot *slots;     /* by id: cap in the pool; the lanes' fronts follow (d->front) */
 	uint32_t cap, bcap;      /* slots, blocks: fixed at init */
 	/* Writers only. */
 	_Alignas(64) gc_spin lock;
 	uint32_t n;              /* ranges in the pool (the fronts' are fronts' bits) */
-	gc_dead_slot *front;     /* the lanes' fronts: slots + cap, on the line the lock takes */
+	gc_dead_front *front;    /* the lanes' fronts, past the pool's slots: on the lock's line */
 	uint32_t head[2], tail[2], free_id;  /* age lists by kind: oldest at head */
 	uint32_t *free_blk, n_free_blk;      /* unused blocks, a stack */
 	uint64_t evicted_freed, evicted_unmaterialized;
