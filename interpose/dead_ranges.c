@@ -1,6 +1,7 @@
 /* The index of dead device memory: see dead_ranges.h for the design and the callers. */
 #include "interpose/dead_ranges.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 /* Slot fields are written with release stores and read with acquire loads: a reader that
@@ -15,6 +16,8 @@ enum { OPTIMISTIC_TRIES = 4 };
 
 #define NIL UINT32_MAX
 #define HALF (GC_DEAD_BLOCK / 2)
+
+_Static_assert(offsetof(gc_dead_ranges, nb) < 64, "the common add and cover read one line");
 
 /* Each lane's bit in fronts, loaded: a shift would need its count in cl, where the add's
  * owner argument arrives (a move, and a register saved). */
@@ -42,12 +45,6 @@ static inline uint32_t lane_of(uint64_t m)
 static size_t fronts_at(uint32_t cap)
 {
 	return (size_t)cap * sizeof(gc_dead_slot);
-}
-
-/* The fronts as readers find them (writers use d->front, on their line). */
-static const gc_dead_front *fronts_of(const gc_dead_ranges *d)
-{
-	return (const gc_dead_front *)((const char *)d->slots + fronts_at(d->cap));
 }
 
 void gc_dead_ranges_destroy(gc_dead_ranges *d)
@@ -120,7 +117,7 @@ static int read_range(uint64_t lo, uint64_t hi, const uint64_t *owner, const uin
 static int read_at(gc_dead_ranges *d, uint64_t addr, gc_dead_range *out)
 {
 	for (uint64_t m = LD(&d->fronts); m; m &= m - 1) {
-		const gc_dead_front *s = &fronts_of(d)[lane_of(m)];
+		const gc_dead_front *s = &d->front[lane_of(m)];
 		uint64_t lo = LD(&s->lo), hi = LD(&s->hi);
 		if (addr - lo < hi - lo)
 			return read_range(lo, hi, &s->owner, &s->meta, out);
