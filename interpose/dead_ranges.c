@@ -263,15 +263,10 @@ static void put(gc_dead_slot *dst, const gc_dead_front *src)
 
 /* ---- the age lists: by kind, oldest at the head --------------------------------------- */
 
-/* A range's meta by id: a pool slot's or (cap + lane) a front's. */
-static uint64_t meta_of(const gc_dead_ranges *d, uint32_t id)
-{
-	return id < d->cap ? d->slots[id].meta : d->front[id - d->cap].meta;
-}
-
+/* A pool slot's kind and age (a front's are in its meta alike). */
 static int kind_of(const gc_dead_ranges *d, uint32_t id)
 {
-	return (int)(meta_of(d, id) & 1);
+	return (int)(d->slots[id].meta & 1);
 }
 
 /* A range's age is the seqlock's count when it was added (odd: one a write section), 32 bits
@@ -279,7 +274,7 @@ static int kind_of(const gc_dead_ranges *d, uint32_t id)
  * the wrong way, which only changes which old range an eviction takes. */
 static uint32_t age_of(const gc_dead_ranges *d, uint32_t id)
 {
-	return (uint32_t)(meta_of(d, id) >> 1);
+	return (uint32_t)(d->slots[id].meta >> 1);
 }
 
 static int older(uint32_t a, uint32_t b)
@@ -487,12 +482,15 @@ static void settle_front(gc_dead_ranges *d, uint32_t lane)
  * Fronts are in no age list: each is weighed against its list's oldest by age. */
 static void evict_one(gc_dead_ranges *d)
 {
-	uint32_t oldest[2] = { NIL, NIL };  /* the oldest front of each kind */
+	uint32_t oldest[2] = { NIL, NIL }, age[2] = { 0, 0 };  /* the oldest front of each kind */
 	for (uint64_t m = d->fronts; m; m &= m - 1) {
-		uint32_t id = d->cap + lane_of(m);
-		int fk = kind_of(d, id);
-		if (oldest[fk] == NIL || older(age_of(d, id), age_of(d, oldest[fk])))
-			oldest[fk] = id;
+		uint32_t lane = lane_of(m);
+		uint64_t meta = d->front[lane].meta;
+		int fk = (int)(meta & 1);
+		if (oldest[fk] == NIL || older((uint32_t)(meta >> 1), age[fk])) {
+			oldest[fk] = d->cap + lane;
+			age[fk] = (uint32_t)(meta >> 1);
+		}
 	}
 	int k = d->head[GC_DEAD_FREED] != NIL || oldest[GC_DEAD_FREED] != NIL
 	        ? GC_DEAD_FREED
@@ -502,7 +500,7 @@ static void evict_one(gc_dead_ranges *d)
 	else
 		d->evicted_unmaterialized++;
 	uint32_t v = d->head[k];
-	if (v == NIL || (oldest[k] != NIL && older(age_of(d, oldest[k]), age_of(d, v))))
+	if (v == NIL || (oldest[k] != NIL && older(age[k], age_of(d, v))))
 		v = oldest[k];
 	drop_id(d, v);
 }
