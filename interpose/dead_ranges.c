@@ -1,6 +1,7 @@
 /* The index of dead device memory: see dead_ranges.h for the design and the callers. */
 #include "interpose/dead_ranges.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 /* Slot fields are written with release stores and read with acquire loads: a reader that
@@ -16,10 +17,34 @@ enum { OPTIMISTIC_TRIES = 4 };
 #define NIL UINT32_MAX
 #define HALF (GC_DEAD_BLOCK / 2)
 
+_Static_assert(offsetof(gc_dead_ranges, nb) < 64, "the common add and cover read one line");
+
+/* Each lane's bit in fronts, loaded: a shift would need its count in cl, where the add's
+ * owner argument arrives (a move, and a register saved). */
+#define BITS4(n) 1ull << (n), 1ull << ((n) + 1), 1ull << ((n) + 2), 1ull << ((n) + 3)
+#define BITS16(n) BITS4(n), BITS4((n) + 4), BITS4((n) + 8), BITS4((n) + 12)
+_Static_assert(GC_DEAD_LANES == 64, "lane_bit holds 64 lanes");
+static const uint64_t lane_bit[GC_DEAD_LANES] = { BITS16(0), BITS16(16), BITS16(32), BITS16(48) };
+
+/* The ranges held: the pool's and the fronts'. */
+static uint32_t count_of(const gc_dead_ranges *d)
+{
+	uint32_t c = d->n;
+	for (uint64_t m = d->fronts; m; m &= m - 1)
+		c++;
+	return c;
+}
+
 /* The lowest lane in a mask of fronts. */
 static inline uint32_t lane_of(uint64_t m)
 {
 	return (uint32_t)__builtin_ctzll(m);
+}
+
+/* Where the fronts start in the slots' allocation: past the pool's (8-byte aligned). */
+static size_t fronts_at(uint32_t cap)
+{
+	return (size_t)cap * sizeof(gc_dead_slot);
 }
 
 void gc_dead_ranges_destroy(gc_dead_ranges *d)
@@ -43,13 +68,14 @@ int gc_dead_ranges_init(gc_dead_ranges *d, uint32_t capacity)
 	d->top_blk = calloc(bcap, sizeof(*d->top_blk));
 	d->blocks = calloc(bcap, sizeof(*d->blocks));
 	d->free_blk = calloc(bcap, sizeof(*d->free_blk));
-	d->slots = calloc((size_t)capacity + GC_DEAD_LANES, sizeof(*d->slots));  /* + the fronts */
+	d->slots = calloc(1, fronts_at(capacity) + GC_DEAD_LANES * sizeof(gc_dead_front));
 	if (!d->top_lo || !d->top_blk || !d->blocks || !d->free_blk || !d->slots) {
 		gc_dead_ranges_destroy(d);
 		return -1;
 	}
 	d->cap = capacity;
 	d->bcap = bcap;
+	d->front = (gc_dead_front *)((char *)d->slots + fronts_at(capacity));
 	for (uint32_t k = 0; k < bcap; k++)
 		d->free_blk[k] = bcap - 1 - k;
 	d->n_free_blk = bcap;
@@ -78,11 +104,11 @@ static uint32_t count_le(const uint64_t *v, uint32_t n, uint64_t addr)
 	return a;
 }
 
-static int read_slot(const gc_dead_slot *s, uint64_t lo, uint64_t hi, gc_dead_range *out)
+static int read_range(uint64_t lo, uint64_t hi, const uint64_t *owner, const uint64_t *meta,
+                      gc_dead_range *out)
 {
-	uint64_t meta = LD(&s->meta);
-	*out = (gc_dead_range){ .lo = lo, .hi = hi, .owner = LD(&s->owner),
-	                        .kind = (gc_dead_kind)(meta & 1) };
+	uint64_t m = LD(meta);
+	*out = (gc_dead_range){ .lo = lo, .hi = hi, .owner = LD(owner), .kind = (gc_dead_kind)(m & 1) };
 	return 1;
 }
 
@@ -91,10 +117,10 @@ static int read_slot(const gc_dead_slot *s, uint64_t lo, uint64_t hi, gc_dead_ra
 static int read_at(gc_dead_ranges *d, uint64_t addr, gc_dead_range *out)
 {
 	for (uint64_t m = LD(&d->fronts); m; m &= m - 1) {
-		const gc_dead_slot *s = &d->slots[d->cap + lane_of(m)];
+		const gc_dead_front *s = &d->front[lane_of(m)];
 		uint64_t lo = LD(&s->lo), hi = LD(&s->hi);
 		if (addr - lo < hi - lo)
-			return read_slot(s, lo, hi, out);
+			return read_range(lo, hi, &s->owner, &s->meta, out);
 	}
 	uint32_t nb = LD(&d->nb);
 	if (nb > d->bcap)
@@ -121,7 +147,7 @@ static int read_at(gc_dead_ranges *d, uint64_t addr, gc_dead_range *out)
 	uint64_t hi = LD(&s->hi);
 	if (addr >= hi)
 		return 0;
-	return read_slot(s, LD(&s->lo), hi, out);
+	return read_range(LD(&s->lo), hi, &s->owner, &s->meta, out);
 }
 
 int gc_dead_ranges_lookup_slow(gc_dead_ranges *d, uint64_t addr, gc_dead_range *hit)
@@ -158,9 +184,13 @@ long gc_dead_ranges_check_words_slow(gc_dead_ranges *d, const uint64_t *words, s
 
 /* ---- writers (d->lock held) ----------------------------------------------------------- */
 
-static void write_begin(gc_dead_ranges *d)
+/* Opens a write section; returns seq's (odd) value, which the section's end takes (kept in
+ * a register on the fast paths: a plain load would be repeated after every atomic store). */
+static uint64_t write_begin(gc_dead_ranges *d)
 {
-	ST(&d->seq, d->seq + 1);
+	uint64_t s = d->seq + 1;
+	ST(&d->seq, s);
+	return s;
 }
 
 static gc_dead_block *block_at(const gc_dead_ranges *d, uint32_t t)
@@ -181,17 +211,18 @@ static int order_spans(const gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	return d->nb && hi > d->top_lo[0] && lo < order_hi(d);
 }
 
-/* The bounds set to [lo, hi) (the index's extent), and the write section closed. */
-static void write_bounds(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+/* The bounds set to [lo, hi) (the index's extent), and the write section that write_begin
+ * opened (returning s) closed. */
+static void write_bounds(gc_dead_ranges *d, uint64_t s, uint64_t lo, uint64_t hi)
 {
 	ST(&d->lo_bound, lo);
 	ST(&d->hi_bound, hi);
-	ST(&d->seq, d->seq + 1);
+	ST(&d->seq, s + 1);
 }
 
-static gc_dead_slot *front_slot(gc_dead_ranges *d, uint32_t lane)
+static gc_dead_front *front_slot(gc_dead_ranges *d, uint32_t lane)
 {
-	return &d->slots[d->cap + lane];
+	return &d->front[lane];
 }
 
 /* The bounds become [lo, hi) (the blocks' extent) widened by every front, and the write
@@ -199,13 +230,13 @@ static gc_dead_slot *front_slot(gc_dead_ranges *d, uint32_t lane)
 static void write_extent(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 {
 	for (uint64_t m = d->fronts; m; m &= m - 1) {
-		const gc_dead_slot *f = front_slot(d, lane_of(m));
+		const gc_dead_front *f = front_slot(d, lane_of(m));
 		lo = f->lo < lo ? f->lo : lo;
 		hi = f->hi > hi ? f->hi : hi;
 	}
-	if (!d->n)
+	if (!d->n && !d->fronts)
 		lo = hi = 0;
-	write_bounds(d, lo, hi);
+	write_bounds(d, d->seq, lo, hi);
 }
 
 /* The bounds become the extent of the blocks and the fronts, before the write section
@@ -222,7 +253,7 @@ static void write_end(gc_dead_ranges *d)
 	write_extent(d, lo, hi);
 }
 
-static void put(gc_dead_slot *dst, const gc_dead_slot *src)
+static void put(gc_dead_slot *dst, const gc_dead_front *src)
 {
 	ST(&dst->lo, src->lo);
 	ST(&dst->hi, src->hi);
@@ -232,6 +263,7 @@ static void put(gc_dead_slot *dst, const gc_dead_slot *src)
 
 /* ---- the age lists: by kind, oldest at the head --------------------------------------- */
 
+/* A pool slot's kind and age (a front's are in its meta alike). */
 static int kind_of(const gc_dead_ranges *d, uint32_t id)
 {
 	return (int)(d->slots[id].meta & 1);
@@ -416,7 +448,6 @@ static void drop_id(gc_dead_ranges *d, uint32_t id)
 	uint32_t t, i;
 	if (id >= d->cap) {  /* a front, in its own slot: nothing to give back */
 		ST(&d->fronts, d->fronts & ~(1ull << (id - d->cap)));
-		d->n--;
 	} else if (locate(d, d->slots[id].lo, &t, &i)) {  /* always found: lo is in the order */
 		drop_at(d, t, i);
 	}
@@ -424,7 +455,7 @@ static void drop_id(gc_dead_ranges *d, uint32_t id)
 
 /* A pool slot for a range, its fields set and in its age list after `after` (NIL: at the
  * head); the caller counts the range. */
-static uint32_t new_slot(gc_dead_ranges *d, const gc_dead_slot *s, uint32_t after)
+static uint32_t new_slot(gc_dead_ranges *d, const gc_dead_front *s, uint32_t after)
 {
 	uint32_t id = d->free_id;
 	d->free_id = d->slots[id].next;
@@ -441,21 +472,26 @@ static void settle_front(gc_dead_ranges *d, uint32_t lane)
 	if (!(d->fronts & bit))
 		return;
 	ST(&d->fronts, d->fronts & ~bit);
-	const gc_dead_slot *f = front_slot(d, lane);
+	const gc_dead_front *f = front_slot(d, lane);
 	uint32_t id = new_slot(d, f, age_place(d, (int)(f->meta & 1), f->meta >> 1));
 	insert(d, d->slots[id].lo, id);
+	d->n++;
 }
 
 /* Makes room for one more range when full: the oldest freed range goes, else the oldest.
  * Fronts are in no age list: each is weighed against its list's oldest by age. */
 static void evict_one(gc_dead_ranges *d)
 {
-	uint32_t oldest[2] = { NIL, NIL };  /* the oldest front of each kind */
+	uint32_t oldest[2] = { NIL, NIL };  /* the oldest front of each kind, and its age */
+	uint64_t age[2] = { 0, 0 };
 	for (uint64_t m = d->fronts; m; m &= m - 1) {
-		uint32_t id = d->cap + lane_of(m);
-		int fk = kind_of(d, id);
-		if (oldest[fk] == NIL || older(age_of(d, id), age_of(d, oldest[fk])))
-			oldest[fk] = id;
+		uint32_t lane = lane_of(m);
+		uint64_t meta = d->front[lane].meta;
+		int fk = (int)(meta & 1);
+		if (oldest[fk] == NIL || older(meta >> 1, age[fk])) {
+			oldest[fk] = d->cap + lane;
+			age[fk] = meta >> 1;
+		}
 	}
 	int k = d->head[GC_DEAD_FREED] != NIL || oldest[GC_DEAD_FREED] != NIL
 	        ? GC_DEAD_FREED
@@ -465,7 +501,7 @@ static void evict_one(gc_dead_ranges *d)
 	else
 		d->evicted_unmaterialized++;
 	uint32_t v = d->head[k];
-	if (v == NIL || (oldest[k] != NIL && older(age_of(d, oldest[k]), age_of(d, v))))
+	if (v == NIL || (oldest[k] != NIL && older(age[k], age_of(d, v))))
 		v = oldest[k];
 	drop_id(d, v);
 }
@@ -474,7 +510,7 @@ static void evict_one(gc_dead_ranges *d)
 static int fronts_meet(gc_dead_ranges *d, uint64_t m, uint64_t lo, uint64_t hi)
 {
 	for (; m; m &= m - 1) {
-		const gc_dead_slot *s = front_slot(d, lane_of(m));
+		const gc_dead_front *s = front_slot(d, lane_of(m));
 		if (s->lo < hi && s->hi > lo)
 			return 1;
 	}
@@ -488,7 +524,7 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 {
 	for (uint64_t m = d->fronts; m; m &= m - 1) {
 		uint32_t lane = lane_of(m);
-		gc_dead_slot *s = front_slot(d, lane);
+		gc_dead_front *s = front_slot(d, lane);
 		if (s->lo >= hi || s->hi <= lo)
 			continue;
 		if (s->lo < lo && s->hi > hi)
@@ -511,12 +547,11 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 			return;
 		if (s->lo < lo && s->hi > hi) {
 			/* Strictly inside one range: it splits in two, which needs a slot. */
-			if (d->n == d->cap) {
+			if (count_of(d) == d->cap) {
 				evict_one(d);  /* may be this range: look again */
 				continue;
 			}
-			gc_dead_slot right = *s;
-			right.lo = hi;
+			gc_dead_front right = { .lo = hi, .hi = s->hi, .owner = s->owner, .meta = s->meta };
 			ST(&s->hi, lo);
 			insert(d, hi, new_slot(d, &right, id));  /* as old as its left part, after it */
 			d->n++;
@@ -537,17 +572,20 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	}
 }
 
-/* The new range takes its lane's front slot, the newest: no pool or age-list work. */
+/* The new range takes its lane's front slot, the newest (its age: s, the write section's
+ * seq; see age_of), and fronts becomes `fronts`: no pool or age-list work. The caller
+ * need not count it (n counts the pool's). */
 static inline void set_front(gc_dead_ranges *d, uint32_t lane, uint64_t lo, uint64_t hi,
-                             uint64_t owner, gc_dead_kind kind)
+                             uint64_t owner, gc_dead_kind kind, uint64_t s, uint64_t fronts)
 {
-	gc_dead_slot *f = front_slot(d, lane);
+	gc_dead_front *f = front_slot(d, lane);
+	/* In any order inside the write section; owner and kind first, freeing their registers
+	 * (owner's is the shift count's). */
+	ST(&f->owner, owner);
+	ST(&f->meta, (uint64_t)s * 2 + (uint64_t)kind);  /* kind is 0 or 1: one lea */
 	ST(&f->lo, lo);
 	ST(&f->hi, hi);
-	ST(&f->owner, owner);
-	ST(&f->meta, d->seq << 1 | (uint64_t)kind);  /* its age: see age_of */
-	d->n++;
-	ST(&d->fronts, d->fronts | 1ull << lane);
+	ST(&d->fronts, fronts);
 }
 
 /* An add to an index that holds ranges, inside the write section add opened; it closes it
@@ -555,22 +593,22 @@ static inline void set_front(gc_dead_ranges *d, uint32_t lane, uint64_t lo, uint
 static __attribute__((noinline)) int add_slow(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
                                               uint64_t owner, gc_dead_kind kind, uint32_t lane)
 {
-	if (!(d->fronts >> lane & 1) && d->n < d->cap &&
+	if (!(d->fronts >> lane & 1) && count_of(d) < d->cap &&
 	    (hi <= d->order_lo || lo >= d->order_hi) && !fronts_meet(d, d->fronts, lo, hi)) {
 		/* No front of ours to settle (the last one was reused), room, and outside the
 		 * blocks' extent and every front: nothing to cut, evict or settle; the bounds (the
 		 * index's extent: it holds ranges) grow. */
 		uint64_t blo = d->lo_bound, bhi = d->hi_bound;
-		set_front(d, lane, lo, hi, owner, kind);
-		write_bounds(d, lo < blo ? lo : blo, hi > bhi ? hi : bhi);
+		set_front(d, lane, lo, hi, owner, kind, d->seq, d->fronts | 1ull << lane);
+		write_bounds(d, d->seq, lo < blo ? lo : blo, hi > bhi ? hi : bhi);
 		gc_spin_unlock(&d->lock);
 		return 0;
 	}
 	cut(d, lo, hi);
-	if (d->n == d->cap)
+	if (count_of(d) == d->cap)
 		evict_one(d);
 	settle_front(d, lane);  /* the new range is the lane's newest: it takes the front */
-	set_front(d, lane, lo, hi, owner, kind);
+	set_front(d, lane, lo, hi, owner, kind, d->seq, d->fronts | 1ull << lane);
 	write_end(d);
 	gc_spin_unlock(&d->lock);
 	return 0;
@@ -580,13 +618,14 @@ static __attribute__((noinline)) int add_slow(gc_dead_ranges *d, uint64_t lo, ui
 static inline int add_locked(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
                              gc_dead_kind kind, uint32_t lane)
 {
-	write_begin(d);
-	if (d->n)
+	uint64_t s = write_begin(d);
+	/* Bounds are the extent of the ranges held (hi_bound > 0), or 0 and 0 when none. */
+	if (d->hi_bound)
 		return add_slow(d, lo, hi, owner, kind, lane);
 	/* An empty index (a loop that frees what it allocated) has nothing to cut, evict or
-	 * settle, and its bounds become the new range's. */
-	set_front(d, lane, lo, hi, owner, kind);
-	write_bounds(d, lo, hi);
+	 * settle, no front (fronts is 0), and its bounds become the new range's. */
+	set_front(d, lane, lo, hi, owner, kind, s, lane_bit[lane]);
+	write_bounds(d, s, lo, hi);
 	gc_spin_unlock(&d->lock);
 	return 0;
 }
@@ -605,25 +644,29 @@ int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t own
 	if (lo >= hi)
 		return -1;
 	uint32_t lane = (uint32_t)thread & (GC_DEAD_LANES - 1);
-	if (!gc_spin_trylock(&d->lock))
+	if (__builtin_expect(gc_spin_busy(&d->lock), 0))
 		return add_waited(d, lo, hi, owner, kind, lane);
 	return add_locked(d, lo, hi, owner, kind, lane);
 }
 
 /* A cover that meets the bounds and does not take the whole index (cover's lock held;
- * released here). */
+ * released here); an empty [lo, hi) (lo >= hi) cuts nothing. */
 static __attribute__((noinline)) void cover_slow(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
-                                                 uint32_t lane)
+                                                 uint64_t thread)
 {
+	if (lo >= hi) {
+		gc_spin_unlock(&d->lock);
+		return;
+	}
+	uint32_t lane = (uint32_t)thread & (GC_DEAD_LANES - 1);
 	uint64_t own = 1ull << lane;
-	const gc_dead_slot *f = front_slot(d, lane_of(own));
+	const gc_dead_front *f = front_slot(d, lane);
 	if ((d->fronts & own) && lo <= f->lo && f->hi <= hi &&
 	    (hi <= d->order_lo || lo >= d->order_hi) && !fronts_meet(d, d->fronts & ~own, lo, hi)) {
 		/* The caller's front wholly covered (reused) beside blocks and other fronts the
 		 * cover does not reach: the bounds shrink to their extent. */
 		write_begin(d);
 		ST(&d->fronts, d->fronts & ~own);
-		d->n--;
 		write_extent(d, d->order_lo, d->order_hi);
 		gc_spin_unlock(&d->lock);
 		return;
@@ -640,42 +683,42 @@ static __attribute__((noinline)) void cover_slow(gc_dead_ranges *d, uint64_t lo,
 }
 
 /* cover with the lock taken. */
-static inline void cover_locked(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint32_t lane)
+static inline void cover_locked(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t thread)
 {
 	/* With no block the fronts are the only ranges, and the bounds are their extent (read
 	 * again under the lock): wholly covered (a pool's reuse of the memory a free just made
-	 * dead), they go and the index is empty. (An empty index would pass too, harmlessly.) */
+	 * dead), they go and the index is empty. (An empty index would pass too, harmlessly;
+	 * so would an empty [lo, hi) only with an empty index: lo <= lo_bound < hi_bound <= hi
+	 * otherwise.) */
 	if (!d->nb && lo <= d->lo_bound && d->hi_bound <= hi) {
-		write_begin(d);
-		ST(&d->fronts, 0);
-		d->n = 0;
-		write_bounds(d, 0, 0);
+		uint64_t s = write_begin(d);
+		ST(&d->fronts, 0);  /* no block: the pool holds none either */
+		write_bounds(d, s, 0, 0);
 		gc_spin_unlock(&d->lock);
 		return;
 	}
-	cover_slow(d, lo, hi, lane);
+	cover_slow(d, lo, hi, thread);
 }
 
 /* cover after a wait for the lock: out of line, so that the uncontended cover makes no
  * call. */
 static __attribute__((noinline)) void cover_waited(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
-                                                   uint32_t lane)
+                                                   uint64_t thread)
 {
 	gc_spin_wait(&d->lock);
-	cover_locked(d, lo, hi, lane);
+	cover_locked(d, lo, hi, thread);
 }
 
 void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t thread)
 {
-	if (lo >= hi)
-		return;
-	/* Outside the bounds there is nothing to cut: most allocations stop here. */
+	/* Outside the bounds there is nothing to cut: most allocations stop here. An empty
+	 * [lo, hi) inside them is left to cover_slow, off the common path. */
 	if (hi <= LD(&d->lo_bound) || lo >= LD(&d->hi_bound))
 		return;
-	if (!gc_spin_trylock(&d->lock))
-		cover_waited(d, lo, hi, (uint32_t)thread & (GC_DEAD_LANES - 1));
+	if (__builtin_expect(gc_spin_busy(&d->lock), 0))
+		cover_waited(d, lo, hi, thread);
 	else
-		cover_locked(d, lo, hi, (uint32_t)thread & (GC_DEAD_LANES - 1));
+		cover_locked(d, lo, hi, thread);
 }
 
 size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner)
@@ -692,9 +735,9 @@ size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner)
 			}
 		}
 	for (uint64_t m = d->fronts; m; m &= m - 1) {  /* in no age list */
-		uint32_t id = d->cap + lane_of(m);
-		if (d->slots[id].owner == owner) {
-			drop_id(d, id);
+		uint32_t lane = lane_of(m);
+		if (d->front[lane].owner == owner) {
+			drop_id(d, d->cap + lane);
 			gone++;
 		}
 	}
@@ -706,9 +749,9 @@ size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner)
 void gc_dead_ranges_stats_get(gc_dead_ranges *d, gc_dead_ranges_stats *st)
 {
 	gc_spin_lock(&d->lock);
-	*st = (gc_dead_ranges_stats){ .count = d->n, .capacity = d->cap,
+	*st = (gc_dead_ranges_stats){ .count = count_of(d), .capacity = d->cap,
 	                              .bytes = sizeof(*d) +
-	                                       ((size_t)d->cap + GC_DEAD_LANES) * sizeof(*d->slots) +
+	                                       fronts_at(d->cap) + GC_DEAD_LANES * sizeof(gc_dead_front) +
 	                                       (size_t)d->bcap * (sizeof(*d->blocks) + sizeof(uint64_t) +
 	                                                          2 * sizeof(uint32_t)),
 	                              .evicted_freed = d->evicted_freed,

@@ -12,21 +12,24 @@
  * neighbours hold more than half a block between them and the blocks stay few (at most
  * capacity / 16 + 2, fixed at init). Each thread's newest range stays out of the blocks, in
  * its lane's front (the caller names its thread; its lane is that number mod GC_DEAD_LANES,
- * threads of one lane share): a slot of its own past the pool's (id cap + lane), until the
- * lane's next add (or a cover that would split it) puts it in order in a pool slot: a free and the allocation that reuses its memory (a pool)
- * touch no block, no pool slot and no age list, and threads freeing and reusing their own
- * memory at once do not push each other's fronts into the blocks. Every range has an age
- * (meta's stamp: the seqlock's count when it came); the pool's slots of each kind are also in a list in age
- * order; fronts are in none.
+ * threads of one lane share): a gc_dead_front past the pool's slots (id cap + lane), until
+ * the lane's next add (or a cover that would split it) puts it in order in a pool slot: a
+ * free and the allocation that reuses its memory (a pool) touch no block, no pool slot and
+ * no age list, and threads freeing and reusing their own memory at once do not push each
+ * other's fronts into the blocks. Every range has an age (meta's stamp: the seqlock's count
+ * when it came); the pool's slots of each kind are also in a list in age order; fronts are
+ * in none.
  *   readers  bounds [lo_bound, hi_bound) (blocks and fronts) read with acquire loads: a word
  *            outside them is rejected at once (empty index: lo_bound == hi_bound). A word
  *            inside them is compared with the fronts' ranges, then looked up by two binary
  *            searches (top, then block), all under a seqlock (no shared write), every index
  *            read bounds-checked, so a torn read is only wrong, never out of the arrays;
  *            after a few torn reads in a row the reader takes the writers' lock instead.
- *   writers  one spin lock (spin.h); modify the index inside a seqlock write section and set the bounds
- *            to its extent at its end, so a range that stays dead through a
- *            reader's call is inside both bounds the reader reads, whenever it reads them.
+ *   writers  one spin lock (spin.h; on the readers' first line, which every add and cover
+ *            writes anyway: the common ones write no other line of the struct); modify
+ *            the index inside a seqlock write section and set the bounds to its extent
+ *            at its end, so a range that stays dead through a reader's call is inside
+ *            both bounds the reader reads, whenever it reads them.
  *   full     adding or splitting at capacity evicts the oldest freed range (the oldest
  *            unmaterialized one if none is freed; pieces of one range split by covers are
  *            as old as it, lowest address first; fronts weighed by age against the lists)
@@ -86,6 +89,11 @@ typedef struct gc_dead_slot {
 	uint32_t prev, next;
 } gc_dead_slot;
 
+/* A lane's front: a range alone (in no list), 32 bytes, so that its lane is one shift away. */
+typedef struct gc_dead_front {
+	uint64_t lo, hi, owner, meta;
+} gc_dead_front;
+
 enum { GC_DEAD_BLOCK = 64 };  /* ranges per block: a shift moves at most 64 pairs */
 enum { GC_DEAD_LANES = 64 };  /* fronts: one a lane (a bit of fronts); a power of two */
 
@@ -96,21 +104,24 @@ typedef struct gc_dead_block {
 } gc_dead_block;
 
 typedef struct gc_dead_ranges {
-	/* What readers touch, on a line writers rarely write. */
-	_Alignas(64) uint64_t lo_bound;  /* [lo_bound, hi_bound); empty: equal */
-	uint64_t hi_bound;
+	/* What readers touch first, and the lock: one line, the only one of the struct that a
+	 * common add or cover writes (every add and cover writes the bounds and seq anyway). */
+	_Alignas(64) gc_spin lock;  /* at offset 0: its lock bts needs no address computed */
+	uint32_t nb;             /* blocks in use, in order in top_lo / top_blk */
 	uint64_t seq;            /* seqlock: odd while a writer is changing the index; 64 bits:
 	                          * ranges' ages (meta), which must not wrap */
-	uint32_t nb;             /* blocks in use, in order in top_lo / top_blk */
-	uint64_t fronts;         /* lanes whose front (slot cap + lane) holds a range */
+	uint64_t lo_bound;       /* [lo_bound, hi_bound); empty: equal */
+	uint64_t hi_bound;
+	uint64_t fronts;         /* lanes whose front (id cap + lane) holds a range */
+	gc_dead_front *front;    /* the lanes' fronts, past the pool's slots (fixed at init) */
 	uint64_t *top_lo;        /* each block's first lo, sorted */
 	uint32_t *top_blk;       /* which block */
+	/* Readers' lookups in the blocks. */
 	gc_dead_block *blocks;
-	gc_dead_slot *slots;     /* by id: cap in the pool, then the lanes' fronts */
+	gc_dead_slot *slots;     /* by id: cap in the pool; the lanes' fronts follow */
 	uint32_t cap, bcap;      /* slots, blocks: fixed at init */
 	/* Writers only. */
-	_Alignas(64) gc_spin lock;
-	uint32_t n;              /* ranges in use */
+	_Alignas(64) uint32_t n; /* ranges in the pool (the fronts' are fronts' bits) */
 	uint32_t head[2], tail[2], free_id;  /* age lists by kind: oldest at head */
 	uint32_t *free_blk, n_free_blk;      /* unused blocks, a stack */
 	uint64_t evicted_freed, evicted_unmaterialized;
