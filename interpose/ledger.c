@@ -491,14 +491,26 @@ static __attribute__((noinline)) int apply_mem_sync(gc_ledger *l, const gc_mem_o
 	                                   : free_mem(l, op, GC_EV_MEM_FREE);
 }
 
+/* The fast path's stream-ordered halves, each its own entry: the hub's direct path knows its
+ * call's kind, so it calls its half with no test of op->kind. */
+int gc_ledger_alloc_async(gc_ledger *l, const gc_mem_op *op)
+{
+	return alloc_mem(l, op, GC_EV_ALLOC);
+}
+
+int gc_ledger_free_async(gc_ledger *l, const gc_mem_op *op)
+{
+	return free_mem(l, op, GC_EV_FREE);
+}
+
 /* The fast path: an allocation outside any graph, or a free of a plain record; 0 when the
- * locked path must judge it, nothing changed that it will not redo alike. One function for
- * the hub's direct path and gc_ledger_apply. */
+ * locked path must judge it, nothing changed that it will not redo alike. gc_ledger_apply's,
+ * by the op's kind. */
 int gc_ledger_apply_mem(gc_ledger *l, const gc_mem_op *op)
 {
 	switch (op->kind) {
-	case GC_EV_ALLOC: return alloc_mem(l, op, GC_EV_ALLOC);
-	case GC_EV_FREE: return free_mem(l, op, GC_EV_FREE);
+	case GC_EV_ALLOC: return gc_ledger_alloc_async(l, op);
+	case GC_EV_FREE: return gc_ledger_free_async(l, op);
 	default: return apply_mem_sync(l, op);
 	}
 }
