@@ -442,7 +442,7 @@ static int apply_locked(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max
  * kind: op->kind, a constant in each inlined copy, so that no test of it is made again after
  * a call. The stream model: only stream-ordered ones (GC_EV_ALLOC, GC_EV_FREE; cuMemAlloc's
  * memory is not), and with one stream so far, nothing past the stream seen (nothing is
- * watched). An allocation that retired a record is the stream model's out of line
+ * watched): one compare (gc_order_quiet). An allocation that retired a record is the stream model's out of line
  * (alloc_retired), so that the store's result is kept across no call (a register less). */
 static __attribute__((noinline)) int alloc_retired(gc_ledger *l, const gc_mem_op *op)
 {
@@ -460,9 +460,11 @@ static inline __attribute__((always_inline)) int alloc_mem(gc_ledger *l, const g
 	if (kind == GC_EV_ALLOC) {
 		if (done == 2)
 			return alloc_retired(l, op);
-		uint64_t key = gc_order_stream(l, op);
-		if (gc_order_on(l))
-			gc_order_alloc(l, op, key, 0);
+		if (!gc_order_quiet(l, op)) {
+			uint64_t key = gc_order_stream(l, op);
+			if (gc_order_on(l))
+				gc_order_alloc(l, op, key, 0);
+		}
 	}
 	return 1;
 }
@@ -470,7 +472,7 @@ static inline __attribute__((always_inline)) int alloc_mem(gc_ledger *l, const g
 static inline __attribute__((always_inline)) int free_mem(gc_ledger *l, const gc_mem_op *op,
                                                           int kind)
 {
-	if (kind == GC_EV_FREE) {
+	if (kind == GC_EV_FREE && !gc_order_quiet(l, op)) {
 		uint64_t key = gc_order_stream(l, op);
 		if (gc_order_on(l) && gc_order_free_checked(l, op, key))
 			return 0;  /* made or used on another stream: judged on the locked path */
