@@ -78,19 +78,17 @@
  * fields from it: what is in memory is not held in a register across the driver's call. A
  * call the ledger's fast path declines is reported by the hub, of its op
  * (gc_hub_mem_declined): nothing of the wrapper's is held across the fast path either. */
-#define ALLOC_PREP(ptsz, size, stream, pool)                                               \
+#define ALLOC_PREP(spelling, ptsz, size, stream, pool)                                     \
 	gc_mem_op op;                                                                          \
-	gc_hub_mem_op_alloc(&op, ptsz, size, U64(stream), U64(pool));
+	gc_hub_mem_op_alloc(&op, #spelling, ptsz, size, U64(stream), U64(pool));
 #define FREE_PREP(ptsz, ptr, stream)                                                       \
 	gc_mem_op op;                                                                          \
 	gc_hub_mem_op_free(&op, ptsz, ptr, U64(stream));
-/* The call's name: the allocation's fast path reads it, a free's only its event. */
 #define MEM_TAKEN(spelling, kind)                                                          \
-	(gc_hub_mem_direct(&op, kind) || (op.call = #spelling, gc_hub_mem_declined(&op), 1))
+	(gc_hub_mem_direct(&op, kind) || (gc_hub_mem_declined(&op, #spelling), 1))
 #define ALLOC_TAKEN(spelling, ptsz)                                                        \
 	(gc_hub_note_caller(), cap = CAPTURE_OF(op.stream, ptsz),                             \
-	 gc_hub_mem_ok(r, op.ptr = RETURNED(r, dptr), cap) &&                                 \
-	 (op.call = #spelling, MEM_TAKEN(spelling, GC_EV_ALLOC)))
+	 gc_hub_mem_ok(r, op.ptr = RETURNED(r, dptr), cap) && MEM_TAKEN(spelling, GC_EV_ALLOC))
 #define ALLOC_EVENT(ptsz)                                                                  \
 	.kind = GC_EV_ALLOC, .ptr = op.ptr, .size = op.size, .stream = op.stream,              \
 	.pool = op.pool, .per_thread = ptsz, .capture_id = cap,                                \
@@ -98,12 +96,12 @@
 #define ALLOC_ASYNC(spelling, ptsz)                                                        \
 	WRAPPER_PREP_OF(gc_event, gc_hub_report, spelling,                                     \
 	                (CUdeviceptr *dptr, size_t size, CUstream s), (dptr, size, s),         \
-	                ALLOC_PREP(ptsz, size, s, NULL), 0,                                     \
+	                ALLOC_PREP(spelling, ptsz, size, s, NULL), 0,                           \
 	                !ALLOC_TAKEN(spelling, ptsz), ALLOC_EVENT(ptsz))
 #define ALLOC_FROM_POOL(spelling, ptsz)                                                    \
 	WRAPPER_PREP_OF(gc_event, gc_hub_report, spelling,                                     \
 	                (CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream s),       \
-	                (dptr, size, pool, s), ALLOC_PREP(ptsz, size, s, pool), 0,            \
+	                (dptr, size, pool, s), ALLOC_PREP(spelling, ptsz, size, s, pool), 0,  \
 	                !ALLOC_TAKEN(spelling, ptsz), ALLOC_EVENT(ptsz))
 #define FREE_ASYNC(spelling, ptsz)                                                         \
 	WRAPPER_PREP_OF(gc_event, gc_hub_report, spelling, (CUdeviceptr p, CUstream s),        \

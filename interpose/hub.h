@@ -190,23 +190,23 @@ static inline int gc_hub_mem_direct(gc_mem_op *op, int kind)
 }
 /* The full path for a call gc_hub_mem_ok let through that gc_hub_mem_direct declined: its
  * event, built of the op (a success outside any capture: result and capture 0; a free's size
- * and pool 0, unset in its op), reported. */
-void gc_hub_mem_declined(const gc_mem_op *op);
+ * and pool 0, unset in its op) and the call's name, reported. */
+void gc_hub_mem_declined(const gc_mem_op *op, const char *call);
 /* The op's fields set one by one, each once, before the driver's call (then none is held
- * in a register across it; the wrapper sets the call, a constant, after it, and
- * gc_hub_mem_direct the thread and the site): an initializer would zero them first. An
+ * in a register across it; gc_hub_mem_direct sets the thread and the site): an initializer would zero them first. An
  * allocation's pointer is the wrapper's to set after the call; pool: 0 for cuMemAllocAsync. */
-static inline void gc_hub_mem_op_alloc(gc_mem_op *op, int per_thread, uint64_t size,
-                                       uint64_t stream, uint64_t pool)
+static inline void gc_hub_mem_op_alloc(gc_mem_op *op, const char *call, int per_thread,
+                                       uint64_t size, uint64_t stream, uint64_t pool)
 {
+	op->call = call;
 	op->size = size;
 	op->stream = stream;
 	op->pool = pool;
 	op->kind = GC_EV_ALLOC;
 	op->per_thread = (uint8_t)per_thread;
 }
-/* A free's: no size or pool, which no reader of a free's op takes (the ledger's fast path,
- * gc_hub_mem_declined). */
+/* A free's: no size, pool or call, which no reader of a free's op takes (the ledger's fast
+ * path, gc_hub_mem_declined). */
 static inline void gc_hub_mem_op_free(gc_mem_op *op, int per_thread, uint64_t ptr,
                                       uint64_t stream)
 {

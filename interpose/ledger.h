@@ -184,7 +184,7 @@ int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *out, int max);
  * fast path reads it: one cache line, not a gc_event's three. */
 typedef struct gc_mem_op {
 	uint64_t ptr, size, stream, pool, tid;  /* size, pool: an allocation's (a free's unset) */
-	const char *call;     /* static storage; a free's is set only for its event */
+	const char *call;     /* static storage; an allocation's (a free's unset) */
 	uint32_t site;
 	uint8_t kind;         /* GC_EV_ALLOC or GC_EV_FREE (the fast path also takes GC_EV_MEM_*
 	                       * from gc_ledger_apply) */

@@ -262,9 +262,8 @@ static int mem_as(fx *f, int kind, uint64_t p, uint64_t s, int result, uint64_t 
 	if (kind == GC_EV_FREE)
 		gc_hub_mem_op_free(&op, 0, p, s);
 	else {
-		gc_hub_mem_op_alloc(&op, 0, 4096, s, 0);
+		gc_hub_mem_op_alloc(&op, "cuMemAllocAsync", 0, 4096, s, 0);
 		op.ptr = p;
-		op.call = "cuMemAllocAsync";
 	}
 	return gc_hub_mem_ok(result, p, capture) &&
 	       (kind == GC_EV_FREE ? gc_hub_mem_direct(&op, GC_EV_FREE)
