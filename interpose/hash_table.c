@@ -9,7 +9,7 @@ int gc_table_init(gc_table *t, size_t nbuckets)
 	while (n < nbuckets)
 		n <<= 1;
 	t->buckets = calloc(n, sizeof(*t->buckets));
-	t->nbuckets = t->buckets ? n : 0;
+	t->mask = t->buckets ? n - 1 : 0;
 	t->count = 0;
 	return t->buckets ? 0 : -1;
 }
@@ -22,16 +22,16 @@ void gc_table_destroy(gc_table *t)
 
 static void grow(gc_table *t)
 {
-	size_t n = t->nbuckets * 2;
+	size_t n = (t->mask + 1) * 2;
 	gc_hnode **nb = calloc(n, sizeof(*nb));
 	if (!nb)
 		return;
 	gc_table old = *t;
 	t->buckets = nb;
-	t->nbuckets = n;
+	t->mask = n - 1;
 	/* Re-insert keeping each key's newest-first order: walk each old chain into a
 	 * reversed list, then prepend, which reverses it back. */
-	for (size_t i = 0; i < old.nbuckets; i++) {
+	for (size_t i = 0; i <= old.mask; i++) {
 		gc_hnode *rev = NULL;
 		for (gc_hnode *c = old.buckets[i], *nx; c; c = nx) {
 			nx = c->next;
@@ -52,7 +52,7 @@ void gc_table_insert(gc_table *t, gc_hnode *n)
 {
 	/* Two nodes a bucket on average: 4 bytes of bucket per allocation instead of 8, for
 	 * chains still short enough to stay O(1). */
-	if (t->count >= 2 * t->nbuckets)
+	if (t->count >= 2 * gc_table_nbuckets(t))
 		grow(t);
 	size_t b = gc_table_bucket(t, n->key);
 	n->next = t->buckets[b];
@@ -75,12 +75,12 @@ void gc_table_remove(gc_table *t, gc_hnode *n)
 
 void gc_table_each(const gc_table *t, void (*fn)(gc_hnode *n, void *arg), void *arg)
 {
-	for (size_t i = 0; i < t->nbuckets; i++)
+	for (size_t i = 0; i < gc_table_nbuckets(t); i++)
 		for (gc_hnode *c = t->buckets[i]; c; c = c->next)
 			fn(c, arg);
 }
 
 size_t gc_table_bytes(const gc_table *t)
 {
-	return t->nbuckets * sizeof(*t->buckets);
+	return gc_table_nbuckets(t) * sizeof(*t->buckets);
 }

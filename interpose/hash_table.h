@@ -14,7 +14,7 @@ typedef struct gc_hnode {
 
 typedef struct gc_table {
 	gc_hnode **buckets;
-	size_t nbuckets;   /* a power of two */
+	size_t mask;       /* the buckets' count (a power of two) less one; 0: no buckets */
 	size_t count;
 } gc_table;
 
@@ -23,13 +23,17 @@ void gc_table_destroy(gc_table *t);
 /* Prepends n (n->key set by the caller). Grows the table; on allocation failure it keeps
  * the old size, so inserting never fails. */
 void gc_table_insert(gc_table *t, gc_hnode *n);
+static inline size_t gc_table_nbuckets(const gc_table *t)
+{
+	return t->mask ? t->mask + 1 : 0;
+}
 static inline size_t gc_table_bucket(const gc_table *t, uint64_t key)
 {
 	/* Fibonacci hashing: device pointers share low zero bits, so mix before masking. */
-	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (t->nbuckets - 1);
+	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & t->mask;
 }
 
-/* gc_table_find for a table gc_table_init made (its nbuckets never 0 after that): a test
+/* gc_table_find for a table gc_table_init made (it has buckets after that): a test
  * less on the ledger's fast path. */
 static inline gc_hnode *gc_table_find_init(const gc_table *t, uint64_t key)
 {
@@ -43,7 +47,7 @@ static inline gc_hnode *gc_table_find_init(const gc_table *t, uint64_t key)
  * intercepted allocation and free makes a few of these calls. */
 static inline gc_hnode *gc_table_find(const gc_table *t, uint64_t key)
 {
-	return __builtin_expect(t->nbuckets != 0, 1) ? gc_table_find_init(t, key) : NULL;
+	return __builtin_expect(t->mask != 0, 1) ? gc_table_find_init(t, key) : NULL;
 }
 
 static inline gc_hnode *gc_table_next(const gc_hnode *n)

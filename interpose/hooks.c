@@ -78,14 +78,17 @@
  * fields from it: what is in memory is not held in a register across the driver's call. A
  * call the ledger's fast path declines is reported by the hub, of its op
  * (gc_hub_mem_declined): nothing of the wrapper's is held across the fast path either. */
-#define MEM_PREP(kind, ptsz, ptr, size, stream, pool)                                      \
+#define ALLOC_PREP(spelling, ptsz, size, stream, pool)                                     \
 	gc_mem_op op;                                                                          \
-	gc_hub_mem_op_set(&op, kind, ptsz, ptr, size, U64(stream), U64(pool));
-#define MEM_TAKEN(spelling)                                                                \
-	(op.call = #spelling, gc_hub_mem_direct(&op) || (gc_hub_mem_declined(&op), 1))
+	gc_hub_mem_op_alloc(&op, #spelling, ptsz, size, U64(stream), U64(pool));
+#define FREE_PREP(ptsz, ptr, stream)                                                       \
+	gc_mem_op op;                                                                          \
+	gc_hub_mem_op_free(&op, ptsz, ptr, U64(stream));
+#define MEM_TAKEN(spelling, kind)                                                          \
+	(gc_hub_mem_direct(&op, kind) || (gc_hub_mem_declined(&op, #spelling), 1))
 #define ALLOC_TAKEN(spelling, ptsz)                                                        \
 	(gc_hub_note_caller(), cap = CAPTURE_OF(op.stream, ptsz),                             \
-	 gc_hub_mem_ok(r, op.ptr = RETURNED(r, dptr), cap) && MEM_TAKEN(spelling))
+	 gc_hub_mem_ok(r, op.ptr = RETURNED(r, dptr), cap) && MEM_TAKEN(spelling, GC_EV_ALLOC))
 #define ALLOC_EVENT(ptsz)                                                                  \
 	.kind = GC_EV_ALLOC, .ptr = op.ptr, .size = op.size, .stream = op.stream,              \
 	.pool = op.pool, .per_thread = ptsz, .capture_id = cap,                                \
@@ -93,19 +96,19 @@
 #define ALLOC_ASYNC(spelling, ptsz)                                                        \
 	WRAPPER_PREP_OF(gc_event, gc_hub_report, spelling,                                     \
 	                (CUdeviceptr *dptr, size_t size, CUstream s), (dptr, size, s),         \
-	                MEM_PREP(GC_EV_ALLOC, ptsz, 0, size, s, NULL), 0,                      \
+	                ALLOC_PREP(spelling, ptsz, size, s, NULL), 0,                           \
 	                !ALLOC_TAKEN(spelling, ptsz), ALLOC_EVENT(ptsz))
 #define ALLOC_FROM_POOL(spelling, ptsz)                                                    \
 	WRAPPER_PREP_OF(gc_event, gc_hub_report, spelling,                                     \
 	                (CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream s),       \
-	                (dptr, size, pool, s), MEM_PREP(GC_EV_ALLOC, ptsz, 0, size, s, pool), 0, \
+	                (dptr, size, pool, s), ALLOC_PREP(spelling, ptsz, size, s, pool), 0,  \
 	                !ALLOC_TAKEN(spelling, ptsz), ALLOC_EVENT(ptsz))
 #define FREE_ASYNC(spelling, ptsz)                                                         \
 	WRAPPER_PREP_OF(gc_event, gc_hub_report, spelling, (CUdeviceptr p, CUstream s),        \
 	                ((CUdeviceptr)op.ptr, (CUstream)(uintptr_t)op.stream),                 \
-	                MEM_PREP(GC_EV_FREE, ptsz, p, 0, s, NULL), CAPTURE_OF(op.stream, ptsz), \
+	                FREE_PREP(ptsz, p, s), CAPTURE_OF(op.stream, ptsz),                    \
 	                !(gc_hub_note_caller(), gc_hub_mem_ok(r, op.ptr, cap) &&               \
-	                  MEM_TAKEN(spelling)),                                                \
+	                  MEM_TAKEN(spelling, GC_EV_FREE)),                                    \
 	                .kind = GC_EV_FREE, .ptr = op.ptr, .stream = op.stream,                \
 	                .per_thread = ptsz, .capture_id = cap,                                 \
 	                .capture_kept = KEPT(op.stream, ptsz))

@@ -497,10 +497,14 @@ int gc_hub_direct_site(gc_mem_op *op)
 	return 1;
 }
 
-void gc_hub_mem_declined(const gc_mem_op *op)
+void gc_hub_mem_declined(const gc_mem_op *op, const char *call)
 {
-	gc_event ev = {.kind = op->kind, .call = op->call, .ptr = op->ptr, .size = op->size,
-	               .stream = op->stream, .pool = op->pool, .per_thread = op->per_thread};
+	gc_event ev = {.kind = op->kind, .call = call, .ptr = op->ptr, .stream = op->stream,
+	               .per_thread = op->per_thread};
+	if (op->kind != GC_EV_FREE) {  /* a free's are unset */
+		ev.size = op->size;
+		ev.pool = op->pool;
+	}
 	gc_hub_report(&ev);
 }
 

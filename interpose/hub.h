@@ -176,31 +176,43 @@ int gc_hub_direct_site(gc_mem_op *op);
  * full way: allocation backtraces asked for (an unwound site), or the ledger declined. A site
  * interned here is the one the full path finds cached. Inline in the wrapper, so that the
  * common call builds only the op; the wrapper has noted its caller (gc_hub_note_caller: a
- * return address, never 0) just before. */
-static inline int gc_hub_mem_direct(gc_mem_op *op)
+ * return address, never 0) just before. kind: the op's, a constant (GC_EV_ALLOC or
+ * GC_EV_FREE), which picks the ledger's half with no test of op->kind. */
+static inline int gc_hub_mem_direct(gc_mem_op *op, int kind)
 {
 	op->tid = gc_hub_thread;
 	if (!(gc_hub.mem_site == GC_HUB_SITE_CALLER &&
 	      gc_hub_recent_site(gc_hub_caller, &op->site)) &&
 	    (gc_hub.mem_site == GC_HUB_SITE_UNWOUND || !gc_hub_direct_site(op)))
 		return 0;
-	return gc_ledger_apply_mem(gc_hub.ledger, op);
+	return kind == GC_EV_FREE ? gc_ledger_free_async(gc_hub.ledger, op)
+	                          : gc_ledger_alloc_async(gc_hub.ledger, op);
 }
 /* The full path for a call gc_hub_mem_ok let through that gc_hub_mem_direct declined: its
- * event, built of the op (a success outside any capture: result and capture 0), reported. */
-void gc_hub_mem_declined(const gc_mem_op *op);
+ * event, built of the op (a success outside any capture: result and capture 0; a free's size
+ * and pool 0, unset in its op) and the call's name, reported. */
+void gc_hub_mem_declined(const gc_mem_op *op, const char *call);
 /* The op's fields set one by one, each once, before the driver's call (then none is held
- * in a register across it; the wrapper sets the call, a constant, after it, and
- * gc_hub_mem_direct the thread and the site): an initializer would zero them first. pool:
- * 0 for cuMemAllocAsync. */
-static inline void gc_hub_mem_op_set(gc_mem_op *op, int kind, int per_thread, uint64_t ptr,
-                                     uint64_t size, uint64_t stream, uint64_t pool)
+ * in a register across it; gc_hub_mem_direct sets the thread and the site): an initializer would zero them first. An
+ * allocation's pointer is the wrapper's to set after the call; pool: 0 for cuMemAllocAsync. */
+static inline void gc_hub_mem_op_alloc(gc_mem_op *op, const char *call, int per_thread,
+                                       uint64_t size, uint64_t stream, uint64_t pool)
 {
-	op->ptr = ptr;
+	op->call = call;
 	op->size = size;
 	op->stream = stream;
 	op->pool = pool;
-	op->kind = (uint8_t)kind;
+	op->kind = GC_EV_ALLOC;
+	op->per_thread = (uint8_t)per_thread;
+}
+/* A free's: no size, pool or call, which no reader of a free's op takes (the ledger's fast
+ * path, gc_hub_mem_declined). */
+static inline void gc_hub_mem_op_free(gc_mem_op *op, int per_thread, uint64_t ptr,
+                                      uint64_t stream)
+{
+	op->ptr = ptr;
+	op->stream = stream;
+	op->kind = GC_EV_FREE;
 	op->per_thread = (uint8_t)per_thread;
 }
 /* A module or library unloaded: the kernels' layouts known so far are forgotten (their

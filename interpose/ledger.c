@@ -442,7 +442,7 @@ static int apply_locked(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max
  * kind: op->kind, a constant in each inlined copy, so that no test of it is made again after
  * a call. The stream model: only stream-ordered ones (GC_EV_ALLOC, GC_EV_FREE; cuMemAlloc's
  * memory is not), and with one stream so far, nothing past the stream seen (nothing is
- * watched). An allocation that retired a record is the stream model's out of line
+ * watched): one compare (gc_order_quiet). An allocation that retired a record is the stream model's out of line
  * (alloc_retired), so that the store's result is kept across no call (a register less). */
 static __attribute__((noinline)) int alloc_retired(gc_ledger *l, const gc_mem_op *op)
 {
@@ -460,9 +460,11 @@ static inline __attribute__((always_inline)) int alloc_mem(gc_ledger *l, const g
 	if (kind == GC_EV_ALLOC) {
 		if (done == 2)
 			return alloc_retired(l, op);
-		uint64_t key = gc_order_stream(l, op);
-		if (gc_order_on(l))
-			gc_order_alloc(l, op, key, 0);
+		if (!gc_order_quiet(l, op)) {
+			uint64_t key = gc_order_stream(l, op);
+			if (gc_order_on(l))
+				gc_order_alloc(l, op, key, 0);
+		}
 	}
 	return 1;
 }
@@ -470,7 +472,7 @@ static inline __attribute__((always_inline)) int alloc_mem(gc_ledger *l, const g
 static inline __attribute__((always_inline)) int free_mem(gc_ledger *l, const gc_mem_op *op,
                                                           int kind)
 {
-	if (kind == GC_EV_FREE) {
+	if (kind == GC_EV_FREE && !gc_order_quiet(l, op)) {
 		uint64_t key = gc_order_stream(l, op);
 		if (gc_order_on(l) && gc_order_free_checked(l, op, key))
 			return 0;  /* made or used on another stream: judged on the locked path */
@@ -491,14 +493,26 @@ static __attribute__((noinline)) int apply_mem_sync(gc_ledger *l, const gc_mem_o
 	                                   : free_mem(l, op, GC_EV_MEM_FREE);
 }
 
+/* The fast path's stream-ordered halves, each its own entry: the hub's direct path knows its
+ * call's kind, so it calls its half with no test of op->kind. */
+int gc_ledger_alloc_async(gc_ledger *l, const gc_mem_op *op)
+{
+	return alloc_mem(l, op, GC_EV_ALLOC);
+}
+
+int gc_ledger_free_async(gc_ledger *l, const gc_mem_op *op)
+{
+	return free_mem(l, op, GC_EV_FREE);
+}
+
 /* The fast path: an allocation outside any graph, or a free of a plain record; 0 when the
- * locked path must judge it, nothing changed that it will not redo alike. One function for
- * the hub's direct path and gc_ledger_apply. */
+ * locked path must judge it, nothing changed that it will not redo alike. gc_ledger_apply's,
+ * by the op's kind. */
 int gc_ledger_apply_mem(gc_ledger *l, const gc_mem_op *op)
 {
 	switch (op->kind) {
-	case GC_EV_ALLOC: return alloc_mem(l, op, GC_EV_ALLOC);
-	case GC_EV_FREE: return free_mem(l, op, GC_EV_FREE);
+	case GC_EV_ALLOC: return gc_ledger_alloc_async(l, op);
+	case GC_EV_FREE: return gc_ledger_free_async(l, op);
 	default: return apply_mem_sync(l, op);
 	}
 }

@@ -183,8 +183,8 @@ int gc_ledger_apply(gc_ledger *l, const gc_event *ev, gc_verdict *out, int max);
 /* A stream-ordered allocation or free that succeeded outside any capture, as the ledger's
  * fast path reads it: one cache line, not a gc_event's three. */
 typedef struct gc_mem_op {
-	uint64_t ptr, size, stream, pool, tid;
-	const char *call;     /* static storage */
+	uint64_t ptr, size, stream, pool, tid;  /* size, pool: an allocation's (a free's unset) */
+	const char *call;     /* static storage; an allocation's (a free's unset) */
 	uint32_t site;
 	uint8_t kind;         /* GC_EV_ALLOC or GC_EV_FREE (the fast path also takes GC_EV_MEM_*
 	                       * from gc_ledger_apply) */
@@ -196,6 +196,9 @@ typedef struct gc_mem_op {
  * event does again to the same effect. The caller has checked that no error is held
  * (gc_ledger_held_count). */
 int gc_ledger_apply_mem(gc_ledger *l, const gc_mem_op *op);
+/* The same for an op of a known kind: GC_EV_ALLOC, GC_EV_FREE (no test of op->kind). */
+int gc_ledger_alloc_async(gc_ledger *l, const gc_mem_op *op);
+int gc_ledger_free_async(gc_ledger *l, const gc_mem_op *op);
 /* The stream model (stream_clock.h), for the hub's direct path: what gc_ledger_apply does
  * with a successful cuEventRecord or cuStreamWaitEvent outside any capture is
  * gc_streams_record_wait on it, and such a call can give no verdict; but while an error is

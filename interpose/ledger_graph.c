@@ -195,7 +195,7 @@ static struct capture *capture_on_stream(gc_ledger *l, uint64_t stream)
 	struct capture *found = NULL;
 	if (!l->active_captures)
 		return NULL;
-	for (size_t i = 0; i < l->captures.nbuckets && !found; i++)
+	for (size_t i = 0; i < gc_table_nbuckets(&l->captures) && !found; i++)
 		for (gc_hnode *n = l->captures.buckets[i]; n; n = n->next) {
 			struct capture *c = (struct capture *)n;
 			if (c->active && c->stream == stream) {
@@ -411,7 +411,7 @@ void gc_graph_destroy_all(gc_ledger *l)
 {
 	gc_table *owned[] = {&l->execs, &l->captures};
 	for (size_t t = 0; t < 2; t++)
-		for (size_t i = 0; i < owned[t]->nbuckets; i++)
+		for (size_t i = 0; i < gc_table_nbuckets(owned[t]); i++)
 			for (gc_hnode *n = owned[t]->buckets[i], *nx; n; n = nx) {
 				nx = n->next;
 				if (t == 0)

@@ -168,6 +168,7 @@ struct gc_ledger {
 	uint64_t g_live_bytes;
 	struct graph *all_graphs;
 	size_t n_graphs, n_execs;
+	uint64_t retried;      /* held errors a successful retry dropped (off the line below) */
 	/* Read by every event of every thread: a cache line of their own, written rarely. */
 	struct stripe *stripes __attribute__((aligned(CACHE_LINE)));
 	unsigned nstripes;     /* a power of two */
@@ -176,10 +177,9 @@ struct gc_ledger {
 	int n_held;            /* held errors (ledger_pending.c): 0 skips the search */
 	int no_uses;  /* gc_ledger_config's: the dead index stays empty (read by every alloc/free) */
 	struct held *held;     /* GC_HELD_SLOTS slots, claimed atomically, no lock */
-	uint64_t retried;      /* held errors a successful retry dropped */
 	/* The stream model's activation (its on flag: gc_streams_active_flag), kept here for
 	 * the model, which every stream-ordered allocation and free reads inline
-	 * (gc_order_stream, gc_order_on). */
+	 * (gc_order_quiet, gc_order_stream, gc_order_on). */
 	gc_streams_seen_line streams_seen;
 	/* The next allocation's number (from 1): written by every allocation, so on a line of its
 	 * own. */
@@ -408,6 +408,14 @@ static inline uint64_t gc_order_stream(gc_ledger *l, const gc_mem_op *op)
 	if (!gc_streams_known(&l->streams_seen, key))
 		gc_order_stream_seen(l, key);
 	return key;
+}
+/* Whether op's stream is the one stream seen so far, a handle past 0, 1, 2, while the model
+ * is off (gc_streams_seen_line.quiet_key): then gc_order_stream changes nothing and the model
+ * judges nothing. One compare, the one-stream program's every allocation and free. */
+static inline int gc_order_quiet(const gc_ledger *l, const gc_mem_op *op)
+{
+	return __builtin_expect(op->stream == __atomic_load_n(&l->streams_seen.quiet_key,
+	                                                      __ATOMIC_RELAXED), 1);
 }
 static inline int gc_order_on(const gc_ledger *l)
 {

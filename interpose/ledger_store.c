@@ -454,7 +454,7 @@ void gc_store_stats(gc_ledger *l, gc_ledger_stats *st)
 /* A node at depth k of its bucket's chain costs k probes to reach. */
 static void probe_sum(const gc_table *t, double *probes, double *nodes)
 {
-	for (size_t i = 0; i < t->nbuckets; i++) {
+	for (size_t i = 0; i < gc_table_nbuckets(t); i++) {
 		size_t k = 0;
 		for (const gc_hnode *c = t->buckets[i]; c; c = c->next)
 			*probes += (double)++k;

@@ -58,13 +58,21 @@ typedef struct gc_streams gc_streams;
 /* What gc_streams_seen and gc_streams_legacy_op write: at most three times (the first
  * stream, the second, the legacy stream's first op), read by every allocation and free.
  * Atomics, relaxed. */
+/* No stream's handle (0 is one, the legacy stream's): all ones, which no driver gives out
+ * (not a pointer it could hand back, nor a special handle). */
+#define GC_STREAM_QUIET_NONE UINT64_MAX
 typedef struct gc_streams_seen_line {
 	uint64_t first_key;  /* the one stream seen so far (0: none yet; no key is 0) */
+	/* first_key while the model is off, when it is a handle past 0, 1, 2 (its own key), else
+	 * GC_STREAM_QUIET_NONE: an allocation or free on that handle changes nothing here and
+	 * has nothing to judge, which the ledger's fast path tells by one compare */
+	uint64_t quiet_key;
 	int active;          /* two streams seen: the model is on */
 	int legacy_used;     /* an op on the legacy stream seen */
 } gc_streams_seen_line;
 
-/* seen: where the model keeps its activation (gc_streams_seen_line, zeroed), for a caller
+/* seen: where the model keeps its activation (gc_streams_seen_line, zeroed; quiet_key set
+ * here), for a caller
  * that reads it inline on a line of its own; NULL: in the model's memory. */
 gc_streams *gc_streams_new(gc_streams_seen_line *seen);
 void gc_streams_free(gc_streams *s);

@@ -260,11 +260,14 @@ static int mem_as(fx *f, int kind, uint64_t p, uint64_t s, int result, uint64_t 
 	gc_hub.direct_off = gc_ledger_held_count(f->l);
 	gc_mem_op op;
 	if (kind == GC_EV_FREE)
-		gc_hub_mem_op_set(&op, GC_EV_FREE, 0, p, 0, s, 0);
-	else
-		gc_hub_mem_op_set(&op, GC_EV_ALLOC, 0, p, 4096, s, 0);
-	op.call = kind == GC_EV_FREE ? "cuMemFreeAsync" : "cuMemAllocAsync";
-	return gc_hub_mem_ok(result, p, capture) && gc_hub_mem_direct(&op);
+		gc_hub_mem_op_free(&op, 0, p, s);
+	else {
+		gc_hub_mem_op_alloc(&op, "cuMemAllocAsync", 0, 4096, s, 0);
+		op.ptr = p;
+	}
+	return gc_hub_mem_ok(result, p, capture) &&
+	       (kind == GC_EV_FREE ? gc_hub_mem_direct(&op, GC_EV_FREE)
+	                           : gc_hub_mem_direct(&op, GC_EV_ALLOC));
 }
 
 /* What the allocator's direct path leaves to the full one, each alone: a failed call, an
