@@ -65,7 +65,7 @@ gc_streams *gc_streams_new(gc_streams_seen_line *seen)
 	gc_spin_init(&s->lock);
 	s->host_gen = 1;
 	s->seen = seen ? seen : &s->own_seen;
-	s->seen->quiet_key = GC_STREAM_QUIET_NONE;
+	s->seen->quiet_key = GC_STREAM_QUIET_UNSET;
 	return s;
 }
 
@@ -117,16 +117,17 @@ void gc_streams_seen(gc_streams *s, uint64_t key)
 	first = 0;
 	if (__atomic_compare_exchange_n(&s->seen->first_key, &first, key, 0, __ATOMIC_RELAXED,
 	                                __ATOMIC_RELAXED)) {
-		/* Sequentially consistent against the activation below: either this thread sees
-		 * the model on and clears its own store, or the activation's clear comes after it. */
-		if (key > GC_STREAM_PER_THREAD_TAG) {
-			__atomic_store_n(&s->seen->quiet_key, key, __ATOMIC_SEQ_CST);
-			if (__atomic_load_n(&s->seen->active, __ATOMIC_SEQ_CST))
-				__atomic_store_n(&s->seen->quiet_key, GC_STREAM_QUIET_NONE, __ATOMIC_SEQ_CST);
-		}
+		/* Only over gc_streams_new's value: once the activation below has cleared it, a
+		 * store of ours (this thread preempted since its exchange) must not bring it back
+		 * with the model on. */
+		uint64_t unset = GC_STREAM_QUIET_UNSET;
+		if (key > GC_STREAM_PER_THREAD_TAG)
+			__atomic_compare_exchange_n(&s->seen->quiet_key, &unset, key, 0, __ATOMIC_SEQ_CST,
+			                            __ATOMIC_RELAXED);
 	} else if (first != key) {
-		__atomic_store_n(&s->seen->active, 1, __ATOMIC_SEQ_CST);
+		/* The clear first: whoever sees the model on sees no quiet stream. */
 		__atomic_store_n(&s->seen->quiet_key, GC_STREAM_QUIET_NONE, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&s->seen->active, 1, __ATOMIC_SEQ_CST);
 	}
 }
 

@@ -61,11 +61,15 @@ typedef struct gc_streams gc_streams;
 /* No stream's handle (0 is one, the legacy stream's): all ones, which no driver gives out
  * (not a pointer it could hand back, nor a special handle). */
 #define GC_STREAM_QUIET_NONE UINT64_MAX
+/* Nor is all ones less one: quiet_key before the first stream's store, which only this value
+ * takes (an activation's NONE is final). */
+#define GC_STREAM_QUIET_UNSET (UINT64_MAX - 1)
 typedef struct gc_streams_seen_line {
 	uint64_t first_key;  /* the one stream seen so far (0: none yet; no key is 0) */
 	/* first_key while the model is off, when it is a handle past 0, 1, 2 (its own key), else
-	 * GC_STREAM_QUIET_NONE: an allocation or free on that handle changes nothing here and
-	 * has nothing to judge, which the ledger's fast path tells by one compare */
+	 * GC_STREAM_QUIET_NONE (GC_STREAM_QUIET_UNSET before the first stream): an allocation
+	 * or free on that handle changes nothing here and has nothing to judge, which the
+	 * ledger's fast path tells by one compare */
 	uint64_t quiet_key;
 	int active;          /* two streams seen: the model is on */
 	int legacy_used;     /* an op on the legacy stream seen */

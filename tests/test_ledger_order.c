@@ -1,6 +1,8 @@
 /* Stream order (ledger_order.c, stream_clock.c), driven by event sequences: each way the
  * model orders two streams (an event, a host wait, the legacy stream) has a sequence without
  * it that breaks unordered-use or unordered-free, and the same with it that gives nothing. */
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -665,6 +667,75 @@ static void direct_path_same_as_the_tables(void **state)
 	}
 }
 
+/* Two threads meet their first stream at once (X and Y, handles past 0, 1, 2), again and
+ * again: once a thread sees the model on, no stream may be quiet (an allocation or free on
+ * it would skip the model: a missed unordered-free or unordered-use). Neither the
+ * activation's own window (the model on, the quiet stream not yet cleared) nor the first
+ * stream's late store (published after the activation cleared it) may show one. */
+enum { RACE_ROUNDS = 20000 };
+struct race {
+	gc_streams *s;
+	gc_streams_seen_line line;
+	uint64_t quiet_at_start;
+	int round, arrived, done, bad;
+};
+
+static void race_barrier(struct race *r, int round)
+{
+	/* round r: both threads arrive (arrived counts 2r + 1, 2r + 2) */
+	__atomic_fetch_add(&r->arrived, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&r->arrived, __ATOMIC_SEQ_CST) < 2 * round + 2)
+		sched_yield();
+}
+
+static void *race_thread(void *arg)
+{
+	struct race *r = *(struct race **)arg;
+	int me = ((struct race **)arg)[1] != NULL;
+	uint64_t mine = me ? 0x7000b0 : 0x7000a0;
+	for (int round = 0; round < RACE_ROUNDS; round++) {
+		race_barrier(r, 2 * round);
+		gc_streams_seen(r->s, mine);
+		__atomic_fetch_add(&r->done, 1, __ATOMIC_SEQ_CST);
+		for (;;) {
+			int other_done = __atomic_load_n(&r->done, __ATOMIC_SEQ_CST) >= 2 * round + 2;
+			if (__atomic_load_n(&r->line.active, __ATOMIC_SEQ_CST)) {
+				uint64_t q = __atomic_load_n(&r->line.quiet_key, __ATOMIC_SEQ_CST);
+				if (q == 0x7000a0 || q == 0x7000b0)
+					__atomic_fetch_add(&r->bad, 1, __ATOMIC_SEQ_CST);
+			}
+			if (other_done)
+				break;
+		}
+		race_barrier(r, 2 * round + 1);
+		if (me == 0) {  /* both are past their checks: a fresh line for the next round */
+			__atomic_store_n(&r->line.first_key, 0, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&r->line.active, 0, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&r->line.quiet_key, r->quiet_at_start, __ATOMIC_SEQ_CST);
+		}
+	}
+	return NULL;
+}
+
+static void quiet_never_seen_with_the_model_on(void **state)
+{
+	(void)state;
+	static struct race r;
+	memset(&r, 0, sizeof(r));
+	r.s = gc_streams_new(&r.line);
+	assert_non_null(r.s);
+	r.quiet_at_start = r.line.quiet_key;
+	struct race *args[2][2] = { { &r, NULL }, { &r, &r } };
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, race_thread, args[i]), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	gc_streams_free(r.s);
+	print_message("  %d checks saw a quiet stream with the model on\n", r.bad);
+	assert_int_equal(r.bad, 0);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -688,6 +759,7 @@ int main(void)
 		T(unused_streams_take_no_slot),
 		T(recreated_streams_keep_their_slot),
 		cmocka_unit_test(direct_path_same_as_the_tables),
+		cmocka_unit_test(quiet_never_seen_with_the_model_on),
 	};
 	return cmocka_run_group_tests_name("ledger_order", tests, NULL, NULL);
 }
