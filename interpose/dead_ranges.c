@@ -29,10 +29,7 @@ static const uint64_t lane_bit[GC_DEAD_LANES] = { BITS16(0), BITS16(16), BITS16(
 /* The ranges held: the pool's and the fronts'. */
 static uint32_t count_of(const gc_dead_ranges *d)
 {
-	uint32_t c = d->n;
-	for (uint64_t m = d->fronts; m; m &= m - 1)
-		c++;
-	return c;
+	return d->n + (uint32_t)__builtin_popcountll(d->fronts);
 }
 
 /* The lowest lane in a mask of fronts. */
@@ -220,17 +217,12 @@ static void write_bounds(gc_dead_ranges *d, uint64_t s, uint64_t lo, uint64_t hi
 	ST(&d->seq, s + 1);
 }
 
-static gc_dead_front *front_slot(gc_dead_ranges *d, uint32_t lane)
-{
-	return &d->front[lane];
-}
-
 /* The bounds become [lo, hi) (the blocks' extent) widened by every front, and the write
  * section closes. */
 static void write_extent(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 {
 	for (uint64_t m = d->fronts; m; m &= m - 1) {
-		const gc_dead_front *f = front_slot(d, lane_of(m));
+		const gc_dead_front *f = &d->front[lane_of(m)];
 		lo = f->lo < lo ? f->lo : lo;
 		hi = f->hi > hi ? f->hi : hi;
 	}
@@ -277,17 +269,12 @@ static uint64_t age_of(const gc_dead_ranges *d, uint32_t id)
 	return d->slots[id].meta >> 1;
 }
 
-static int older(uint64_t a, uint64_t b)
-{
-	return a < b;
-}
-
 /* Where in its age list a range of kind k and age `age` goes: after the last one not
  * younger (NIL: at the head). A front settling is usually the newest: no step. */
 static uint32_t age_place(const gc_dead_ranges *d, int k, uint64_t age)
 {
 	uint32_t at = d->tail[k];
-	while (at != NIL && older(age, age_of(d, at)))
+	while (at != NIL && age < age_of(d, at))
 		at = d->slots[at].prev;
 	return at;
 }
@@ -465,14 +452,14 @@ static uint32_t new_slot(gc_dead_ranges *d, const gc_dead_front *s, uint32_t aft
 }
 
 /* A lane's front joins the blocks in a pool slot, in its list by its age. There is a free
- * one: the pool holds at most n - 1 < cap ranges while a front holds one. */
+ * one: the pool holds at most cap - 1 ranges while a front holds one. */
 static void settle_front(gc_dead_ranges *d, uint32_t lane)
 {
 	uint64_t bit = 1ull << lane;
 	if (!(d->fronts & bit))
 		return;
 	ST(&d->fronts, d->fronts & ~bit);
-	const gc_dead_front *f = front_slot(d, lane);
+	const gc_dead_front *f = &d->front[lane];
 	uint32_t id = new_slot(d, f, age_place(d, (int)(f->meta & 1), f->meta >> 1));
 	insert(d, d->slots[id].lo, id);
 	d->n++;
@@ -488,7 +475,7 @@ static void evict_one(gc_dead_ranges *d)
 		uint32_t lane = lane_of(m);
 		uint64_t meta = d->front[lane].meta;
 		int fk = (int)(meta & 1);
-		if (oldest[fk] == NIL || older(meta >> 1, age[fk])) {
+		if (oldest[fk] == NIL || meta >> 1 < age[fk]) {
 			oldest[fk] = d->cap + lane;
 			age[fk] = meta >> 1;
 		}
@@ -501,7 +488,7 @@ static void evict_one(gc_dead_ranges *d)
 	else
 		d->evicted_unmaterialized++;
 	uint32_t v = d->head[k];
-	if (v == NIL || (oldest[k] != NIL && older(age[k], age_of(d, v))))
+	if (v == NIL || (oldest[k] != NIL && age[k] < age_of(d, v)))
 		v = oldest[k];
 	drop_id(d, v);
 }
@@ -510,7 +497,7 @@ static void evict_one(gc_dead_ranges *d)
 static int fronts_meet(gc_dead_ranges *d, uint64_t m, uint64_t lo, uint64_t hi)
 {
 	for (; m; m &= m - 1) {
-		const gc_dead_front *s = front_slot(d, lane_of(m));
+		const gc_dead_front *s = &d->front[lane_of(m)];
 		if (s->lo < hi && s->hi > lo)
 			return 1;
 	}
@@ -524,7 +511,7 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 {
 	for (uint64_t m = d->fronts; m; m &= m - 1) {
 		uint32_t lane = lane_of(m);
-		gc_dead_front *s = front_slot(d, lane);
+		gc_dead_front *s = &d->front[lane];
 		if (s->lo >= hi || s->hi <= lo)
 			continue;
 		if (s->lo < lo && s->hi > hi)
@@ -578,11 +565,11 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 static inline void set_front(gc_dead_ranges *d, uint32_t lane, uint64_t lo, uint64_t hi,
                              uint64_t owner, gc_dead_kind kind, uint64_t s, uint64_t fronts)
 {
-	gc_dead_front *f = front_slot(d, lane);
+	gc_dead_front *f = &d->front[lane];
 	/* In any order inside the write section; owner and kind first, freeing their registers
 	 * (owner's is the shift count's). */
 	ST(&f->owner, owner);
-	ST(&f->meta, (uint64_t)s * 2 + (uint64_t)kind);  /* kind is 0 or 1: one lea */
+	ST(&f->meta, s * 2 + (uint64_t)kind);  /* kind is 0 or 1: one lea */
 	ST(&f->lo, lo);
 	ST(&f->hi, hi);
 	ST(&d->fronts, fronts);
@@ -660,7 +647,7 @@ static __attribute__((noinline)) void cover_slow(gc_dead_ranges *d, uint64_t lo,
 	}
 	uint32_t lane = (uint32_t)thread & (GC_DEAD_LANES - 1);
 	uint64_t own = 1ull << lane;
-	const gc_dead_front *f = front_slot(d, lane);
+	const gc_dead_front *f = &d->front[lane];
 	if ((d->fronts & own) && lo <= f->lo && f->hi <= hi &&
 	    (hi <= d->order_lo || lo >= d->order_hi) && !fronts_meet(d, d->fronts & ~own, lo, hi)) {
 		/* The caller's front wholly covered (reused) beside blocks and other fronts the

@@ -193,8 +193,9 @@ static inline int gc_hub_mem_direct(gc_mem_op *op, int kind)
  * and pool 0, unset in its op) and the call's name, reported. */
 void gc_hub_mem_declined(const gc_mem_op *op, const char *call);
 /* The op's fields set one by one, each once, before the driver's call (then none is held
- * in a register across it; gc_hub_mem_direct sets the thread and the site): an initializer would zero them first. An
- * allocation's pointer is the wrapper's to set after the call; pool: 0 for cuMemAllocAsync. */
+ * in a register across it; gc_hub_mem_direct sets the thread and the site): an initializer
+ * would zero them first. An allocation's pointer is the wrapper's to set after the call;
+ * pool: 0 for cuMemAllocAsync. */
 static inline void gc_hub_mem_op_alloc(gc_mem_op *op, const char *call, int per_thread,
                                        uint64_t size, uint64_t stream, uint64_t pool)
 {

@@ -442,8 +442,9 @@ static int apply_locked(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max
  * kind: op->kind, a constant in each inlined copy, so that no test of it is made again after
  * a call. The stream model: only stream-ordered ones (GC_EV_ALLOC, GC_EV_FREE; cuMemAlloc's
  * memory is not), and with one stream so far, nothing past the stream seen (nothing is
- * watched): one compare (gc_order_quiet). An allocation that retired a record is the stream model's out of line
- * (alloc_retired), so that the store's result is kept across no call (a register less). */
+ * watched): one compare (gc_order_quiet). An allocation that retired a record goes to the
+ * stream model out of line (alloc_retired), so that the store's result is kept across no
+ * call (a register less). */
 static __attribute__((noinline)) int alloc_retired(gc_ledger *l, const gc_mem_op *op)
 {
 	gc_order_alloc(l, op, gc_order_stream(l, op), 1);
