@@ -506,14 +506,16 @@ static int fronts_meet(gc_dead_ranges *d, uint64_t m, uint64_t lo, uint64_t hi)
 
 /* Takes [lo, hi) out of every range (inside a write section): each front's in place unless
  * it would split (then that front joins the blocks), then the blocks' from the last range it
- * overlaps down. */
-static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+ * overlaps down. 1 when some range met [lo, hi), else 0. */
+static int cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 {
+	int met = 0;
 	for (uint64_t m = d->fronts; m; m &= m - 1) {
 		uint32_t lane = lane_of(m);
 		gc_dead_front *s = &d->front[lane];
 		if (s->lo >= hi || s->hi <= lo)
 			continue;
+		met = 1;
 		if (s->lo < lo && s->hi > hi)
 			settle_front(d, lane);  /* the blocks' loop below splits it */
 		else if (s->lo < lo)
@@ -524,14 +526,15 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 			drop_id(d, d->cap + lane);
 	}
 	if (!order_spans(d, lo, hi))
-		return;
+		return met;
 	uint32_t t, i;
 	while (locate(d, hi - 1, &t, &i)) {
 		gc_dead_block *k = block_at(d, t);
 		uint32_t id = k->id[i];
 		gc_dead_slot *s = &d->slots[id];
 		if (s->hi <= lo)
-			return;
+			return met;
+		met = 1;
 		if (s->lo < lo && s->hi > hi) {
 			/* Strictly inside one range: it splits in two, which needs a slot. */
 			if (count_of(d) == d->cap) {
@@ -542,11 +545,11 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 			ST(&s->hi, lo);
 			insert(d, hi, new_slot(d, &right, id));  /* as old as its left part, after it */
 			d->n++;
-			return;
+			return 1;
 		}
 		if (s->lo < lo) {  /* keeps its left part; nothing below overlaps */
 			ST(&s->hi, lo);
-			return;
+			return 1;
 		}
 		if (s->hi > hi) {  /* keeps its right part: its lo moves up, the order stays */
 			ST(&s->lo, hi);
@@ -557,6 +560,7 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 		}
 		drop_at(d, t, i);
 	}
+	return met;
 }
 
 /* The new range takes its lane's front slot, the newest (its age: s, the write section's
@@ -591,14 +595,14 @@ static __attribute__((noinline)) int add_slow(gc_dead_ranges *d, uint64_t lo, ui
 		gc_spin_unlock(&d->lock);
 		return 0;
 	}
-	cut(d, lo, hi);
+	int met = cut(d, lo, hi);
 	if (count_of(d) == d->cap)
 		evict_one(d);
 	settle_front(d, lane);  /* the new range is the lane's newest: it takes the front */
 	set_front(d, lane, lo, hi, owner, kind, d->seq, d->fronts | 1ull << lane);
 	write_end(d);
 	gc_spin_unlock(&d->lock);
-	return 0;
+	return met;
 }
 
 /* add with the lock taken. */

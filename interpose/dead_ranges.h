@@ -140,7 +140,9 @@ void gc_dead_ranges_destroy(gc_dead_ranges *d);
 /* Writers, each naming the thread it acts for (any number; its lane is thread mod
  * GC_DEAD_LANES): only which front a range takes depends on it. add: [lo, hi) is dead now,
  * replacing whatever dead ranges it overlaps (the newest fact about that memory wins);
- * returns -1 and changes nothing when lo >= hi. cover: a live allocation covers [lo, hi):
+ * returns 1 when it overlapped one, 0 when none, and -1, changing nothing, when lo >= hi
+ * (the stream model's index learns so, without a lookup first, that an allocation came
+ * over one whose free it has not seen). cover: a live allocation covers [lo, hi):
  * dead ranges lose that part (trimmed, split or removed). remove_owner: every piece owned by
  * owner goes; returns how many pieces went. */
 int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,

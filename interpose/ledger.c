@@ -470,21 +470,38 @@ static inline __attribute__((always_inline)) int alloc_mem(gc_ledger *l, const g
 	return 1;
 }
 
-static inline __attribute__((always_inline)) int free_mem(gc_ledger *l, const gc_mem_op *op,
-                                                          int kind)
+/* A free's part in the store (its stripe's records), then in the stream model when it is on:
+ * its order index entry goes (seen: that entry as the free's check found it, or NULL). */
+static inline __attribute__((always_inline)) int free_store(gc_ledger *l, const gc_mem_op *op,
+                                                            int kind, const gc_dead_range *seen)
 {
-	if (kind == GC_EV_FREE && !gc_order_quiet(l, op)) {
-		uint64_t key = gc_order_stream(l, op);
-		if (gc_order_on(l) && gc_order_free_checked(l, op, key))
-			return 0;  /* made or used on another stream: judged on the locked path */
-	}
 	struct stripe *st = stripe_of(l, op->ptr);
 	gc_spin_lock(&st->lock);
 	int done = gc_store_free_fast(l, st, op) || gc_store_free(l, st, op);
 	gc_spin_unlock(&st->lock);
 	if (done && kind == GC_EV_FREE && gc_order_on(l))
-		gc_order_unwatch(l, op->ptr, op->tid);  /* gc_order_freed, op->ptr read only when it is on */
+		gc_order_unwatch(l, op->ptr, op->tid, seen);  /* gc_order_freed's, op->ptr read only when on */
 	return done;
+}
+
+/* A stream-ordered free past one stream: checked against its allocation's stream first, the
+ * entry found kept for the unwatch (no second lookup). Out of line: the one-stream free's
+ * frame holds no entry. */
+static __attribute__((noinline)) int free_ordered(gc_ledger *l, const gc_mem_op *op)
+{
+	gc_dead_range seen, *looked = NULL;
+	uint64_t key = gc_order_stream(l, op);
+	if (gc_order_on(l) && gc_order_free_checked(l, op, key, looked = &seen))
+		return 0;  /* made or used on another stream: judged on the locked path */
+	return free_store(l, op, GC_EV_FREE, looked);
+}
+
+static inline __attribute__((always_inline)) int free_mem(gc_ledger *l, const gc_mem_op *op,
+                                                          int kind)
+{
+	if (kind == GC_EV_FREE && !gc_order_quiet(l, op))
+		return free_ordered(l, op);
+	return free_store(l, op, kind, NULL);
 }
 
 /* cuMemAlloc's and cuMemFree's (gc_ledger_apply's only): out of line, not in the hot frame. */

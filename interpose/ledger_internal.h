@@ -426,11 +426,13 @@ static inline int gc_order_on(const gc_ledger *l)
  * when the model is on (stamped and watched) or it retired a record (contested); a free that
  * took the fast path, or the locked path's successful free outside graphs. */
 void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, uint64_t key, int retired);
-void gc_order_unwatch(gc_ledger *l, uint64_t ptr, uint64_t tid);
+/* seen: the order index's entry at ptr as gc_order_free_checked found it (NULL: not looked
+ * up, looked up here). */
+void gc_order_unwatch(gc_ledger *l, uint64_t ptr, uint64_t tid, const gc_dead_range *seen);
 static inline void gc_order_freed(gc_ledger *l, uint64_t ptr, uint64_t tid)
 {
 	if (gc_order_on(l))  /* else nothing is watched yet */
-		gc_order_unwatch(l, ptr, tid);
+		gc_order_unwatch(l, ptr, tid, NULL);
 }
 /* A successful cuMemFree or cuMemAlloc, taken as a wait for the whole device (held to
  * synchronize it; not measured on the H200): every stream joins the host. Taking it so only
@@ -438,8 +440,9 @@ static inline void gc_order_freed(gc_ledger *l, uint64_t ptr, uint64_t tid)
 void gc_order_device_wait(gc_ledger *l);
 /* Whether a free outside graphs on stream key (gc_order_stream) must be judged (its
  * allocation was made, or used, on another stream): it then takes the locked path. Called
- * while the model is on (gc_order_on): before, nothing is watched. */
-int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op, uint64_t key);
+ * while the model is on (gc_order_on): before, nothing is watched. *seen: the entry looked
+ * up, for the free's gc_order_unwatch (lo past hi: none at ptr). */
+int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op, uint64_t key, gc_dead_range *seen);
 /* The locked path (graph lock and the address's stripe): a use that hit the index; the free
  * of live record a. */
 void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev);

@@ -169,32 +169,33 @@ void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, uint64_t key, int retired
 		return;  /* one stream so far: nothing to order */
 	}
 	uint32_t stamp;
-	gc_dead_range was;
-	/* An entry still here: the free of the memory's last allocation has not reached the
-	 * ledger (another thread freed it and this one was given the address in between, or the
-	 * free was not seen). The store may then match the frees that arrive to the wrong
-	 * allocation of the two (ledger_store.c's retired records): not judged (slot -1). */
-	int contested = gc_dead_ranges_lookup(&l->order, op->ptr, &was) ||
-	                gc_dead_ranges_lookup(&l->order, op->ptr + op->size - 1, &was);
 	gc_streams_lock(l->streams);
 	int slot = gc_streams_stamp(l->streams, key, &stamp);
 	drop_shared(l, op->ptr);  /* a free never seen: what it had is gone */
 	if (retired)
 		contest(l, op->ptr);
 	gc_streams_unlock(l->streams);
-	if (contested)
-		slot = -1, stamp = 0;
-	if (op->size)
-		gc_dead_ranges_add(&l->order, op->ptr, op->ptr + op->size, owner_of(slot, stamp, key),
+	/* An entry met here: the free of the memory's last allocation has not reached the
+	 * ledger (another thread freed it and this one was given the address in between, or the
+	 * free was not seen). The store may then match the frees that arrive to the wrong
+	 * allocation of the two (ledger_store.c's retired records): not judged (slot -1), the
+	 * entry made again so. The add tells (no lookup first): the common allocation meets
+	 * nothing. */
+	if (op->size && gc_dead_ranges_add(&l->order, op->ptr, op->ptr + op->size,
+	                                   owner_of(slot, stamp, key), ORDER_ONE_STREAM, op->tid) == 1)
+		gc_dead_ranges_add(&l->order, op->ptr, op->ptr + op->size, owner_of(-1, 0, key),
 		                   ORDER_ONE_STREAM, op->tid);
 }
 
-int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op, uint64_t key)
+int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op, uint64_t key, gc_dead_range *seen)
 {
-	gc_dead_range hit;
-	if (!gc_dead_ranges_lookup(&l->order, op->ptr, &hit) || hit.lo != op->ptr)
+	if (!gc_dead_ranges_lookup(&l->order, op->ptr, seen)) {
+		seen->lo = UINT64_MAX, seen->hi = 1;  /* looked up: none (no range has lo past hi) */
 		return 0;
-	return hit.kind == ORDER_SHARED || (hit.owner & 0xffff) != gc_stream_tag(key);
+	}
+	if (seen->lo != op->ptr)
+		return 0;
+	return seen->kind == ORDER_SHARED || (seen->owner & 0xffff) != gc_stream_tag(key);
 }
 
 void gc_order_device_wait(gc_ledger *l)
@@ -206,10 +207,14 @@ void gc_order_device_wait(gc_ledger *l)
 	gc_streams_unlock(l->streams);
 }
 
-void gc_order_unwatch(gc_ledger *l, uint64_t ptr, uint64_t tid)
+void gc_order_unwatch(gc_ledger *l, uint64_t ptr, uint64_t tid, const gc_dead_range *seen)
 {
+	/* The free's check looked it up just before the store's part: not again (a change since
+	 * is another thread's allocation over the memory, or use of it, racing this free). */
 	gc_dead_range hit;
-	int watched = gc_dead_ranges_lookup(&l->order, ptr, &hit) && hit.lo == ptr;
+	if (seen)
+		hit = *seen;
+	int watched = (seen ? 1 : gc_dead_ranges_lookup(&l->order, ptr, &hit)) && hit.lo == ptr;
 	/* Uses kept for the address go: a shared allocation's, and those of one whose entry is
 	 * gone (an allocation over it made before this free arrived trimmed it, or the full
 	 * index evicted it), which would else stay until an allocation at this very address. */

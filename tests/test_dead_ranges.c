@@ -136,11 +136,18 @@ static void add_over_older_ranges_replaces_them(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(16);
-	gc_dead_ranges_add(d, 100, 300, 1, F, cur_lane);
-	gc_dead_ranges_add(d, 200, 400, 2, U, cur_lane);  /* the same memory, dead again under a newer owner */
+	/* add says whether it met a range (the stream model's contested allocation) */
+	assert_int_equal(gc_dead_ranges_add(d, 100, 300, 1, F, cur_lane), 0);
+	/* the same memory, dead again under a newer owner: meets the lane's front */
+	assert_int_equal(gc_dead_ranges_add(d, 200, 400, 2, U, cur_lane), 1);
 	assert_int_equal(count(d), 2);
 	expect_range(d, 199, 100, 200, 1, F);
 	expect_range(d, 200, 200, 400, 2, U);
+	assert_int_equal(gc_dead_ranges_add(d, 500, 600, 3, F, cur_lane), 0);  /* beside them */
+	assert_int_equal(gc_dead_ranges_add(d, 150, 160, 4, F, cur_lane), 1);  /* inside a block's */
+	assert_int_equal(gc_dead_ranges_add(d, 400, 500, 5, F, cur_lane + 1), 0);  /* between, edges only */
+	assert_int_equal(gc_dead_ranges_add(d, 590, 700, 6, F, cur_lane + 1), 1);  /* over a front's end */
+	expect_range(d, 599, 590, 700, 6, F);
 	gc_dead_ranges_destroy(d);
 }
 

@@ -549,6 +549,25 @@ static void address_given_out_before_its_free(void **state)
 	expect(f, 1, GC_RULE_UNORDERED_FREE);
 }
 
+/* The same with a piece of the memory at another address: thread 2's allocation meets the
+ * entry of thread 1's, whose free has not arrived, in its middle: not judged either. */
+static void piece_given_out_before_its_free(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	apply(f, alloc(P, A));              /* thread 1, stream A: 4096 bytes, freed, event late */
+	gc_event piece = alloc(P + 1024, B);  /* thread 2 given a piece of it meanwhile */
+	piece.size = 1024;
+	apply(f, piece);
+	apply(f, mfree(P + 1024, C));       /* on C after B without an event: not judged */
+	expect_none(f);
+	apply(f, mfree(P, A));              /* thread 1's late free */
+	expect_none(f);
+	apply(f, alloc(Q, B));              /* another address: judged */
+	apply(f, mfree(Q, C));
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
+}
+
 /* A framework's stream pools, created up front and never used (PyTorch: 128), take no
  * slot: the program's own streams, created after them, are still judged. */
 static void unused_streams_take_no_slot(void **state)
@@ -756,6 +775,7 @@ int main(void)
 		T(per_thread_streams),
 		T(refused_and_captured_uses),
 		T(address_given_out_before_its_free),
+		T(piece_given_out_before_its_free),
 		T(unused_streams_take_no_slot),
 		T(recreated_streams_keep_their_slot),
 		cmocka_unit_test(direct_path_same_as_the_tables),

@@ -409,16 +409,18 @@ static void evict_one(old_ranges *d)
 }
 
 /* Takes [lo, hi) out of every range (inside a write section), from the last range it
- * overlaps down. */
-static void cut(old_ranges *d, uint64_t lo, uint64_t hi)
+ * overlaps down. 1 when some range met [lo, hi). */
+static int cut(old_ranges *d, uint64_t lo, uint64_t hi)
 {
 	uint32_t t, i;
+	int met = 0;
 	while (locate(d, hi - 1, &t, &i)) {
 		gc_dead_block *k = block_at(d, t);
 		uint32_t id = k->id[i];
 		gc_dead_slot *s = &d->slots[id];
 		if (s->hi <= lo)
-			return;
+			return met;
+		met = 1;
 		if (s->lo < lo && s->hi > hi) {
 			/* Strictly inside one range: it splits in two, which needs a slot. */
 			if (d->n == d->cap) {
@@ -429,11 +431,11 @@ static void cut(old_ranges *d, uint64_t lo, uint64_t hi)
 			right.lo = hi;
 			ST(&s->hi, lo);
 			insert(d, hi, new_slot(d, &right, id));  /* as old as its left part */
-			return;
+			return 1;
 		}
 		if (s->lo < lo) {  /* keeps its left part; nothing below overlaps */
 			ST(&s->hi, lo);
-			return;
+			return 1;
 		}
 		if (s->hi > hi) {  /* keeps its right part: its lo moves up, the order stays */
 			ST(&s->lo, hi);
@@ -444,6 +446,7 @@ static void cut(old_ranges *d, uint64_t lo, uint64_t hi)
 		}
 		drop_at(d, t, i);
 	}
+	return met;
 }
 
 static int old_add(old_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
@@ -453,8 +456,7 @@ static int old_add(old_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
 		return -1;
 	gc_spin_lock(&d->lock);
 	write_begin(d);
-	if (d->n)  /* an empty index (a loop that frees what it allocated) has nothing to cut */
-		cut(d, lo, hi);
+	int met = d->n ? cut(d, lo, hi) : 0;  /* an empty index has nothing to cut */
 	if (d->n == d->cap)
 		evict_one(d);
 	gc_dead_slot s = { .lo = lo, .hi = hi, .owner = owner,
@@ -462,7 +464,7 @@ static int old_add(old_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
 	insert(d, lo, new_slot(d, &s, NIL));
 	write_end(d);
 	gc_spin_unlock(&d->lock);
-	return 0;
+	return met;
 }
 
 static void old_cover(old_ranges *d, uint64_t lo, uint64_t hi)
