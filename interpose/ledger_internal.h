@@ -207,6 +207,7 @@ struct gc_ledger {
 	gc_dead_ranges order;
 	gc_table shared;
 	gc_slab shared_slab;
+	size_t shared_n;  /* shared.count, stored under the lock, read without it (gc_order_alloc) */
 	/* Addresses given out again before the free of their previous allocation reached the
 	 * ledger: the store may match later frees there to the wrong allocation of the two, so
 	 * they are never judged (bounded; once full, nothing is: contested_full). */

@@ -155,6 +155,7 @@ static void drop_shared(gc_ledger *l, uint64_t ptr)
 	if (sh) {
 		gc_table_remove(&l->shared, &sh->h);
 		gc_slab_release(&l->shared_slab, sh);
+		__atomic_store_n(&l->shared_n, l->shared.count, __ATOMIC_RELAXED);
 	}
 }
 
@@ -169,12 +170,18 @@ void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, uint64_t key, int retired
 		return;  /* one stream so far: nothing to order */
 	}
 	uint32_t stamp;
-	gc_streams_lock(l->streams);
-	int slot = gc_streams_stamp(l->streams, key, &stamp);
-	drop_shared(l, op->ptr);  /* a free never seen: what it had is gone */
-	if (retired)
-		contest(l, op->ptr);
-	gc_streams_unlock(l->streams);
+	int slot;
+	/* The common allocation (its stream stamped before, no allocation shared between
+	 * streams anywhere) takes no lock: what the lock's way would drop is none. */
+	if (retired || __atomic_load_n(&l->shared_n, __ATOMIC_RELAXED) ||
+	    !gc_streams_stamp_quick(l->streams, key, &slot, &stamp)) {
+		gc_streams_lock(l->streams);
+		slot = gc_streams_stamp(l->streams, key, &stamp);
+		drop_shared(l, op->ptr);  /* a free never seen: what it had is gone */
+		if (retired)
+			contest(l, op->ptr);
+		gc_streams_unlock(l->streams);
+	}
 	/* An entry met here: the free of the memory's last allocation has not reached the
 	 * ledger (another thread freed it and this one was given the address in between, or the
 	 * free was not seen). The store may then match the frees that arrive to the wrong
@@ -268,6 +275,7 @@ static void keep_use(gc_ledger *l, uint64_t base, const gc_event *ev, uint64_t k
 	if (!sh && (sh = gc_slab_alloc(&l->shared_slab))) {
 		sh->h.key = base;
 		gc_table_insert(&l->shared, &sh->h);
+		__atomic_store_n(&l->shared_n, l->shared.count, __ATOMIC_RELAXED);
 	}
 	if (!sh)
 		return;

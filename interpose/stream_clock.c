@@ -19,6 +19,11 @@ struct sstream {
 	int slot;           /* -1: none left; SLOT_LATER: created, no op seen yet */
 	int non_blocking;   /* created with CU_STREAM_NON_BLOCKING; unknown streams are blocking */
 	uint64_t host_gen;  /* the host clock's generation last joined */
+	/* The stamp as gc_streams_stamp_quick reads it without the lock: (slot + 2) << 32 | its
+	 * own time (vc.t[slot]; 0 with no slot), or 0 while its slot is not settled. Stored
+	 * (publish) wherever the slot or its own time changes; a join never raises the own time
+	 * (only the stream itself moves its counter on: every clock's entry for it is a copy). */
+	uint64_t stamp_now;
 	vclock vc;
 };
 
@@ -47,6 +52,9 @@ struct gc_streams {
 	gc_slab stream_slab, event_slab;
 	struct sstream *by_slot[GC_CLOCK_SLOTS];
 	vclock host;
+	/* Streams by key hash whose stamps were taken, for gc_streams_stamp_quick (stored under
+	 * the lock, read without it; streams never leave their table, so a pointer stays good). */
+	struct sstream *quick[GC_STREAMS_QUICK] __attribute__((aligned(64)));
 };
 
 gc_streams *gc_streams_new(gc_streams_seen_line *seen)
@@ -155,6 +163,13 @@ static void copy(vclock *into, const vclock *from, int n)
 		memcpy(&into->t[i], &from->t[i], sizeof(four_slots));
 }
 
+static inline void publish(struct sstream *st)
+{
+	uint64_t w = st->slot >= 0 ? (uint64_t)(st->slot + 2) << 32 | st->vc.t[st->slot]
+	           : st->slot == -1 ? (uint64_t)1 << 32 : 0;
+	__atomic_store_n(&st->stamp_now, w, __ATOMIC_RELAXED);
+}
+
 /* A fresh clock for stream st: its own time starts at 1 (stamp 0 means "unknown"). */
 static void reset(gc_streams *s, struct sstream *st)
 {
@@ -165,6 +180,7 @@ static void reset(gc_streams *s, struct sstream *st)
 		s->by_slot[st->slot] = st;
 		st->vc.t[st->slot] = 1;
 	}
+	publish(st);
 }
 
 /* A stream created but not used yet holds no slot: frameworks create streams by the dozen up
@@ -219,8 +235,12 @@ static void acquire_host(gc_streams *s, struct sstream *st)
  * stamp made so far and none made later. */
 static void tick(struct sstream *st)
 {
-	if (st->slot >= 0)
+	if (st->slot >= 0) {
 		st->vc.t[st->slot]++;
+		/* its low half is the own time, and the own time does not wrap (the clocks would not
+		 * compare if it did) */
+		__atomic_store_n(&st->stamp_now, st->stamp_now + 1, __ATOMIC_RELAXED);
+	}
 }
 
 void gc_streams_created(gc_streams *s, uint64_t key, uint64_t flags)
@@ -241,6 +261,7 @@ void gc_streams_created(gc_streams *s, uint64_t key, uint64_t flags)
 	} else {
 		st->slot = SLOT_LATER;  /* a slot at its first op (none left: tried again then) */
 	}
+	publish(st);
 	st->non_blocking = (flags & 1) != 0;
 	gc_streams_seen(s, key);
 }
@@ -420,15 +441,39 @@ void gc_streams_legacy_op(gc_streams *s)
 		__atomic_store_n(&s->seen->legacy_used, 1, __ATOMIC_RELAXED);
 }
 
+static unsigned quick_at(uint64_t key)
+{
+	return gc_stream_tag(key) & (GC_STREAMS_QUICK - 1);
+}
+
 int gc_streams_stamp(gc_streams *s, uint64_t key, uint32_t *stamp)
 {
 	struct sstream *st = get(s, key);
 	*stamp = 0;
-	if (!st || st->slot < 0)
+	if (!st)
+		return -1;
+	__atomic_store_n(&s->quick[quick_at(key)], st, __ATOMIC_RELEASE);
+	if (st->slot < 0)
 		return -1;
 	acquire_host(s, st);
 	*stamp = st->vc.t[st->slot];
 	return st->slot;
+}
+
+int gc_streams_stamp_quick(gc_streams *s, uint64_t key, int *slot, uint32_t *stamp)
+{
+	/* The legacy stream's every op is also an op of the blocking ones (get): the lock's way. */
+	if (key == GC_STREAM_LEGACY_KEY)
+		return 0;
+	struct sstream *st = __atomic_load_n(&s->quick[quick_at(key)], __ATOMIC_ACQUIRE);
+	if (!st || st->h.key != key)  /* the key is set before the stream is first stored */
+		return 0;
+	uint64_t w = __atomic_load_n(&st->stamp_now, __ATOMIC_RELAXED);
+	if (!w)
+		return 0;  /* its slot is given at its first op under the lock */
+	*slot = (int)(w >> 32) - 2;
+	*stamp = (uint32_t)w;
+	return 1;
 }
 
 static int blocking(const struct sstream *st)

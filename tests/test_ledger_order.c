@@ -568,6 +568,33 @@ static void piece_given_out_before_its_free(void **state)
 	expect(f, 1, GC_RULE_UNORDERED_FREE);
 }
 
+/* A stream's allocations after its first are stamped without the lock: the stamp still
+ * moves with the stream's records, so a wait on a record orders the allocations before it
+ * and not those after it; the same after the handle's stream is made again. */
+static void stamps_without_the_lock_follow_records(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	apply(f, alloc(P, A));             /* A's first stamp: the lock's way */
+	apply(f, record(E1, A));           /* A's time moves on */
+	apply(f, alloc(Q, A));             /* stamped without the lock, after E1 */
+	apply(f, wait(B, E1));
+	apply(f, mfree(P, B));             /* allocated before E1: ordered */
+	expect_none(f);
+	apply(f, mfree(Q, B));             /* after it: not */
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
+	apply(f, (gc_event){.kind = GC_EV_STREAM_DESTROY, .stream = A});
+	apply(f, create(A, GC_STREAM_NON_BLOCKING));  /* its time goes on past the old stream's */
+	apply(f, alloc(P, A));
+	apply(f, record(E2, A));
+	apply(f, wait(C, E2));
+	apply(f, alloc(Q, A));             /* after E2 */
+	apply(f, mfree(P, C));
+	expect_none(f);
+	apply(f, mfree(Q, C));
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
+}
+
 /* A framework's stream pools, created up front and never used (PyTorch: 128), take no
  * slot: the program's own streams, created after them, are still judged. */
 static void unused_streams_take_no_slot(void **state)
@@ -662,12 +689,25 @@ static void direct_path_same_as_the_tables(void **state)
 				gc_streams_unlock(m[i]);
 			}
 			uint64_t to = some_stream(&x, nkeys);
-			uint32_t stamp[2];
-			int slot[2], ordered[2];
+			uint32_t stamp[2], qstamp[2];
+			int slot[2], ordered[2], qslot[2], quick[2];
 			for (int i = 0; i < 2; i++) {
+				/* without the lock: none, or what the lock's way gives */
+				quick[i] = gc_streams_stamp_quick(m[i], key, &qslot[i], &qstamp[i]);
 				gc_streams_lock(m[i]);
 				slot[i] = gc_streams_stamp(m[i], key, &stamp[i]);
 				gc_streams_unlock(m[i]);
+				if (quick[i]) {
+					assert_int_equal(qslot[i], slot[i]);
+					assert_int_equal(qstamp[i], stamp[i]);
+				}
+				/* and, once stamped, the same (the legacy stream: always the lock's way) */
+				quick[i] = gc_streams_stamp_quick(m[i], key, &qslot[i], &qstamp[i]);
+				assert_int_equal(quick[i], key != GC_STREAM_LEGACY_KEY);
+				if (quick[i]) {
+					assert_int_equal(qslot[i], slot[i]);
+					assert_int_equal(qstamp[i], stamp[i]);
+				}
 			}
 			assert_int_equal(slot[0], slot[1]);
 			assert_int_equal(stamp[0], stamp[1]);
@@ -755,6 +795,62 @@ static void quiet_never_seen_with_the_model_on(void **state)
 	assert_int_equal(r.bad, 0);
 }
 
+/* Allocations and frees on their own streams, stamped without the lock, while another
+ * thread records and waits on those streams and makes one of them again: no record (each
+ * allocation is freed on its own stream), and under ThreadSanitizer no race between the
+ * stamps read without the lock and the clocks' writers. */
+enum { STAMP_ROUNDS = 20000 };
+struct stamp_race {
+	gc_ledger *l;
+	int records;  /* verdicts seen by the allocating threads */
+};
+
+static void *stamp_allocator(void *arg)
+{
+	struct stamp_race *r = arg;
+	static int next;
+	int me = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % 2;
+	uint64_t stream = me ? A : B, base = me ? P : Q;
+	gc_verdict v[4];
+	for (int i = 0; i < STAMP_ROUNDS; i++) {
+		uint64_t p = base + 0x1000 * (uint64_t)(i % 8);
+		gc_event a = alloc(p, stream), fr = mfree(p, stream);
+		a.tid = fr.tid = 10 + (uint64_t)me;
+		if (gc_ledger_apply(r->l, &a, v, 4) + gc_ledger_apply(r->l, &fr, v, 4))
+			__atomic_fetch_add(&r->records, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void *stamp_clocks(void *arg)
+{
+	struct stamp_race *r = arg;
+	gc_verdict v[4];
+	for (int i = 0; i < STAMP_ROUNDS; i++) {
+		gc_event evs[3] = {record(E1, i % 2 ? A : B), wait(C, E1),
+		                   create(i % 2 ? A : B, GC_STREAM_NON_BLOCKING)};
+		for (int k = 0; k < (i % 64 ? 2 : 3); k++) {  /* made again now and then */
+			evs[k].tid = 12;
+			gc_ledger_apply(r->l, &evs[k], v, 4);
+		}
+	}
+	return NULL;
+}
+
+static void stamps_without_the_lock_race_the_clocks(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	struct stamp_race r = {.l = f->l};
+	pthread_t t[3];
+	assert_int_equal(pthread_create(&t[0], NULL, stamp_allocator, &r), 0);
+	assert_int_equal(pthread_create(&t[1], NULL, stamp_allocator, &r), 0);
+	assert_int_equal(pthread_create(&t[2], NULL, stamp_clocks, &r), 0);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(r.records, 0);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -776,10 +872,12 @@ int main(void)
 		T(refused_and_captured_uses),
 		T(address_given_out_before_its_free),
 		T(piece_given_out_before_its_free),
+		T(stamps_without_the_lock_follow_records),
 		T(unused_streams_take_no_slot),
 		T(recreated_streams_keep_their_slot),
 		cmocka_unit_test(direct_path_same_as_the_tables),
 		cmocka_unit_test(quiet_never_seen_with_the_model_on),
+		T(stamps_without_the_lock_race_the_clocks),
 	};
 	return cmocka_run_group_tests_name("ledger_order", tests, NULL, NULL);
 }
