@@ -655,10 +655,15 @@ static __attribute__((noinline)) void cover_slow(gc_dead_ranges *d, uint64_t lo,
 	if ((d->fronts & own) && lo <= f->lo && f->hi <= hi &&
 	    (hi <= d->order_lo || lo >= d->order_hi) && !fronts_meet(d, d->fronts & ~own, lo, hi)) {
 		/* The caller's front wholly covered (reused) beside blocks and other fronts the
-		 * cover does not reach: the bounds shrink to their extent. */
-		write_begin(d);
+		 * cover does not reach: the bounds shrink to their extent, which is the same when
+		 * other ranges make both its ends (the bounds are the exact extent): then no walk
+		 * of the fronts (many threads' frees and reuses). */
+		uint64_t s = write_begin(d);
 		ST(&d->fronts, d->fronts & ~own);
-		write_extent(d, d->order_lo, d->order_hi);
+		if (f->lo > d->lo_bound && f->hi < d->hi_bound)
+			ST(&d->seq, s + 1);
+		else
+			write_extent(d, d->order_lo, d->order_hi);
 		gc_spin_unlock(&d->lock);
 		return;
 	}
