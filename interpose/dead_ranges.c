@@ -506,16 +506,14 @@ static int fronts_meet(gc_dead_ranges *d, uint64_t m, uint64_t lo, uint64_t hi)
 
 /* Takes [lo, hi) out of every range (inside a write section): each front's in place unless
  * it would split (then that front joins the blocks), then the blocks' from the last range it
- * overlaps down. 1 when some range met [lo, hi), else 0. */
-static int cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+ * overlaps down. */
+static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 {
-	int met = 0;
 	for (uint64_t m = d->fronts; m; m &= m - 1) {
 		uint32_t lane = lane_of(m);
 		gc_dead_front *s = &d->front[lane];
 		if (s->lo >= hi || s->hi <= lo)
 			continue;
-		met = 1;
 		if (s->lo < lo && s->hi > hi)
 			settle_front(d, lane);  /* the blocks' loop below splits it */
 		else if (s->lo < lo)
@@ -526,15 +524,14 @@ static int cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 			drop_id(d, d->cap + lane);
 	}
 	if (!order_spans(d, lo, hi))
-		return met;
+		return;
 	uint32_t t, i;
 	while (locate(d, hi - 1, &t, &i)) {
 		gc_dead_block *k = block_at(d, t);
 		uint32_t id = k->id[i];
 		gc_dead_slot *s = &d->slots[id];
 		if (s->hi <= lo)
-			return met;
-		met = 1;
+			return;
 		if (s->lo < lo && s->hi > hi) {
 			/* Strictly inside one range: it splits in two, which needs a slot. */
 			if (count_of(d) == d->cap) {
@@ -545,11 +542,11 @@ static int cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 			ST(&s->hi, lo);
 			insert(d, hi, new_slot(d, &right, id));  /* as old as its left part, after it */
 			d->n++;
-			return 1;
+			return;
 		}
 		if (s->lo < lo) {  /* keeps its left part; nothing below overlaps */
 			ST(&s->hi, lo);
-			return 1;
+			return;
 		}
 		if (s->hi > hi) {  /* keeps its right part: its lo moves up, the order stays */
 			ST(&s->lo, hi);
@@ -560,7 +557,6 @@ static int cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 		}
 		drop_at(d, t, i);
 	}
-	return met;
 }
 
 /* The new range takes its lane's front slot, the newest (its age: s, the write section's
@@ -595,14 +591,14 @@ static __attribute__((noinline)) int add_slow(gc_dead_ranges *d, uint64_t lo, ui
 		gc_spin_unlock(&d->lock);
 		return 0;
 	}
-	int met = cut(d, lo, hi);
+	cut(d, lo, hi);
 	if (count_of(d) == d->cap)
 		evict_one(d);
 	settle_front(d, lane);  /* the new range is the lane's newest: it takes the front */
 	set_front(d, lane, lo, hi, owner, kind, d->seq, d->fronts | 1ull << lane);
 	write_end(d);
 	gc_spin_unlock(&d->lock);
-	return met;
+	return 0;
 }
 
 /* add with the lock taken. */
@@ -640,6 +636,20 @@ int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t own
 	return add_locked(d, lo, hi, owner, kind, lane);
 }
 
+/* The caller's front goes (its lane's; the lock held): the bounds shrink to the extent of
+ * the rest, which is the same when other ranges make both its ends (the bounds are the exact
+ * extent): then no walk of the fronts (many threads' frees and reuses). */
+static void drop_own_front(gc_dead_ranges *d, uint32_t lane)
+{
+	const gc_dead_front *f = &d->front[lane];
+	uint64_t s = write_begin(d);
+	ST(&d->fronts, d->fronts & ~(1ull << lane));
+	if (f->lo > d->lo_bound && f->hi < d->hi_bound)
+		ST(&d->seq, s + 1);
+	else
+		write_extent(d, d->order_lo, d->order_hi);
+}
+
 /* A cover that meets the bounds and does not take the whole index (cover's lock held;
  * released here); an empty [lo, hi) (lo >= hi) cuts nothing. */
 static __attribute__((noinline)) void cover_slow(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
@@ -655,15 +665,8 @@ static __attribute__((noinline)) void cover_slow(gc_dead_ranges *d, uint64_t lo,
 	if ((d->fronts & own) && lo <= f->lo && f->hi <= hi &&
 	    (hi <= d->order_lo || lo >= d->order_hi) && !fronts_meet(d, d->fronts & ~own, lo, hi)) {
 		/* The caller's front wholly covered (reused) beside blocks and other fronts the
-		 * cover does not reach: the bounds shrink to their extent, which is the same when
-		 * other ranges make both its ends (the bounds are the exact extent): then no walk
-		 * of the fronts (many threads' frees and reuses). */
-		uint64_t s = write_begin(d);
-		ST(&d->fronts, d->fronts & ~own);
-		if (f->lo > d->lo_bound && f->hi < d->hi_bound)
-			ST(&d->seq, s + 1);
-		else
-			write_extent(d, d->order_lo, d->order_hi);
+		 * cover does not reach. */
+		drop_own_front(d, lane);
 		gc_spin_unlock(&d->lock);
 		return;
 	}
@@ -715,6 +718,19 @@ void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t 
 		cover_waited(d, lo, hi, thread);
 	else
 		cover_locked(d, lo, hi, thread);
+}
+
+int gc_dead_ranges_take_front(gc_dead_ranges *d, const gc_dead_range *r, uint64_t thread)
+{
+	uint32_t lane = (uint32_t)thread & (GC_DEAD_LANES - 1);
+	const gc_dead_front *f = &d->front[lane];
+	gc_spin_lock(&d->lock);
+	int same = (d->fronts >> lane & 1) && f->lo == r->lo && f->hi == r->hi &&
+	           f->owner == r->owner && (gc_dead_kind)(f->meta & 1) == r->kind;
+	if (same)
+		drop_own_front(d, lane);
+	gc_spin_unlock(&d->lock);
+	return same;
 }
 
 size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner)

@@ -140,15 +140,18 @@ void gc_dead_ranges_destroy(gc_dead_ranges *d);
 /* Writers, each naming the thread it acts for (any number; its lane is thread mod
  * GC_DEAD_LANES): only which front a range takes depends on it. add: [lo, hi) is dead now,
  * replacing whatever dead ranges it overlaps (the newest fact about that memory wins);
- * returns 1 when it overlapped one, 0 when none, and -1, changing nothing, when lo >= hi
- * (the stream model's index learns so, without a lookup first, that an allocation came
- * over one whose free it has not seen). cover: a live allocation covers [lo, hi):
+ * returns -1 and changes nothing when lo >= hi. cover: a live allocation covers [lo, hi):
  * dead ranges lose that part (trimmed, split or removed). remove_owner: every piece owned by
  * owner goes; returns how many pieces went. */
 int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
                        gc_dead_kind kind, uint64_t thread);
 void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t thread);
 size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner);
+/* A range a lookup found, covered whole when it is still the range in the caller's lane's
+ * front, with its owner and kind (a thread ending the entry it made; O(1), no search): 1
+ * when it went, 0 when that front holds anything else (nothing changed; the caller looks
+ * again). Removing it so is what covering its [lo, hi) would do: ranges do not overlap. */
+int gc_dead_ranges_take_front(gc_dead_ranges *d, const gc_dead_range *r, uint64_t thread);
 void gc_dead_ranges_stats_get(gc_dead_ranges *d, gc_dead_ranges_stats *st);
 
 /* Readers. The slow path of a word inside the bounds: 1 and *hit filled when addr is in a

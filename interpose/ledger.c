@@ -485,8 +485,8 @@ static inline __attribute__((always_inline)) int free_store(gc_ledger *l, const 
 }
 
 /* A stream-ordered free past one stream: checked against its allocation's stream first, the
- * entry found kept for the unwatch (no second lookup). Out of line: the one-stream free's
- * frame holds no entry. */
+ * entry found kept for the unwatch (which takes it without a search when it is still the
+ * thread's own). Out of line: the one-stream free's frame holds no entry. */
 static __attribute__((noinline)) int free_ordered(gc_ledger *l, const gc_mem_op *op)
 {
 	gc_dead_range seen, *looked = NULL;

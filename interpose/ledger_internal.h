@@ -427,8 +427,8 @@ static inline int gc_order_on(const gc_ledger *l)
  * when the model is on (stamped and watched) or it retired a record (contested); a free that
  * took the fast path, or the locked path's successful free outside graphs. */
 void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, uint64_t key, int retired);
-/* seen: the order index's entry at ptr as gc_order_free_checked found it (NULL: not looked
- * up, looked up here). */
+/* seen: the order index's entry at ptr as gc_order_free_checked found it, or NULL (then, and
+ * when it is not this thread's own entry as it was, the entry is looked up here). */
 void gc_order_unwatch(gc_ledger *l, uint64_t ptr, uint64_t tid, const gc_dead_range *seen);
 static inline void gc_order_freed(gc_ledger *l, uint64_t ptr, uint64_t tid)
 {

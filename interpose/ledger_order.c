@@ -171,6 +171,14 @@ void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, uint64_t key, int retired
 	}
 	uint32_t stamp;
 	int slot;
+	gc_dead_range was;
+	/* An entry still here: the free of the memory's last allocation has not reached the
+	 * ledger (another thread freed it and this one was given the address in between, or the
+	 * free was not seen). The store may then match the frees that arrive to the wrong
+	 * allocation of the two (ledger_store.c's retired records): not judged (slot -1). Looked
+	 * up before the entry is made, so that no reader sees it judged first. */
+	int contested = gc_dead_ranges_lookup(&l->order, op->ptr, &was) ||
+	                gc_dead_ranges_lookup(&l->order, op->ptr + op->size - 1, &was);
 	/* The common allocation (its stream stamped before, no allocation shared between
 	 * streams anywhere) takes no lock: what the lock's way would drop is none. */
 	if (retired || __atomic_load_n(&l->shared_n, __ATOMIC_RELAXED) ||
@@ -182,15 +190,10 @@ void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, uint64_t key, int retired
 			contest(l, op->ptr);
 		gc_streams_unlock(l->streams);
 	}
-	/* An entry met here: the free of the memory's last allocation has not reached the
-	 * ledger (another thread freed it and this one was given the address in between, or the
-	 * free was not seen). The store may then match the frees that arrive to the wrong
-	 * allocation of the two (ledger_store.c's retired records): not judged (slot -1), the
-	 * entry made again so. The add tells (no lookup first): the common allocation meets
-	 * nothing. */
-	if (op->size && gc_dead_ranges_add(&l->order, op->ptr, op->ptr + op->size,
-	                                   owner_of(slot, stamp, key), ORDER_ONE_STREAM, op->tid) == 1)
-		gc_dead_ranges_add(&l->order, op->ptr, op->ptr + op->size, owner_of(-1, 0, key),
+	if (contested)
+		slot = -1, stamp = 0;
+	if (op->size)
+		gc_dead_ranges_add(&l->order, op->ptr, op->ptr + op->size, owner_of(slot, stamp, key),
 		                   ORDER_ONE_STREAM, op->tid);
 }
 
@@ -216,12 +219,15 @@ void gc_order_device_wait(gc_ledger *l)
 
 void gc_order_unwatch(gc_ledger *l, uint64_t ptr, uint64_t tid, const gc_dead_range *seen)
 {
-	/* The free's check looked it up just before the store's part: not again (a change since
-	 * is another thread's allocation over the memory, or use of it, racing this free). */
+	/* The entry the free's check found, when it is still this thread's own front as it was
+	 * (the thread made it: its allocation, then its free), goes at once: what a lookup and a
+	 * cover would do. Else (another thread's entry, or one changed since the check by an
+	 * allocation over the memory or a use that shared it) it is looked up again. */
+	if (seen && seen->lo == ptr && seen->kind == ORDER_ONE_STREAM &&
+	    gc_dead_ranges_take_front(&l->order, seen, tid))
+		return;
 	gc_dead_range hit;
-	if (seen)
-		hit = *seen;
-	int watched = (seen ? 1 : gc_dead_ranges_lookup(&l->order, ptr, &hit)) && hit.lo == ptr;
+	int watched = gc_dead_ranges_lookup(&l->order, ptr, &hit) && hit.lo == ptr;
 	/* Uses kept for the address go: a shared allocation's, and those of one whose entry is
 	 * gone (an allocation over it made before this free arrived trimmed it, or the full
 	 * index evicted it), which would else stay until an allocation at this very address. */

@@ -136,18 +136,54 @@ static void add_over_older_ranges_replaces_them(void **state)
 {
 	(void)state;
 	gc_dead_ranges *d = fresh(16);
-	/* add says whether it met a range (the stream model's contested allocation) */
-	assert_int_equal(gc_dead_ranges_add(d, 100, 300, 1, F, cur_lane), 0);
-	/* the same memory, dead again under a newer owner: meets the lane's front */
-	assert_int_equal(gc_dead_ranges_add(d, 200, 400, 2, U, cur_lane), 1);
+	gc_dead_ranges_add(d, 100, 300, 1, F, cur_lane);
+	gc_dead_ranges_add(d, 200, 400, 2, U, cur_lane);  /* the same memory, dead again under a newer owner */
 	assert_int_equal(count(d), 2);
 	expect_range(d, 199, 100, 200, 1, F);
 	expect_range(d, 200, 200, 400, 2, U);
-	assert_int_equal(gc_dead_ranges_add(d, 500, 600, 3, F, cur_lane), 0);  /* beside them */
-	assert_int_equal(gc_dead_ranges_add(d, 150, 160, 4, F, cur_lane), 1);  /* inside a block's */
-	assert_int_equal(gc_dead_ranges_add(d, 400, 500, 5, F, cur_lane + 1), 0);  /* between, edges only */
-	assert_int_equal(gc_dead_ranges_add(d, 590, 700, 6, F, cur_lane + 1), 1);  /* over a front's end */
-	expect_range(d, 599, 590, 700, 6, F);
+	gc_dead_ranges_destroy(d);
+}
+
+/* A range found by a lookup goes at once when it is still the caller's lane's front as
+ * found; anything else (another lane's front, a range in the blocks, a changed owner, kind or
+ * extent) is left, and the caller covers it the long way. The bounds stay the exact extent. */
+static void take_front_only_the_range_found(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(16);
+	gc_dead_range r;
+	gc_dead_ranges_add(d, 100, 200, 1, F, 0);   /* lane 0's front */
+	gc_dead_ranges_add(d, 300, 400, 2, F, 1);   /* lane 1's */
+	gc_dead_ranges_add(d, 500, 600, 3, U, 2);   /* lane 2's, then into the blocks: */
+	gc_dead_ranges_add(d, 700, 800, 4, U, 2);   /* lane 2's new front */
+	assert_int_equal(gc_dead_ranges_lookup(d, 150, &r), 1);
+	assert_int_equal(gc_dead_ranges_take_front(d, &r, 1), 0);  /* not lane 1's */
+	gc_dead_range other = r;
+	other.owner = 9;
+	assert_int_equal(gc_dead_ranges_take_front(d, &other, 0), 0);  /* not as found */
+	other = r, other.kind = U;
+	assert_int_equal(gc_dead_ranges_take_front(d, &other, 0), 0);
+	other = r, other.hi = 190;
+	assert_int_equal(gc_dead_ranges_take_front(d, &other, 0), 0);
+	assert_int_equal(count(d), 4);
+	assert_int_equal(gc_dead_ranges_take_front(d, &r, 64), 1);  /* lane 0 (64 mod 64) */
+	assert_int_equal(owner_at(d, 150), 0);
+	assert_int_equal(count(d), 3);
+	assert_int_equal(d->lo_bound, 300);  /* it made the low end: the bounds shrink */
+	assert_int_equal(d->hi_bound, 800);
+	assert_int_equal(gc_dead_ranges_lookup(d, 550, &r), 1);
+	assert_int_equal(gc_dead_ranges_take_front(d, &r, 2), 0);  /* in the blocks, not a front */
+	assert_int_equal(gc_dead_ranges_lookup(d, 350, &r), 1);
+	assert_int_equal(gc_dead_ranges_take_front(d, &r, 1), 1);  /* inside: the bounds stay */
+	assert_int_equal(d->lo_bound, 500);
+	assert_int_equal(d->hi_bound, 800);
+	assert_int_equal(gc_dead_ranges_lookup(d, 750, &r), 1);
+	assert_int_equal(gc_dead_ranges_take_front(d, &r, 2), 1);
+	assert_int_equal(d->lo_bound, 500);
+	assert_int_equal(d->hi_bound, 600);
+	gc_dead_ranges_cover(d, 500, 600, 2);
+	assert_int_equal(count(d), 0);
+	assert_int_equal(d->lo_bound, d->hi_bound);  /* empty */
 	gc_dead_ranges_destroy(d);
 }
 
@@ -1013,6 +1049,7 @@ int main(void)
 		cmocka_unit_test(cover_inside_one_range_splits_it),
 		cmocka_unit_test(cover_spanning_several_trims_and_removes),
 		cmocka_unit_test(add_over_older_ranges_replaces_them),
+		cmocka_unit_test(take_front_only_the_range_found),
 		cmocka_unit_test(remove_by_owner_takes_all_its_pieces),
 		cmocka_unit_test(full_index_evicts_oldest_freed_first),
 		cmocka_unit_test(batch_check_returns_first_hit),

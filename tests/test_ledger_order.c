@@ -568,6 +568,33 @@ static void piece_given_out_before_its_free(void **state)
 	expect(f, 1, GC_RULE_UNORDERED_FREE);
 }
 
+/* Only an allocation whose first or last byte lies in an entry whose free has not arrived
+ * is left unjudged (the store might match the late frees there to it): one that merely
+ * spans such an entry, or a piece a late free left, is judged. */
+static void spanning_an_older_entry_is_judged(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	gc_event x = alloc(P + 0x400, A);  /* X: its free not arrived yet */
+	x.size = 0x400;
+	apply(f, x);
+	apply(f, alloc(P, B));             /* Y over X's memory, X inside it */
+	apply(f, mfree(P, C));             /* made on B, freed on C, no event */
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
+	gc_event piece = alloc(Q + 1024, B);  /* the piece case, then a bigger block there */
+	piece.size = 1024;
+	apply(f, alloc(Q, A));
+	apply(f, piece);
+	apply(f, mfree(Q + 1024, C));
+	apply(f, mfree(Q, A));
+	expect_none(f);
+	gc_event big = alloc(Q, B);
+	big.size = 8192;
+	apply(f, big);
+	apply(f, mfree(Q, C));
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
+}
+
 /* A stream's allocations after its first are stamped without the lock: the stamp still
  * moves with the stream's records, so a wait on a record orders the allocations before it
  * and not those after it; the same after the handle's stream is made again. */
@@ -872,6 +899,7 @@ int main(void)
 		T(refused_and_captured_uses),
 		T(address_given_out_before_its_free),
 		T(piece_given_out_before_its_free),
+		T(spanning_an_older_entry_is_judged),
 		T(stamps_without_the_lock_follow_records),
 		T(unused_streams_take_no_slot),
 		T(recreated_streams_keep_their_slot),

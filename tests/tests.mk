@@ -23,6 +23,17 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/test_%.o $(CORE_OBJS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
 
+# The stream model's races, each forced at one point: calls between the ledger's files
+# wrapped (ld --wrap), so that another thread's events run inside a call, between its steps.
+TESTS += $(BUILD)/tests/test_ledger_races
+RACE_POINTS := gc_order_free_checked gc_order_unwatch gc_dead_ranges_add
+, := ,
+$(BUILD)/tests/test_ledger_races: $(BUILD)/obj/tests/test_ledger_races.o $(CORE_OBJS)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) $(addprefix -Wl$(,)--wrap=,$(RACE_POINTS)) -o $@ $^ \
+		$(TEST_LIBS)
+
 # The Python stack reader against interpreters laid out by the test, which exports the
 # symbols the reader looks up (-rdynamic).
 TESTS += $(BUILD)/tests/test_pystack

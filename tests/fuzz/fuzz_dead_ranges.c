@@ -409,18 +409,16 @@ static void evict_one(old_ranges *d)
 }
 
 /* Takes [lo, hi) out of every range (inside a write section), from the last range it
- * overlaps down. 1 when some range met [lo, hi). */
-static int cut(old_ranges *d, uint64_t lo, uint64_t hi)
+ * overlaps down. */
+static void cut(old_ranges *d, uint64_t lo, uint64_t hi)
 {
 	uint32_t t, i;
-	int met = 0;
 	while (locate(d, hi - 1, &t, &i)) {
 		gc_dead_block *k = block_at(d, t);
 		uint32_t id = k->id[i];
 		gc_dead_slot *s = &d->slots[id];
 		if (s->hi <= lo)
-			return met;
-		met = 1;
+			return;
 		if (s->lo < lo && s->hi > hi) {
 			/* Strictly inside one range: it splits in two, which needs a slot. */
 			if (d->n == d->cap) {
@@ -431,11 +429,11 @@ static int cut(old_ranges *d, uint64_t lo, uint64_t hi)
 			right.lo = hi;
 			ST(&s->hi, lo);
 			insert(d, hi, new_slot(d, &right, id));  /* as old as its left part */
-			return 1;
+			return;
 		}
 		if (s->lo < lo) {  /* keeps its left part; nothing below overlaps */
 			ST(&s->hi, lo);
-			return 1;
+			return;
 		}
 		if (s->hi > hi) {  /* keeps its right part: its lo moves up, the order stays */
 			ST(&s->lo, hi);
@@ -446,7 +444,6 @@ static int cut(old_ranges *d, uint64_t lo, uint64_t hi)
 		}
 		drop_at(d, t, i);
 	}
-	return met;
 }
 
 static int old_add(old_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
@@ -456,7 +453,8 @@ static int old_add(old_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
 		return -1;
 	gc_spin_lock(&d->lock);
 	write_begin(d);
-	int met = d->n ? cut(d, lo, hi) : 0;  /* an empty index has nothing to cut */
+	if (d->n)  /* an empty index (a loop that frees what it allocated) has nothing to cut */
+		cut(d, lo, hi);
 	if (d->n == d->cap)
 		evict_one(d);
 	gc_dead_slot s = { .lo = lo, .hi = hi, .owner = owner,
@@ -464,7 +462,7 @@ static int old_add(old_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
 	insert(d, lo, new_slot(d, &s, NIL));
 	write_end(d);
 	gc_spin_unlock(&d->lock);
-	return met;
+	return 0;
 }
 
 static void old_cover(old_ranges *d, uint64_t lo, uint64_t hi)
@@ -601,6 +599,10 @@ static void run(const uint8_t *p, size_t n)
 			same("check_words", op, (uint64_t)fx, (uint64_t)fy);
 			if (fx >= 0)
 				same("check_words' owner", op, x.owner, y.owner);
+			/* a thread ending the range it found: gone when its lane's front holds it as
+			 * found, which is what covering it is */
+			if (fx >= 0 && (p[i + 3] & 1) && gc_dead_ranges_take_front(&cur, &x, lane))
+				old_cover(&ref, x.lo, x.hi);
 		}
 		compare(op);
 	}
