@@ -129,7 +129,7 @@ void gc_streams_seen(gc_streams *s, uint64_t key)
 		 * store of ours (this thread preempted since its exchange) must not bring it back
 		 * with the model on. */
 		uint64_t unset = GC_STREAM_QUIET_UNSET;
-		if (key > GC_STREAM_PER_THREAD_TAG)
+		if (gc_stream_key_is_handle(key))  /* what the quick test compares: the op's handle */
 			__atomic_compare_exchange_n(&s->seen->quiet_key, &unset, key, 0, __ATOMIC_SEQ_CST,
 			                            __ATOMIC_RELAXED);
 	} else if (first != key) {

@@ -53,6 +53,13 @@ static inline uint32_t gc_stream_tag(uint64_t key)
 	return t ? t : 1;
 }
 
+/* Whether a key is a stream's own handle: past the legacy stream's and not a per-thread
+ * stream's (whose key is made of its thread; its handle, 0 or 2, is every thread's). */
+static inline int gc_stream_key_is_handle(uint64_t key)
+{
+	return key > GC_STREAM_PER_THREAD_TAG && (key & 7) != GC_STREAM_PER_THREAD_TAG;
+}
+
 typedef struct gc_streams gc_streams;
 
 /* What gc_streams_seen and gc_streams_legacy_op write: at most three times (the first

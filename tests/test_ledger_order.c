@@ -13,6 +13,7 @@
 
 #include "interpose/hub.h"
 #include "interpose/ledger.h"
+#include "interpose/ledger_internal.h"  /* the stream model's seen line (per_thread_streams) */
 #include "interpose/stream_clock.h"
 
 #define A 0xa0    /* streams created non-blocking */
@@ -490,6 +491,8 @@ static void per_thread_streams(void **state)
 	a.per_thread = u.per_thread = 1;
 	a.tid = 5;
 	apply(f, a);  /* one stream so far: not watched */
+	/* no quiet handle: 0 is every thread's per-thread stream */
+	assert_true(f->l->streams_seen.quiet_key == GC_STREAM_QUIET_UNSET);
 	u.tid = 6;
 	apply(f, u);
 	expect_none(f);
