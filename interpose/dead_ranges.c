@@ -724,6 +724,8 @@ int gc_dead_ranges_take_front(gc_dead_ranges *d, const gc_dead_range *r, uint64_
 {
 	uint32_t lane = (uint32_t)thread & (GC_DEAD_LANES - 1);
 	const gc_dead_front *f = &d->front[lane];
+	if (!(LD(&d->fronts) >> lane & 1))
+		return 0;  /* the lane holds no front: no lock taken for nothing */
 	gc_spin_lock(&d->lock);
 	int same = (d->fronts >> lane & 1) && f->lo == r->lo && f->hi == r->hi &&
 	           f->owner == r->owner && (gc_dead_kind)(f->meta & 1) == r->kind;

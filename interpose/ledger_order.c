@@ -219,9 +219,9 @@ void gc_order_device_wait(gc_ledger *l)
 
 void gc_order_unwatch(gc_ledger *l, uint64_t ptr, uint64_t tid, const gc_dead_range *seen)
 {
-	/* The entry the free's check found, when it is still this thread's own front as it was
-	 * (the thread made it: its allocation, then its free), goes at once: what a lookup and a
-	 * cover would do. Else (another thread's entry, or one changed since the check by an
+	/* The entry the free's check found, when it is still the front of this thread's lane as
+	 * it was (the thread made it: its allocation, then its free), goes at once: what a lookup
+	 * and a cover would do. Else (another lane's entry, or one changed since the check by an
 	 * allocation over the memory or a use that shared it) it is looked up again. */
 	if (seen && seen->lo == ptr && seen->kind == ORDER_ONE_STREAM &&
 	    gc_dead_ranges_take_front(&l->order, seen, tid))

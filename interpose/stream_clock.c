@@ -236,10 +236,10 @@ static void acquire_host(gc_streams *s, struct sstream *st)
 static void tick(struct sstream *st)
 {
 	if (st->slot >= 0) {
-		st->vc.t[st->slot]++;
-		/* its low half is the own time, and the own time does not wrap (the clocks would not
-		 * compare if it did) */
-		__atomic_store_n(&st->stamp_now, st->stamp_now + 1, __ATOMIC_RELAXED);
+		uint32_t t = ++st->vc.t[st->slot];
+		/* the low half replaced, not added to: a time that wraps must not carry into the slot */
+		__atomic_store_n(&st->stamp_now, (st->stamp_now & ~(uint64_t)UINT32_MAX) | t,
+		                 __ATOMIC_RELAXED);
 	}
 }
 

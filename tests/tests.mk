@@ -34,6 +34,15 @@ $(BUILD)/tests/test_ledger_races: $(BUILD)/obj/tests/test_ledger_races.o $(CORE_
 	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) $(addprefix -Wl$(,)--wrap=,$(RACE_POINTS)) -o $@ $^ \
 		$(TEST_LIBS)
 
+# The stream clocks' internals: the test includes stream_clock.c (its statics) and links
+# the rest.
+TESTS += $(BUILD)/tests/test_stream_clock
+$(BUILD)/tests/test_stream_clock: $(BUILD)/obj/tests/test_stream_clock.o \
+		$(filter-out $(BUILD)/obj/interpose/stream_clock.o,$(CORE_OBJS))
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
 # The Python stack reader against interpreters laid out by the test, which exports the
 # symbols the reader looks up (-rdynamic).
 TESTS += $(BUILD)/tests/test_pystack
