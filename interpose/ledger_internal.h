@@ -160,6 +160,9 @@ _Static_assert(offsetof(struct stripe, live_bytes) + sizeof(uint64_t) <= CACHE_L
                "what the fast path reads and writes of a stripe is one line");
 
 /* The locks and their order are ledger.c's (see gc_ledger_apply). */
+/* Buckets of the shared records' counts (gc_ledger.shared_in): a power of two. */
+#define ORDER_SHARED_BUCKETS 64
+
 struct gc_ledger {
 	pthread_mutex_t lock;  /* graphs, execs, captures and graph allocations */
 	gc_table gallocs, graphs, execs, captures;
@@ -207,7 +210,9 @@ struct gc_ledger {
 	gc_dead_ranges order;
 	gc_table shared;
 	gc_slab shared_slab;
-	size_t shared_n;  /* shared.count, stored under the lock, read without it (gc_order_alloc) */
+	/* The shared records by address hash (gc_order_shared_bucket): counts stored under the
+	 * lock, read without it, so that an allocation where none can be finds so in one load. */
+	uint32_t shared_in[ORDER_SHARED_BUCKETS];
 	/* Addresses given out again before the free of their previous allocation reached the
 	 * ledger: the store may match later frees there to the wrong allocation of the two, so
 	 * they are never judged (bounded; once full, nothing is: contested_full). */

@@ -144,6 +144,19 @@ void gc_order_event(gc_ledger *l, const gc_event *ev)
 
 /* ---- the fast path's side ---------------------------------------------------- */
 
+static unsigned shared_bucket(uint64_t ptr)
+{
+	return (unsigned)(((ptr >> 8) * 0x9E3779B97F4A7C15ull) >> 58) & (ORDER_SHARED_BUCKETS - 1);
+}
+
+/* A shared record comes or goes at ptr (under the lock): its bucket's count, for readers
+ * without the lock. */
+static void shared_count(gc_ledger *l, uint64_t ptr, int by)
+{
+	uint32_t *c = &l->shared_in[shared_bucket(ptr)];
+	__atomic_store_n(c, *c + (uint32_t)by, __ATOMIC_RELAXED);
+}
+
 static struct shared *shared_at(gc_ledger *l, uint64_t ptr)
 {
 	return (struct shared *)gc_table_find(&l->shared, ptr);
@@ -155,7 +168,7 @@ static void drop_shared(gc_ledger *l, uint64_t ptr)
 	if (sh) {
 		gc_table_remove(&l->shared, &sh->h);
 		gc_slab_release(&l->shared_slab, sh);
-		__atomic_store_n(&l->shared_n, l->shared.count, __ATOMIC_RELAXED);
+		shared_count(l, ptr, -1);
 	}
 }
 
@@ -179,9 +192,9 @@ void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, uint64_t key, int retired
 	 * up before the entry is made, so that no reader sees it judged first. */
 	int contested = gc_dead_ranges_lookup(&l->order, op->ptr, &was) ||
 	                gc_dead_ranges_lookup(&l->order, op->ptr + op->size - 1, &was);
-	/* The common allocation (its stream stamped before, no allocation shared between
-	 * streams anywhere) takes no lock: what the lock's way would drop is none. */
-	if (retired || __atomic_load_n(&l->shared_n, __ATOMIC_RELAXED) ||
+	/* The common allocation (its stream stamped before, no shared record where its address
+	 * hashes) takes no lock: what the lock's way would drop is none. */
+	if (retired || __atomic_load_n(&l->shared_in[shared_bucket(op->ptr)], __ATOMIC_RELAXED) ||
 	    !gc_streams_stamp_quick(l->streams, key, &slot, &stamp)) {
 		gc_streams_lock(l->streams);
 		slot = gc_streams_stamp(l->streams, key, &stamp);
@@ -281,7 +294,7 @@ static void keep_use(gc_ledger *l, uint64_t base, const gc_event *ev, uint64_t k
 	if (!sh && (sh = gc_slab_alloc(&l->shared_slab))) {
 		sh->h.key = base;
 		gc_table_insert(&l->shared, &sh->h);
-		__atomic_store_n(&l->shared_n, l->shared.count, __ATOMIC_RELAXED);
+		shared_count(l, base, 1);
 	}
 	if (!sh)
 		return;

@@ -224,7 +224,8 @@ static void shared_after_the_check(void **state)
 	assert_int_equal(at, AT_NONE);
 	assert_int_equal(other_verdicts, 1);  /* the use itself: unordered-use */
 	assert_int_equal(led->shared.count, 0);
-	assert_int_equal(__atomic_load_n(&led->shared_n, __ATOMIC_RELAXED), 0);
+	for (int i = 0; i < ORDER_SHARED_BUCKETS; i++)
+		assert_int_equal(__atomic_load_n(&led->shared_in[i], __ATOMIC_RELAXED), 0);
 }
 
 /* A use of X's memory, ordered after X's allocation (an event), reaching the ledger just
