@@ -210,8 +210,15 @@ fi
 # ---- row 13: signals to the launcher ------------------------------------------------------
 # (SIGINT cannot be shown from here: sh starts background jobs with it ignored, and the
 # launcher then leaves it ignored for the program, as without graphcheck.)
+# A signal ignored when the suite started (nohup ignores SIGHUP) stays ignored for everything
+# it runs, as it would without graphcheck: not shown then.
+ignored=$(awk '/^SigIgn:/ { print substr($2, length($2)) }' /proc/$$/status 2> /dev/null)
 for sig in TERM:143 HUP:129; do
 	want=${sig#*:} sig=${sig%:*}
+	case $sig:$ignored in HUP:[13579bdf])
+		echo "skip SIGHUP to the launcher (ignored by whoever started the tests: nohup?)"
+		continue ;;
+	esac
 	rm -f "$tmp/child.pid"
 	env ${ASANRT:+LD_PRELOAD=$ASANRT} "$GC" -- sh -c 'echo $$ > "$0"; exec sleep 30' "$tmp/child.pid" > /dev/null 2>&1 &
 	lpid=$!
