@@ -21,8 +21,8 @@ struct sstream {
 	uint64_t host_gen;  /* the host clock's generation last joined */
 	/* The stamp as gc_streams_stamp_quick reads it without the lock: (slot + 2) << 32 | its
 	 * own time (vc.t[slot]; 0 with no slot), or 0 while its slot is not settled. Stored
-	 * (publish) wherever the slot or its own time changes; a join never raises the own time
-	 * (only the stream itself moves its counter on: every clock's entry for it is a copy). */
+	 * (publish) wherever the slot or its own time changes (a join only after a wrap: see
+	 * join_stream). */
 	uint64_t stamp_now;
 	vclock vc;
 };
@@ -170,6 +170,17 @@ static inline void publish(struct sstream *st)
 	__atomic_store_n(&st->stamp_now, w, __ATOMIC_RELAXED);
 }
 
+/* Stream st's clock joins `from`. Its own time is only ever raised by itself (every other
+ * clock's entry for it is a copy), except after it wrapped past 2^32 (older copies are then
+ * ahead): the stamp read without the lock follows it there too. The clocks themselves do not
+ * survive a wrap (stamps after it compare as earlier). */
+static inline void join_stream(struct sstream *st, const vclock *from, int n)
+{
+	join(&st->vc, from, n);
+	if (st->slot >= 0 && (uint32_t)st->stamp_now != st->vc.t[st->slot])
+		publish(st);
+}
+
 /* A fresh clock for stream st: its own time starts at 1 (stamp 0 means "unknown"). */
 static void reset(gc_streams *s, struct sstream *st)
 {
@@ -226,7 +237,7 @@ static inline struct sstream *get(gc_streams *s, uint64_t key)
 static void acquire_host(gc_streams *s, struct sstream *st)
 {
 	if (st->host_gen != s->host_gen) {
-		join(&st->vc, &s->host, s->nslots);
+		join_stream(st, &s->host, s->nslots);
 		st->host_gen = s->host_gen;
 	}
 }
@@ -333,11 +344,11 @@ static inline void wait_event(gc_streams *s, uint64_t key, uint64_t event)
 	acquire_host(s, st);
 	struct sevent *e = event_at(s, event);
 	if (e) {
-		join(&st->vc, &e->vc, s->nslots);
+		join_stream(st, &e->vc, s->nslots);
 	} else {  /* recorded where the model did not see: assume it carries everything */
 		vclock all = {{0}};
 		all_streams(s, &all);
-		join(&st->vc, &all, s->nslots);
+		join_stream(st, &all, s->nslots);
 	}
 }
 
@@ -380,7 +391,7 @@ void gc_streams_record_wait(gc_streams *s, int wait, uint64_t event, uint64_t ke
 	gc_spin_lock(&s->lock);
 	struct sstream *st = recent_ready(s, key, event);
 	if (st && wait) {
-		join(&st->vc, &s->recent_event->vc, s->nslots);
+		join_stream(st, &s->recent_event->vc, s->nslots);
 	} else if (st) {
 		tick(st);
 		copy(&s->recent_event->vc, &st->vc, s->nslots);

@@ -135,9 +135,10 @@ uint64_t gc_streams_key_of(gc_streams *s, int slot);
 int gc_streams_stamp(gc_streams *s, uint64_t key, uint32_t *stamp);
 /* The same without the lock, for a stream whose stamp was taken before (a loop's allocations
  * on their stream): 1 with the slot and the stamp, 0 when the lock's way must give them (the
- * stream's first stamp, a stream that shares its quick entry with another, one created again
- * and not used since (its slot is given at its first op), the legacy stream). The stamp may be a record or wait behind one racing it on another thread, as the
- * lock's order may be: the two calls are unordered in the program too. */
+ * stream's first stamp, a stream that shares its quick entry with another, one whose slot is
+ * not given yet (created, no op since), the legacy stream). The stamp may be a record or
+ * wait behind one racing it on another thread, as the lock's order may be: the two calls are
+ * unordered in the program too. */
 #define GC_STREAMS_QUICK 256
 int gc_streams_stamp_quick(gc_streams *s, uint64_t key, int *slot, uint32_t *stamp);
 /* 1 when stream `to` is ordered after stamp `stamp` of the stream in slot `from` (also when the
