@@ -480,7 +480,7 @@ static inline __attribute__((always_inline)) int free_store(gc_ledger *l, const 
 	int done = gc_store_free_fast(l, st, op) || gc_store_free(l, st, op);
 	gc_spin_unlock(&st->lock);
 	if (done && kind == GC_EV_FREE && gc_order_on(l))
-		gc_order_unwatch(l, op->ptr, op->tid, seen);  /* gc_order_freed's, op->ptr read only when on */
+		gc_order_unwatch(l, op->ptr, op->tid, seen);  /* gc_order_freed's: op->ptr read if on */
 	return done;
 }
 

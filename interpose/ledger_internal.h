@@ -210,8 +210,9 @@ struct gc_ledger {
 	gc_dead_ranges order;
 	gc_table shared;
 	gc_slab shared_slab;
-	/* The shared records by address hash (ledger_order.c's shared_bucket): counts stored under the
-	 * lock, read without it, so that an allocation where none can be finds so in one load. */
+	/* The shared records by address hash (ledger_order.c's shared_bucket): counts stored
+	 * under the lock, read without it, so that an allocation where none can be finds so in
+	 * one load. */
 	uint32_t shared_in[ORDER_SHARED_BUCKETS];
 	/* Addresses given out again before the free of their previous allocation reached the
 	 * ledger: the store may match later frees there to the wrong allocation of the two, so

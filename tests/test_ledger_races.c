@@ -184,7 +184,7 @@ static void entry_grown_before_the_unwatch(void **state)
 	assert_int_equal(at, AT_NONE);
 	gc_dead_range r;
 	assert_int_equal(watched_at(P + 0x1800, &r), 0);
-	apply(mfree(P, B, 2));  /* Y's free (X's late one ended Y's entry, as it would applied after Y) */
+	apply(mfree(P, B, 2));  /* Y's free (X's late one ended Y's entry, as applied after Y) */
 	apply(alloc(P + 0x1000, 0x1000, B, 2));  /* Z in Y's old tail: not contested */
 	apply(mfree(P + 0x1000, C, 2));          /* made on B, freed on C, no event */
 	expect(1, GC_RULE_UNORDERED_FREE);
