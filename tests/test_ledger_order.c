@@ -76,6 +76,12 @@ static gc_event alloc(uint64_t p, uint64_t s)
 	return (gc_event){.kind = GC_EV_ALLOC, .call = "cuMemAllocAsync", .ptr = p, .size = 4096,
 	                  .stream = s, .site = 7};
 }
+static gc_event alloc_of(uint64_t p, uint64_t size, uint64_t s)
+{
+	gc_event e = alloc(p, s);
+	e.size = size;
+	return e;
+}
 static gc_event mfree(uint64_t p, uint64_t s)
 {
 	return (gc_event){.kind = GC_EV_FREE, .call = "cuMemFreeAsync", .ptr = p, .stream = s,
@@ -107,6 +113,14 @@ static void streams(fx *f)
 	apply(f, create(C, GC_STREAM_NON_BLOCKING));
 	apply(f, create(D, 0));
 	assert_true(__atomic_load_n(gc_ledger_ordering_flag(f->l), __ATOMIC_RELAXED));
+}
+
+/* The model still judges another address: allocated on B, freed on C without an event. */
+static void judged_elsewhere(fx *f)
+{
+	apply(f, alloc(Q, B));
+	apply(f, mfree(Q, C));
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
 }
 
 static void use_and_free_unordered(void **state)
@@ -547,9 +561,7 @@ static void address_given_out_before_its_free(void **state)
 	apply(f, alloc(P, B));
 	apply(f, mfree(P, C));
 	expect_none(f);
-	apply(f, alloc(Q, B));   /* another address: judged */
-	apply(f, mfree(Q, C));
-	expect(f, 1, GC_RULE_UNORDERED_FREE);
+	judged_elsewhere(f);
 }
 
 /* The same with a piece of the memory at another address: thread 2's allocation meets the
@@ -558,17 +570,13 @@ static void piece_given_out_before_its_free(void **state)
 {
 	fx *f = *state;
 	streams(f);
-	apply(f, alloc(P, A));              /* thread 1, stream A: 4096 bytes, freed, event late */
-	gc_event piece = alloc(P + 1024, B);  /* thread 2 given a piece of it meanwhile */
-	piece.size = 1024;
-	apply(f, piece);
-	apply(f, mfree(P + 1024, C));       /* on C after B without an event: not judged */
+	apply(f, alloc(P, A));                    /* thread 1, stream A, 4096 bytes: free late */
+	apply(f, alloc_of(P + 1024, 1024, B));    /* thread 2 given a piece of it meanwhile */
+	apply(f, mfree(P + 1024, C));             /* on C after B without an event: not judged */
 	expect_none(f);
-	apply(f, mfree(P, A));              /* thread 1's late free */
+	apply(f, mfree(P, A));                    /* thread 1's late free */
 	expect_none(f);
-	apply(f, alloc(Q, B));              /* another address: judged */
-	apply(f, mfree(Q, C));
-	expect(f, 1, GC_RULE_UNORDERED_FREE);
+	judged_elsewhere(f);
 }
 
 /* Only an allocation whose first or last byte lies in an entry whose free has not arrived
@@ -578,22 +586,16 @@ static void spanning_an_older_entry_is_judged(void **state)
 {
 	fx *f = *state;
 	streams(f);
-	gc_event x = alloc(P + 0x400, A);  /* X: its free not arrived yet */
-	x.size = 0x400;
-	apply(f, x);
-	apply(f, alloc(P, B));             /* Y over X's memory, X inside it */
-	apply(f, mfree(P, C));             /* made on B, freed on C, no event */
+	apply(f, alloc_of(P + 0x400, 0x400, A));  /* X: its free not arrived yet */
+	apply(f, alloc(P, B));                    /* Y over X's memory, X inside it */
+	apply(f, mfree(P, C));                    /* made on B, freed on C, no event */
 	expect(f, 1, GC_RULE_UNORDERED_FREE);
-	gc_event piece = alloc(Q + 1024, B);  /* the piece case, then a bigger block there */
-	piece.size = 1024;
-	apply(f, alloc(Q, A));
-	apply(f, piece);
+	apply(f, alloc(Q, A));                    /* the piece case, then a bigger block there */
+	apply(f, alloc_of(Q + 1024, 1024, B));
 	apply(f, mfree(Q + 1024, C));
 	apply(f, mfree(Q, A));
 	expect_none(f);
-	gc_event big = alloc(Q, B);
-	big.size = 8192;
-	apply(f, big);
+	apply(f, alloc_of(Q, 8192, B));
 	apply(f, mfree(Q, C));
 	expect(f, 1, GC_RULE_UNORDERED_FREE);
 }
