@@ -115,6 +115,20 @@
 #define MEM_ALLOC(spelling, ptsz)                                                          \
 	WRAPPER(spelling, (CUdeviceptr *dptr, size_t size), (dptr, size), 0, 1,               \
 	        .kind = GC_EV_MEM_ALLOC, .ptr = RETURNED(r, dptr), .size = size)
+/* cudaMallocPitch's: plain memory like cuMemAlloc's, which cuMemFreeAsync may free too. */
+#define MEM_ALLOC_PITCH(spelling, ptsz)                                                    \
+	WRAPPER(spelling,                                                                      \
+	        (CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height, unsigned elem), \
+	        (dptr, pitch, width, height, elem), 0, 1, .kind = GC_EV_MEM_ALLOC,             \
+	        .ptr = RETURNED(r, dptr), .size = RETURNED(r, pitch) * height)
+/* Another process's allocation, imported from an exportable pool: the importer must free it
+ * (cuMemFreeAsync or cuMemFree) before the exporter does, so it is an allocation here, not
+ * a leak at exit (as cuMemAlloc's), its size the driver's (the call does not give it); its
+ * pool set, which tells the ledger that the import waits for nothing. */
+#define POOL_IMPORT_POINTER(spelling, ptsz)                                                \
+	WRAPPER(spelling, (CUdeviceptr *dptr, CUmemoryPool pool, CUmemPoolPtrExportData *data), \
+	        (dptr, pool, data), 0, 1, .kind = GC_EV_MEM_ALLOC, .ptr = RETURNED(r, dptr),    \
+	        .size = gc_hub_range_size(RETURNED(r, dptr)), .pool = U64(pool))
 #define MEM_FREE(spelling, ptsz)                                                           \
 	WRAPPER(spelling, (CUdeviceptr p), (p), 0, 1, .kind = GC_EV_MEM_FREE, .ptr = p)
 

@@ -58,6 +58,7 @@ static capinfo_v3_fn capinfo_v3;
 static capinfo_v2_fn capinfo_v2;
 static capinfo_v1_fn capinfo_v1;
 static CUresult (*ctx_current)(CUcontext *);
+static CUresult (*address_range)(CUdeviceptr *, size_t *, CUdeviceptr);
 static gc_supp_set *supps;  /* GRAPHCHECK_SUPPRESSIONS, read once at start-up */
 
 static const char *secure_env(const char *name)
@@ -179,6 +180,8 @@ static void init(void)
 	load_suppressions();
 	gc_driver_init();
 	ctx_current = (CUresult(*)(CUcontext *))gc_driver_lookup("cuCtxGetCurrent");
+	address_range = (CUresult(*)(CUdeviceptr *, size_t *, CUdeviceptr))gc_driver_lookup(
+		"cuMemGetAddressRange_v2");
 	capinfo_v3 = (capinfo_v3_fn)gc_driver_lookup("cuStreamGetCaptureInfo_v3");
 	capinfo_v2 = (capinfo_v2_fn)gc_driver_lookup("cuStreamGetCaptureInfo_v2");
 	capinfo_v1 = (capinfo_v1_fn)gc_driver_lookup("cuStreamGetCaptureInfo");
@@ -217,6 +220,16 @@ int gc_hub_start(void)
 		return 0;
 	}
 	return 1;
+}
+
+uint64_t gc_hub_range_size(uint64_t ptr)
+{
+	CUdeviceptr base = 0;
+	size_t size = 0;
+	if (!ptr || !address_range || address_range(&base, &size, (CUdeviceptr)ptr) != CUDA_SUCCESS ||
+	    base != (CUdeviceptr)ptr)
+		return 0;
+	return size;
 }
 
 uint64_t gc_hub_capture_query(uint64_t stream, int ptsz, uint64_t *graph)

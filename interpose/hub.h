@@ -89,6 +89,10 @@ static inline uint64_t gc_hub_capture_of(uint64_t stream, int ptsz)
 	return gc_hub_capture_query(stream, ptsz, NULL);
 }
 
+/* The size of the allocation that holds ptr, as the driver says (cuMemGetAddressRange), 0
+ * when it cannot say: for an allocation whose call does not give its size (an import). */
+uint64_t gc_hub_range_size(uint64_t ptr);
+
 /* Fills the thread and call-site fields, traces the event, applies it, and logs its
  * verdicts. Called inside the guard; does not leave it. */
 void gc_hub_report(gc_event *ev);

@@ -541,7 +541,8 @@ static inline int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, i
 		gc_order_event(l, ev);
 		return 0;
 	}
-	if ((ev->kind == GC_EV_MEM_FREE || ev->kind == GC_EV_MEM_ALLOC) &&
+	/* An import (a MEM_ALLOC with its pool) waits for nothing. */
+	if ((ev->kind == GC_EV_MEM_FREE || (ev->kind == GC_EV_MEM_ALLOC && !ev->pool)) &&
 	    ev->result == GC_CUDA_SUCCESS)
 		gc_order_device_wait(l);
 	int plain = plain_event(ev);

@@ -19,7 +19,8 @@ typedef enum gc_event_kind {
 	GC_EV_ALLOC,          /* cuMemAllocAsync / FromPoolAsync: ptr, size, stream, pool (0: the
 	                       * device's current pool, cuMemAllocAsync's), capture_id */
 	GC_EV_FREE,           /* cuMemFreeAsync: ptr, stream, capture_id */
-	GC_EV_MEM_ALLOC,      /* cuMemAlloc, not stream-ordered: ptr, size */
+	GC_EV_MEM_ALLOC,      /* cuMemAlloc, cuMemAllocPitch, not stream-ordered: ptr, size;
+	                       * cuMemPoolImportPointer: also pool (set: an import) */
 	GC_EV_MEM_FREE,       /* cuMemFree: ptr */
 	GC_EV_CAPTURE_BEGIN,  /* stream, capture_id, mode, graph (when capturing into an existing one) */
 	GC_EV_CAPTURE_END,    /* stream, capture_id (0 when unknown), graph (result) */

@@ -441,7 +441,7 @@ static inline void gc_order_freed(gc_ledger *l, uint64_t ptr, uint64_t tid)
 	if (gc_order_on(l))  /* else nothing is watched yet */
 		gc_order_unwatch(l, ptr, tid, NULL);
 }
-/* A successful cuMemFree or cuMemAlloc, taken as a wait for the whole device (held to
+/* A successful cuMemFree or cuMemAlloc (or cuMemAllocPitch), taken as a wait for the whole device (held to
  * synchronize it; not measured on the H200): every stream joins the host. Taking it so only
  * adds order. */
 void gc_order_device_wait(gc_ledger *l);

@@ -412,6 +412,68 @@ FC_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
     return r;
 }
 
+/* cudaMallocPitch's: rows of width bytes rounded up to 512, plain memory as cuMemAlloc's
+ * (on the H200 cudaFreeAsync frees it too: tests/gpu/logs/foreign-free-2026-12-04/). */
+FC_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t width,
+                                      size_t height, unsigned int elementSize)
+{
+    FC_COUNT(cuMemAllocPitch_v2);
+    if (!dptr || !pPitch || width == 0 || height == 0 ||
+        (elementSize != 4 && elementSize != 8 && elementSize != 16))
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t pitch = round_size(width);
+    if (!pitch || height > SIZE_MAX / pitch)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fc_lock();
+    CUresult r = fc_capture_unsafe_call();
+    if (r == CUDA_SUCCESS && fc_fault())
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (r == CUDA_SUCCESS)
+        r = alloc_plain(FC_SYNC, pitch * height, dptr);
+    if (r == CUDA_SUCCESS)
+        *pPitch = pitch;
+    fc_unlock();
+    return r;
+}
+
+/* Another process's allocation from an exportable pool. The fake has no other process: an
+ * import is a fresh plain block whose size the export data's first 8 bytes give (4096 when
+ * 0), freed like cuMemAlloc's (cuMemFreeAsync or cuMemFree). */
+FC_EXPORT CUresult cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
+                                          CUmemPoolPtrExportData *shareData)
+{
+    FC_COUNT(cuMemPoolImportPointer);
+    if (!ptr_out || !shareData)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t size = 0;
+    memcpy(&size, shareData->reserved, sizeof(size));
+    CUresult r = fc_pool_valid(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    fc_lock();
+    if (r == CUDA_SUCCESS && fc_fault())
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (r == CUDA_SUCCESS)
+        r = alloc_plain(FC_SYNC, size ? (size_t)size : 4096, ptr_out);
+    fc_unlock();
+    return r;
+}
+
+/* The live allocation holding dptr (any allocator), as the real call answers. */
+FC_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+    FC_COUNT(cuMemGetAddressRange_v2);
+    fc_lock();
+    struct fc_block *b = NULL;
+    for (size_t i = nblocks; i-- > 0 && !b;)
+        if (blocks[i]->live && dptr - blocks[i]->addr < blocks[i]->size)
+            b = blocks[i];
+    if (b && pbase)
+        *pbase = b->addr;
+    if (b && psize)
+        *psize = b->size;
+    fc_unlock();
+    return b ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
 /* The 32-bit-pointer spellings from CUDA 2.x: exported so every spelling exists, but fake
  * addresses do not fit in 32 bits, so they refuse. */
 FC_EXPORT CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)

@@ -86,6 +86,9 @@ static const struct entry table[] = {
 
     { "cuMemAlloc", { V(2000, cuMemAlloc), V(3020, cuMemAlloc_v2) } },
     { "cuMemFree", { V(2000, cuMemFree), V(3020, cuMemFree_v2) } },
+    { "cuMemAllocPitch", { V(3020, cuMemAllocPitch_v2) } },
+    { "cuMemGetAddressRange", { V(3020, cuMemGetAddressRange_v2) } },
+    { "cuMemPoolImportPointer", { V(11020, cuMemPoolImportPointer) } },
     { "cuMemAllocAsync", { P(11020, cuMemAllocAsync, 11020) } },
     { "cuMemAllocFromPoolAsync", { P(11020, cuMemAllocFromPoolAsync, 11020) } },
     { "cuMemFreeAsync", { P(11020, cuMemFreeAsync, 11020) } },

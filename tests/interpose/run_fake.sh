@@ -97,6 +97,7 @@ unordered="1 use-outside-graph-lifetime"  # the second allocation at the same ad
 stream0_ptds="1 free-foreign-in-capture"
 order=$(printf "2 unordered-free\n5 unordered-use")
 stream0_legacy=$(printf "2 api-error\n1 double-free")
+foreign_misuse=$(printf "1 double-free\n1 free-unknown")
 for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procaddr ptds"; do
 	set -- $way
 	prog=$P/$1
@@ -124,6 +125,10 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	esac
 	# cuMemAlloc memory is not stream-ordered: one kept to the end is no leak.
 	check "$way sync-alloc" "$none" $prog sync-alloc $extra
+	# Pitched memory and another process's import, freed with cuMemFreeAsync (and cuMemFree):
+	# nothing; freed at an interior address and twice: one record each.
+	check "$way foreign" "$none" $prog foreign $extra
+	check "$way foreign-misuse" "$foreign_misuse" $prog foreign-misuse $extra
 	# A NULL launch refused (400) inside a capture that stays active: capture-dropped-call,
 	# which the filter above leaves out for launches, so it is counted here; its twin has a
 	# set in the launch's place.

@@ -536,6 +536,45 @@ static int sync_alloc(void)
     return 0;
 }
 
+/* ---- memory no stream-ordered allocation returned ----------------------------------------
+ * `foreign`: what a correct program frees with cuMemFreeAsync besides its stream-ordered
+ * allocations: pitched memory (cudaMallocPitch) and a pointer imported from another
+ * process's exportable pool (the importer frees it before the exporter: cuda.h), one freed
+ * with cuMemFreeAsync, one with cuMemFree; a kernel reads the import first. Nothing to say.
+ * `foreign-misuse`: the import freed twice (double-free) and pitched memory freed at an
+ * interior address (free-unknown, naming the pitched allocation). */
+static int foreign(bool misuse)
+{
+    CUfunction fill = load_fill(uses_image);
+    CUstream s = NULL;
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    CUmemPoolProps props = {.allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+                            .handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                            .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+    CUmemoryPool pool = NULL;
+    CK(cuMemPoolCreate, (&pool, &props));
+    CUmemPoolPtrExportData data = {{0}};
+    uint64_t size = 8192;
+    memcpy(data.reserved, &size, sizeof(size));
+    CUdeviceptr pitched = 0, imported = 0, imported2 = 0;
+    size_t pitch = 0;
+    CK(cuMemAllocPitch_v2, (&pitched, &pitch, 1000, 16, 4));
+    CK(cuMemPoolImportPointer, (&imported, pool, &data));
+    CK(cuMemPoolImportPointer, (&imported2, pool, &data));
+    float v = 1;
+    int n = 1024;
+    void *args[] = {&imported, &v, &n};
+    CK(cuLaunchKernel, (fill, 4, 1, 1, 256, 1, 1, 0, s, args, NULL));
+    CK(cuMemFreeAsync, (misuse ? pitched + 512 : pitched, s));
+    CK(cuMemFreeAsync, (imported, s));
+    if (misuse)
+        CK(cuMemFreeAsync, (imported, s));
+    CK(cuMemFree_v2, (imported2));
+    CK(cuStreamSynchronize, (s));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- call sites ------------------------------------------------------------------------ */
 /* `sites`: three allocations and frees, each from its own function, then an allocation from
  * the first again, never freed (leak-at-exit at its site); `sites-once`: that allocation
@@ -1296,6 +1335,7 @@ bool fc_scenario_uses_driver(const char *name)
     static const char *const uses[] = { "seed",    "seed-fixed", "probe",      "probe-driver",
                                         "rules",   "null-kernel-node",         "uses",
                                         "uses-clean", "threads", "stream0",    "sync-alloc",
+                                        "foreign", "foreign-misuse",
                                         "dropped-call", "dropped-call-clean",
                                         "capture-other-thread",
                                         "capture-other-thread-clean", "graph-memory",
@@ -1340,6 +1380,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = stream0();
     else if (strcmp(name, "sync-alloc") == 0)
         rc = sync_alloc();
+    else if (strcmp(name, "foreign") == 0 || strcmp(name, "foreign-misuse") == 0)
+        rc = foreign(strcmp(name, "foreign-misuse") == 0);
     else if (strcmp(name, "mixed") == 0 && argc > 3)
         rc = mixed(strtoull(argv[2], NULL, 10), atoi(argv[3]));
     else if (strcmp(name, "sites") == 0 || strcmp(name, "sites-once") == 0)
@@ -1367,7 +1409,7 @@ int fc_run_scenario(int argc, char **argv)
     } else
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
-                "sync-alloc|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
+                "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
                 "order|order-clean|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");

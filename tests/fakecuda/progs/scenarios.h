@@ -51,6 +51,9 @@
     X(cuMemFreeAsync, "cuMemFreeAsync", 11020)                                 \
     X(cuMemAlloc_v2, "cuMemAlloc", 3020)                                       \
     X(cuMemFree_v2, "cuMemFree", 3020)                                         \
+    X(cuMemAllocPitch_v2, "cuMemAllocPitch", 3020)                             \
+    X(cuMemPoolImportPointer, "cuMemPoolImportPointer", 11020)                 \
+    X(cuMemPoolCreate, "cuMemPoolCreate", 11020)                               \
     X(cuGraphCreate, "cuGraphCreate", 10000)                                   \
     X(cuGraphClone, "cuGraphClone", 10000)                                     \
     X(cuGraphAddMemAllocNode, "cuGraphAddMemAllocNode", 11040)                 \
