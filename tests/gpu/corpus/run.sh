@@ -70,6 +70,9 @@ if py jax; then
 else
 	skipped=$((skipped + 1)); echo "skip jax program: no jax"
 fi
+# Memory shared between processes through an exportable pool (NVIDIA's
+# streamOrderedAllocationIPC pattern): the child frees its import, as the API requires.
+nvcc -g -o "$BIN/ipc_pool_ok" "$DIR/ipc_pool_ok.cu" && case_ ipc_pool_ok "" "$BIN/ipc_pool_ok"
 # Stream order (issue 14): correct multi-stream programs.
 nvcc -g -o "$BIN/streams_ok" "$DIR/streams_ok.cu" && case_ streams_ok "" "$BIN/streams_ok"
 nvcc -g --default-stream per-thread -o "$BIN/streams_ok_ptds" "$DIR/streams_ok.cu" &&
