@@ -14,7 +14,9 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "interpose/outfile.h"
@@ -264,13 +266,32 @@ static int resolve_program(const char *name, char *out, size_t n)
 	return -1;
 }
 
+/* Whether exec runs the file in secure mode (AT_SECURE), where ld.so ignores LD_PRELOAD's
+ * paths: its set-user-ID or set-group-ID bit gives an id the caller does not have already,
+ * or its file capabilities give a caller other than root privileges; neither where the
+ * file system is mounted nosuid or this process has no_new_privs (exec ignores them). */
+static int secure_exec(int fd, const struct stat *st)
+{
+	struct statvfs vfs;
+	if ((fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_NOSUID)) ||
+	    prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
+		return 0;
+	if (((st->st_mode & S_ISUID) && st->st_uid != getuid()) ||
+	    ((st->st_mode & S_ISGID) && st->st_gid != getgid()))
+		return 1;
+	return getuid() != 0 && fgetxattr(fd, "security.capability", NULL, 0) >= 0;
+}
+
 /* What the loader decides before the program runs: a program it will not preload into
- * (statically linked, of another ELF class, set-user-ID: ld.so ignores LD_PRELOAD paths
- * there) would run unchecked, so it is refused. A script is judged by its interpreter. */
+ * (statically linked, of another ELF class, run in secure mode: ld.so ignores LD_PRELOAD
+ * paths there) would run unchecked, so it is refused. A script is judged by its interpreter,
+ * as the kernel finds it: the path as written (relative to the working directory), an
+ * interpreter itself a script up to the kernel's 4 levels. */
 static void check_preloadable(const char *name, int depth)
 {
 	char path[PATH_MAX];
-	if (resolve_program(name, path, sizeof(path)) != 0)
+	if (depth > 0 ? snprintf(path, sizeof(path), "%s", name) >= (int)sizeof(path)
+	              : resolve_program(name, path, sizeof(path)) != 0)
 		return;  /* execvp will say it cannot run it */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
@@ -281,18 +302,18 @@ static void check_preloadable(const char *name, int depth)
 	}
 	unsigned char buf[512];
 	ssize_t len = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (len >= 2 && buf[0] == '#' && buf[1] == '!' && depth == 0) {
+	if (len >= 2 && buf[0] == '#' && buf[1] == '!' && depth < 4) {
 		buf[len] = '\0';
 		char *interp = (char *)buf + 2;
 		interp += strspn(interp, " \t");
 		interp[strcspn(interp, " \t\n")] = '\0';
 		close(fd);
 		if (*interp)
-			check_preloadable(interp, 1);
+			check_preloadable(interp, depth + 1);
 		return;
 	}
-	if ((st.st_mode & (S_ISUID | S_ISGID)) && geteuid() != 0)
-		die("'%s' is set-user-ID or set-group-ID: the loader ignores LD_PRELOAD for it; not run unchecked", path);
+	if (secure_exec(fd, &st))
+		die("'%s' runs in secure mode (set-user-ID, set-group-ID or file capabilities): the loader ignores LD_PRELOAD for it; not run unchecked", path);
 	Elf64_Ehdr eh;
 	if (len < (ssize_t)sizeof(eh) || memcmp(buf, ELFMAG, SELFMAG) != 0) {
 		close(fd);
@@ -389,6 +410,50 @@ static unsigned long long recorded_errors(void)
 	return total > marked ? total : marked;
 }
 
+/* A launcher run under another one (a CI step's `graphcheck -- make test` whose tests call
+ * graphcheck): its run directory replaces the outer one in its program's environment, so its
+ * verdict is passed up as one process of the outer run (its started and error markers, its
+ * summary line), else the outer gate would pass the inner run's errors. */
+static char outer_dir[sizeof(run_dir) + 64], outer_summary[PATH_MAX];
+
+static void note_outer(void)
+{
+	const char *d = getenv("GRAPHCHECK_RUN_DIR"), *s = getenv("GRAPHCHECK_SUMMARY_FILE");
+	if (d && s && snprintf(outer_dir, sizeof(outer_dir), "%s", d) < (int)sizeof(outer_dir) &&
+	    snprintf(outer_summary, sizeof(outer_summary), "%s", s) < (int)sizeof(outer_summary))
+		return;
+	outer_dir[0] = outer_summary[0] = '\0';
+}
+
+static void tell_outer(unsigned long long errors)
+{
+	if (!outer_dir[0] || !started)
+		return;
+	int dir = open(outer_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0)
+		return;
+	char name[48];
+	for (int k = 0; k < 2; k++) {
+		if (k == 1 && !errors)
+			break;
+		snprintf(name, sizeof(name), "%s.%ld", k ? "error" : "started", (long)getpid());
+		int fd = openat(dir, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			close(fd);
+	}
+	close(dir);
+	int fd = open(outer_summary, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+	              0600);
+	if (fd >= 0) {
+		char line[64];
+		int n = snprintf(line, sizeof(line), "%ld %llu 0\n", (long)getpid(), errors);
+		if (write(fd, line, (size_t)n) != n)
+			fprintf(stderr, "graphcheck: cannot tell the outer launcher's summary file: %s\n",
+			        strerror(errno));
+		close(fd);
+	}
+}
+
 /* Signals sent to the launcher by a process (kill, timeout, a CI runner) are passed to the
  * program, and the launcher dies of the same signal once the program has ended and the run
  * directory is gone. The terminal's ^C (from the kernel) already reached the program's
@@ -431,6 +496,7 @@ int main(int argc, char **argv)
 {
 	long error_exitcode = -1;
 	int i = 1;
+	note_outer();
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i], *v;
 		if (!strcmp(a, "--")) {
@@ -541,6 +607,7 @@ int main(int argc, char **argv)
 			die("waitpid: %s", strerror(errno));
 	unsigned long long errors = recorded_errors();
 	remove_run_dir();
+	tell_outer(errors);
 	if (!started)
 		fprintf(stderr, "graphcheck: no process of this run made a CUDA driver call, so "
 		                "nothing was checked\n");

@@ -2,9 +2,10 @@
 # The launcher's gate (build/graphcheck): it never passes a run it did not check.
 # - --error-exitcode counts every process that recorded an error, however it ended: _exit,
 #   exec into another program, Python multiprocessing workers (os._exit) (issue 12 row 1);
-# - a program the loader will not preload into (statically linked) is refused, not run
-#   unchecked; the launcher works from a directory whose path has a space or a colon, which
-#   LD_PRELOAD would split (row 2);
+# - a program the loader will not preload into (statically linked, also behind interpreter
+#   scripts; run in secure mode) is refused, not run unchecked; the launcher works from a
+#   directory whose path has a space or a colon, which LD_PRELOAD would split (row 2); a
+#   launcher under another passes its errors up;
 # - SIGTERM/SIGHUP sent to the launcher reach the program, the run directory goes, and the
 #   launcher dies of the same signal (row 13);
 # - relative log paths are the launcher's, not the program's cwd at its first CUDA call (row 17).
@@ -206,6 +207,43 @@ if [ -n "$STATIC" ]; then
 else
 	echo "skip static program (no statically linked ldconfig here)"
 fi
+# A script reaches the static program through scripts: the kernel follows up to 4
+# interpreters, and an interpreter path written relative is the working directory's.
+if [ -n "$STATIC" ]; then
+	mkdir -p "$tmp/sb"
+	ln -sf "$STATIC" "$tmp/sb/stat"
+	printf '#!%s\n' "$tmp/sb/inner.sh" > "$tmp/sb/outer.sh"
+	printf '#!%s -p\n' "$tmp/sb/stat" > "$tmp/sb/inner.sh"
+	printf '#!stat -p\n' > "$tmp/sb/rel.sh"
+	chmod +x "$tmp/sb/outer.sh" "$tmp/sb/inner.sh" "$tmp/sb/rel.sh"
+	gate "a script whose interpreter is a script of a static program: refused" 2 \
+		"$GC" --error-exitcode=9 -- "$tmp/sb/outer.sh"
+	gate "a script whose interpreter is a relative path to a static program: refused" 2 \
+		sh -c 'cd "$1" && exec "$2" --error-exitcode=9 -- ./rel.sh' sh "$tmp/sb" "$GC"
+fi
+# Secure mode, as ld.so decides it: a set-user-ID program whose owner is not the caller is
+# refused (root too: exec makes its effective id the owner's); one whose owner is the caller
+# runs checked. Needs root, to give a copy of the program away.
+if [ "$(id -u)" = 0 ] && [ "$ASAN" != 1 ] && id nobody > /dev/null 2>&1; then
+	cp "$RELA" "$tmp/sb/suid_prog" 2> /dev/null || { mkdir -p "$tmp/sb" && cp "$RELA" "$tmp/sb/suid_prog"; }
+	chown nobody "$tmp/sb/suid_prog" && chmod 4755 "$tmp/sb/suid_prog"
+	gate "root, a set-user-ID program owned by nobody: refused" 2 "$GC" --error-exitcode=9 \
+		--log-file=/dev/null -- "$tmp/sb/suid_prog" plain
+	grep -q 'secure mode.*not run unchecked' "$tmp/err" && ok "set-user-ID: the message says secure mode" ||
+		bad "set-user-ID: message '$(head -c 200 "$tmp/err")'"
+	chown root "$tmp/sb/suid_prog" && chmod 4755 "$tmp/sb/suid_prog"
+	gate "root, a set-user-ID program owned by root: checked (1 double-free)" 9 env \
+		LD_LIBRARY_PATH="$(cd "$BUILD/fakecuda" && pwd)" "$GC" --error-exitcode=9 \
+		--log-file=/dev/null -- "$tmp/sb/suid_prog" plain  # (the copy's RPATH finds nothing)
+else
+	echo "skip set-user-ID programs (needs root, and not under ASan)"
+fi
+# A launcher run under another (a CI step wrapping a script that calls graphcheck): the inner
+# run's errors reach the outer gate; a clean inner run passes it.
+gate "graphcheck inside graphcheck, the inner run with errors" 9 "$GC" --error-exitcode=9 \
+	--log-file=/dev/null -- "$GC" --log-file=/dev/null -- "$RELA" plain
+gate "graphcheck inside graphcheck, the inner run without a CUDA call" 0 "$GC" --error-exitcode=9 \
+	-- "$GC" -- true
 
 # ---- row 13: signals to the launcher ------------------------------------------------------
 # (SIGINT cannot be shown from here: sh starts background jobs with it ignored, and the
