@@ -358,10 +358,10 @@ static void preloadable_library(char *lib, size_t n)
 	snprintf(lib, n, "%s", alias);
 }
 
-/* The verdict: every "pid errors warnings" line of the summary file, and every error.PID
- * marker, which a process leaves at its first error whether or not it reaches its exit
- * summary (_exit, exec, SIGKILL). Says how many processes started checking and wrote no
- * summary. */
+/* The verdict: every "pid errors warnings" line of the summary file, and every error marker
+ * (error.PID, or a started.PID written into), which a process leaves at its first error
+ * whether or not it reaches its exit summary (_exit, exec, SIGKILL, a summary file it could
+ * no longer open). Says how many processes started checking and wrote no summary. */
 static unsigned long long started;  /* processes that made a CUDA call graphcheck saw */
 
 static unsigned long long recorded_errors(void)
@@ -393,6 +393,10 @@ static unsigned long long recorded_errors(void)
 			marked++;
 		} else if (sscanf(ent->d_name, "started.%ld", &pid) == 1) {
 			started++;
+			struct stat st;  /* a process writes its first error into its own */
+			if (fstatat(dirfd(d), ent->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISREG(st.st_mode) && st.st_size > 0)
+				marked++;
 			size_t i = 0;
 			while (i < n_summed && summed[i] != pid)
 				i++;

@@ -127,6 +127,7 @@ static void fork_child(void)
 {
 	gc_backtrace_fork_child();
 	gc_outfile_fork_child();
+	gc_runstatus_fork_child();
 	gc_kernel_args_fork_child();
 	gc_ledger_fork_child(ledger);
 	gc_sites_fork_child();

@@ -2,16 +2,39 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "interpose/options.h"
 
 static char run_dir[GC_PATH_MAX];
-static pid_t error_marked;  /* the pid whose error marker exists (a forked child differs) */
+static pid_t error_marked;  /* the pid whose error is marked (a forked child differs) */
+/* The process's own "started.PID", kept open from the lazy start: its first error is written
+ * into it, which works after the program gave up the rights to the run directory (a server
+ * dropping root) or ran out of fds. Checked before that write to still be the file opened. */
+static int status_fd = -1;
+static pid_t status_pid;
+static dev_t status_dev;
+static ino_t status_ino;
 
-/* An empty file named what.PID: created, never followed through a symlink, closed at once
- * (no fd is kept in the program). One already there (the same pid after exec) is fine. */
-static void mark(const char *what)
+/* Where the fd goes: as the logs' (outfile.c), out of the low numbers a program reuses. */
+static int moved_high(int fd)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 64)
+		return fd;
+	int hi = rl.rlim_cur > 1200 ? 900 : (int)(rl.rlim_cur / 4 * 3);
+	int moved = hi > fd ? fcntl(fd, F_DUPFD_CLOEXEC, hi) : -1;
+	if (moved < 0)
+		return fd;
+	close(fd);
+	return moved;
+}
+
+/* The file what.PID in the run directory, never followed through a symlink; one already
+ * there (the same pid after exec) is opened again. -1 when it cannot be. */
+static int open_marker(const char *what)
 {
 	char name[48];  /* the directory is opened by path: no copy of it on the program's stack */
 	int n = snprintf(name, sizeof(name), "%s.%ld", what, (long)getpid());
@@ -19,20 +42,30 @@ static void mark(const char *what)
 	if (n < 0 || (size_t)n >= sizeof(name) || dir < 0) {
 		if (dir >= 0)
 			close(dir);
-		return;
+		return -1;
 	}
-	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
-	                0600);
-	if (fd >= 0)
-		close(fd);
+	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
 	close(dir);
+	return fd;
 }
 
 void gc_runstatus_open(const char *dir)
 {
 	snprintf(run_dir, sizeof(run_dir), "%s", dir);
-	if (run_dir[0])
-		mark("started");
+	if (!run_dir[0])
+		return;
+	int fd = open_marker("started");
+	struct stat st;
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return;
+	}
+	status_fd = moved_high(fd);
+	status_pid = getpid();
+	status_dev = st.st_dev;
+	status_ino = st.st_ino;
 }
 
 void gc_runstatus_error(void)
@@ -40,6 +73,22 @@ void gc_runstatus_error(void)
 	pid_t pid = getpid();
 	if (!run_dir[0] || __atomic_load_n(&error_marked, __ATOMIC_RELAXED) == pid)
 		return;
-	mark("error");
+	struct stat st;
+	if (pid == status_pid && status_fd >= 0 && fstat(status_fd, &st) == 0 &&
+	    st.st_dev == status_dev && st.st_ino == status_ino &&
+	    pwrite(status_fd, "e", 1, 0) == 1) {
+		__atomic_store_n(&error_marked, pid, __ATOMIC_RELAXED);
+		return;
+	}
+	int fd = open_marker("error");  /* a forked child's, or the kept file is gone */
+	if (fd >= 0)
+		close(fd);
 	__atomic_store_n(&error_marked, pid, __ATOMIC_RELAXED);
+}
+
+void gc_runstatus_fork_child(void)
+{
+	if (status_fd >= 0)
+		close(status_fd);  /* the parent's: a child's first error makes its own marker */
+	status_fd = -1;
 }

@@ -52,6 +52,16 @@ rd=$(cat "$tmp/rd" 2>/dev/null)
 gate "SIGKILL after 3 errors" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" die kill 3
 gate "exec into /bin/true after an error" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" exec /bin/true
 gate "exit() after 3 errors" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" die exit 3
+# A process that took every fd, or gave up root (the run directory is the launcher's), after
+# its first CUDA call: its error is still counted (written into the file it opened then).
+gate "an error after the program took every fd" 9 "$GC" --error-exitcode=9 --log-file=/dev/null \
+	-- "$RELA" fd-full
+if [ "$(id -u)" = 0 ]; then
+	gate "an error after the program gave up root" 9 "$GC" --error-exitcode=9 \
+		--log-file=/dev/null -- "$RELA" drop-rights
+else
+	echo "skip a program giving up root (not root)"
+fi
 gate "no CUDA at all (true)" 0 "$GC" --error-exitcode=9 -- true
 grep -q 'no process of this run made a CUDA driver call, so nothing was checked' "$tmp/err" &&
 	ok "no CUDA at all: the launcher says nothing was checked" ||

@@ -84,6 +84,7 @@
  * REL_PID_FILE=F in the environment: the program writes its pid to F first. */
 #include <cuda.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <fcntl.h>
@@ -799,6 +800,33 @@ static int run_plain(void)
 	return 0;
 }
 
+/* ---- drop-rights, fd-full ------------------------------------------------------------ */
+/* After its first CUDA call the program gives up what graphcheck's files need: it becomes
+ * nobody (a server dropping root: the launcher's run directory is root's), or it takes every
+ * fd; then a double free. The gate must still count the error. */
+static int run_drop_rights(void)
+{
+	init_driver();
+	CUstream s = new_stream();
+	if (setgid(65534) != 0 || setuid(65534) != 0) {
+		fprintf(stderr, "rel_prog: setuid: %s\n", strerror(errno));
+		return 98;
+	}
+	printf("double free %d\n", (int)double_free(s, 1024));
+	return 0;
+}
+
+static int run_fd_full(void)
+{
+	init_driver();
+	CUstream s = new_stream();
+	int n = 0;
+	while (open("/dev/null", O_RDONLY) >= 0)
+		n++;
+	printf("fds taken %d, double free %d\n", n, (int)double_free(s, 1024));
+	return 0;
+}
+
 /* ---- leak-only, fork-after-summary --------------------------------------------------- */
 static int run_leak_only(void)
 {
@@ -1072,6 +1100,10 @@ int main(int argc, char **argv)
 		return run_end_wrong_thread();
 	if (!strcmp(m, "plain"))
 		return run_plain();
+	if (!strcmp(m, "drop-rights"))
+		return run_drop_rights();
+	if (!strcmp(m, "fd-full"))
+		return run_fd_full();
 	if (!strcmp(m, "addnode-refused"))
 		return run_addnode_refused();
 	if (!strcmp(m, "leak-only"))
