@@ -15,6 +15,9 @@
 
 #define PREFIX "==graphcheck== "
 #define FIELD_MAX GC_PATH_MAX  /* bytes of a path or symbol printed: a whole path */
+/* A generated suppression cuts a longer name at GC_SUPP_NAME_MAX and ends it with *: that
+ * matches the name as logged only if the log keeps at least as much of it. */
+_Static_assert(GC_SUPP_NAME_MAX <= FIELD_MAX, "suppressions cut names the log keeps");
 #define SHOWN_MAX 240          /* bytes of a path in a message */
 
 struct output {

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,39 +280,84 @@ const char *gc_supp_entry(const gc_supp_set *s, size_t i, unsigned long *matched
 	return s->e[i].name;
 }
 
-/* A symbol as a glob that matches only itself (C++ names hold [ ] and *). */
-static void put_literal(char *out, size_t n, const char *s)
+/* What gc_supp_format has written: as snprintf, len counts what did not fit too. */
+struct out {
+	char *buf;
+	size_t n, len;
+};
+
+static void put(struct out *o, const char *p, size_t k)
 {
-	size_t j = 0;
-	for (; *s && j + 2 < n; s++) {
-		if (strchr("*?[\\", *s))
-			out[j++] = '\\';
-		out[j++] = *s;
+	if (o->len < o->n) {
+		size_t room = o->n - 1 - o->len, c = k < room ? k : room;
+		memcpy(o->buf + o->len, p, c);
+		o->buf[o->len + c] = 0;
 	}
-	out[j] = 0;
+	o->len += k;
+}
+
+static void puts_(struct out *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+/* A name as a glob that matches only itself, as the reader will see it: *, ?, [ and \
+ * escaped (C++ names hold [ ] and *, paths anything); a newline, which would end the line,
+ * as ?; blanks at the end, which the reader trims, as one-character classes ("[ ]"). A name
+ * longer than GC_SUPP_NAME_MAX is cut there, before a UTF-8 character it would split, and
+ * ends with *: the logs keep no more of it, and graphcheck-report matches what they keep. */
+static void put_literal(struct out *o, const char *s)
+{
+	size_t n = strlen(s), keep = n, end;
+	if (n > GC_SUPP_NAME_MAX) {
+		keep = GC_SUPP_NAME_MAX;
+		while (keep && ((unsigned char)s[keep] & 0xc0) == 0x80)
+			keep--;
+	}
+	for (end = keep; keep == n && end && strchr(" \t\r", s[end - 1]); end--)
+		;
+	for (size_t i = 0; i < keep;) {
+		size_t plain = i < end ? strcspn(s + i, "*?[\\\n") : 0;
+		if (plain > end - i)
+			plain = end - i;
+		put(o, s + i, plain);
+		i += plain;
+		if (i == keep)
+			break;
+		char c = s[i++];
+		if (i > end)
+			put(o, (char[]){'[', c, ']'}, 3);
+		else if (c == '\n')
+			put(o, "?", 1);
+		else
+			put(o, (char[]){'\\', c}, 2);
+	}
+	if (keep < n)
+		put(o, "*", 1);
 }
 
 int gc_supp_format(char *buf, size_t n, const char *rule, const char *call,
                    const gc_supp_frame *frames, int nframes)
 {
-	size_t len = 0;
-	int w;
-#define PUT(...) do { w = snprintf(buf + (len < n ? len : n), len < n ? n - len : 0, __VA_ARGS__); \
-		if (w > 0) len += (size_t)w; } while (0)
-	PUT("{\n   <insert_a_name_here>\n   graphcheck:%s\n", rule);
-	if (call && *call)
-		PUT("   call:%s\n", call);
+	struct out o = {buf, n, 0};
+	if (n)
+		buf[0] = 0;
+	puts_(&o, "{\n   <insert_a_name_here>\n   graphcheck:");
+	put_literal(&o, rule);
+	if (call && *call) {
+		puts_(&o, "\n   call:");
+		put_literal(&o, call);
+	}
 	for (int i = 0; i < nframes; i++) {
 		const char *m = frames[i].module, *base = m ? strrchr(m, '/') : NULL;
 		if (frames[i].symbol && *frames[i].symbol) {
-			char lit[512];
-			put_literal(lit, sizeof lit, frames[i].symbol);
-			PUT("   fun:%s\n", lit);
+			puts_(&o, "\n   fun:");
+			put_literal(&o, frames[i].symbol);
+		} else {  /* the module's file name, in any directory */
+			puts_(&o, base ? "\n   obj:*" : "\n   obj:");
+			put_literal(&o, base ? base : m ? m : "?");
 		}
-		else
-			PUT("   obj:%s%s\n", base ? "*" : "", base ? base : m ? m : "?");
 	}
-	PUT("}\n");
-#undef PUT
-	return (int)len;
+	puts_(&o, "\n}\n");
+	return o.len > INT_MAX ? INT_MAX : (int)o.len;
 }

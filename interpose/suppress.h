@@ -23,6 +23,11 @@
  * refuses it). */
 #define GC_SUPP_FILE_MAX (4u << 20)
 
+/* The bytes of a symbol or module path that the logs keep (log.c's FIELD_MAX), and so what
+ * graphcheck-report matches: a generated fun: or obj: line longer than this is cut there and
+ * ends with *, so that it matches both the name and the name as logged. */
+#define GC_SUPP_NAME_MAX 4096
+
 /* One frame as a matcher sees it; NULL for what is not known. */
 typedef struct gc_supp_frame {
 	const char *module, *symbol, *source;  /* source: "file:line" */
@@ -46,8 +51,9 @@ const char *gc_supp_match(gc_supp_set *s, const char *rule, const char *call,
 const char *gc_supp_entry(const gc_supp_set *s, size_t i, unsigned long *matched);
 
 /* Writes an entry that would match this record (valgrind's --gen-suppressions): fun: for
- * frames with a symbol, obj: with the module's file name otherwise. Returns the length, as
- * snprintf does. */
+ * frames with a symbol, obj: with the module's file name otherwise, each name a glob that
+ * matches only itself (up to GC_SUPP_NAME_MAX, then *). Returns the length, as snprintf
+ * does; writes nothing past n and allocates nothing. */
 int gc_supp_format(char *buf, size_t n, const char *rule, const char *call,
                    const gc_supp_frame *frames, int nframes);
 

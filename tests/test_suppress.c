@@ -129,6 +129,94 @@ static void generated_entry_matches_its_record(void **state)
 	assert_int_equal(strlen(buf), 15);
 }
 
+/* The entry for one frame, parsed back: NULL when it does not match f. */
+static const char *own_entry_matches(const gc_supp_frame *f, const char *other_module,
+                                     const char *other_symbol, char *buf, size_t n)
+{
+	int len = gc_supp_format(buf, n, "free-unknown", "cuMemFreeAsync", f, 1);
+	assert_true(len > 0 && (size_t)len < n);
+	gc_supp_set *s = parse(buf);
+	assert_int_equal(n_warnings, 0);
+	const char *hit = gc_supp_match(s, "free-unknown", "cuMemFreeAsync", f, 1);
+	gc_supp_frame other = {other_module, other_symbol, NULL};
+	int other_hit = gc_supp_match(s, "free-unknown", "cuMemFreeAsync", &other, 1) != NULL;
+	gc_supp_free(s);
+	assert_false(other_hit);  /* a module or symbol other than its own */
+	return hit;
+}
+
+/* obj: lines are escaped as fun: lines are: a program named p[1] is not the class [1], and
+ * *, ? and \ are themselves; a trailing blank, which the reader trims, is a one-blank class;
+ * a newline, which ends the line, is a ?. */
+static void generated_obj_is_literal(void **state)
+{
+	(void)state;
+	char buf[1024];
+	gc_supp_frame f = {"/home/u/p[1]", NULL, NULL};
+	assert_non_null(own_entry_matches(&f, "/home/u/p1", NULL, buf, sizeof buf));
+	assert_non_null(strstr(buf, "\n   obj:*/p\\[1]\n"));
+	f.module = "/home/u/a*b?c\\d";
+	assert_non_null(own_entry_matches(&f, "/home/u/a*bxc\\d", NULL, buf, sizeof buf));
+	assert_non_null(strstr(buf, "\n   obj:*/a\\*b\\?c\\\\d\n"));
+	assert_non_null(own_entry_matches(&f, "/home/u/aXXb?c\\d", NULL, buf, sizeof buf));
+	f.module = "/home/u/prog \t";
+	assert_non_null(own_entry_matches(&f, "/home/u/prog", NULL, buf, sizeof buf));
+	assert_non_null(strstr(buf, "\n   obj:*/prog[ ][\t]\n"));
+	f.module = "/home/u/two\nlines";
+	assert_non_null(own_entry_matches(&f, "/home/u/two", NULL, buf, sizeof buf));
+	assert_non_null(strstr(buf, "\n   obj:*/two?lines\n"));
+	f.module = "?";  /* what nothing maps */
+	assert_non_null(own_entry_matches(&f, "x", NULL, buf, sizeof buf));
+	assert_non_null(strstr(buf, "\n   obj:\\?\n"));
+}
+
+/* A long symbol (mangled C++ templates pass 512 characters) is written whole; one longer than
+ * the log keeps of it (GC_SUPP_NAME_MAX) is cut there and ends with *, so that the entry
+ * still matches the symbol and the one the log shows graphcheck-report. */
+static void generated_long_symbol_matches(void **state)
+{
+	(void)state;
+	static char sym[3 * GC_SUPP_NAME_MAX], other[3 * GC_SUPP_NAME_MAX];
+	static char buf[8 * GC_SUPP_NAME_MAX];
+	memset(sym, 'a', 600);
+	sym[600] = 0;
+	memcpy(other, sym, sizeof other);
+	other[599] = 'b';
+	gc_supp_frame f = {"/lib/libx.so", sym, NULL};
+	assert_non_null(own_entry_matches(&f, "/lib/libx.so", other, buf, sizeof buf));
+	char *line = strstr(buf, "\n   fun:");
+	assert_non_null(line);
+	assert_int_equal(strcspn(line + 8, "\n"), 600);
+	for (size_t i = 0; i < sizeof sym - 1; i++)  /* with [ and * in it: 1000 escaped */
+		sym[i] = i % 6 == 5 ? '[' : i % 6 == 2 ? '*' : 'x';
+	sym[3 * GC_SUPP_NAME_MAX - 1] = 0;
+	memcpy(other, sym, sizeof other);
+	other[GC_SUPP_NAME_MAX - 1] = 'y';
+	assert_non_null(own_entry_matches(&f, "/lib/libx.so", other, buf, sizeof buf));
+	line = strstr(buf, "\n   fun:") + 8;
+	size_t cut = strcspn(line, "\n");
+	assert_int_equal(line[cut - 1], '*');
+	assert_true(cut > GC_SUPP_NAME_MAX && cut <= 2 * GC_SUPP_NAME_MAX + 1);
+	/* the symbol as the log keeps it (its first GC_SUPP_NAME_MAX bytes) matches too */
+	memcpy(other, sym, GC_SUPP_NAME_MAX);
+	other[GC_SUPP_NAME_MAX] = 0;
+	gc_supp_set *s = parse(buf);
+	f.symbol = other;
+	assert_non_null(gc_supp_match(s, "free-unknown", "cuMemFreeAsync", &f, 1));
+	gc_supp_free(s);
+	/* a cut never splits a UTF-8 character: the entry ends before the one it would split */
+	memset(sym, 'a', sizeof sym);
+	for (size_t i = GC_SUPP_NAME_MAX - 2; i < GC_SUPP_NAME_MAX + 4; i += 3)
+		memcpy(sym + i, "\xe2\x82\xac", 3);  /* U+20AC over the bound */
+	sym[sizeof sym - 1] = 0;
+	f.symbol = sym;
+	memcpy(other, sym, sizeof other);
+	other[GC_SUPP_NAME_MAX - 3] = 'b';
+	assert_non_null(own_entry_matches(&f, "/lib/libx.so", other, buf, sizeof buf));
+	line = strstr(buf, "\n   fun:") + 8;
+	assert_int_equal(strcspn(line, "\n"), GC_SUPP_NAME_MAX - 2 + 1);
+}
+
 static void many_ellipses_stay_fast(void **state)
 {
 	(void)state;
@@ -182,6 +270,8 @@ int main(void)
 		cmocka_unit_test(source_lines_need_a_symbolizer),
 		cmocka_unit_test(malformed_entries_warned_and_skipped),
 		cmocka_unit_test(generated_entry_matches_its_record),
+		cmocka_unit_test(generated_obj_is_literal),
+		cmocka_unit_test(generated_long_symbol_matches),
 		cmocka_unit_test(many_ellipses_stay_fast),
 		cmocka_unit_test(load_refuses_what_is_not_a_file),
 	};
