@@ -360,17 +360,20 @@ static void supp_frames(const gc_record *r, gc_supp_frame *sf)
 }
 
 /* GRAPHCHECK_GEN_SUPPRESSIONS: after the record, an entry that matches it, unprefixed so
- * that it can be pasted into a file; with fewer frames if it does not fit (never cut). */
+ * that it can be pasted into a file. Its buffer grows as the record's does (long C++ names,
+ * up to GC_SUPP_NAME_MAX each); with fewer frames only when it cannot (never cut). */
 static void gen_suppression(gc_scratch *sc, const gc_record *r, const gc_verdict *v)
 {
-	char *buf = sc->supp_entry;
-	for (int n = r->nframes; n >= 0; n = n > 4 ? 4 : n - 1) {
-		int len = gc_supp_format(buf, sizeof(sc->supp_entry), gc_rule_id(v->rule), r->call,
-		                         sc->supp, n);
-		if (len >= 0 && (size_t)len < sizeof(sc->supp_entry)) {
-			gc_log_text(buf, (size_t)len);
+	gc_line *l = &sc->supp_entry;
+	gc_line_buf(l);  /* allocated at first use */
+	for (int n = r->nframes; n >= 0;) {
+		int len = gc_supp_format(l->p, l->cap, gc_rule_id(v->rule), r->call, sc->supp, n);
+		if (len >= 0 && (size_t)len < l->cap) {
+			gc_log_text(l->p, (size_t)len);
 			return;
 		}
+		if (!gc_line_grow(l))
+			n = n > 4 ? 4 : n - 1;
 	}
 }
 

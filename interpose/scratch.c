@@ -15,6 +15,7 @@ static void release(void *p)
 	mine = NULL;
 	free(s->record.p);
 	free(s->line.p);
+	free(s->supp_entry.p);
 	free(s);
 }
 

@@ -34,7 +34,7 @@ typedef struct gc_scratch {
 	void *site_new[GC_SITE_DEPTH_MAX];      /* hub: Python and native frames of a new site */
 	gc_py_cache py_cache;                   /* pyframes: frames interned before */
 	gc_supp_frame supp[GC_SITE_DEPTH_MAX];  /* hub: a record's frames for suppressions */
-	char supp_entry[4096];                  /* hub: a generated suppression */
+	gc_line supp_entry;                     /* hub: a generated suppression */
 	char path[GC_PATH_MAX];                 /* log, trace: a path being opened */
 	gc_line record;                         /* log: one record */
 	gc_line line;                           /* log, trace: a start, header or site line */

@@ -13,14 +13,20 @@ PROG=$BUILD/noise/ctx_prog
 REPORT=$BUILD/graphcheck-report
 launch() { if [ "$ASAN" = 1 ]; then LD_PRELOAD=${PRE%:*} "$@"; else "$@"; fi; }
 
-# run NAME [LAUNCHER OPTIONS]: ctx_prog badfree under the launcher; status in $rc.
+# run_in NAME PROGRAM MODE [LAUNCHER OPTIONS]: the program under the launcher; status in $rc.
+run_in() {
+	name=$1 prog=$2 mode=$3
+	shift 3
+	rm -f "$tmp/$name".*
+	launch timeout 60 "$GC" --error-exitcode=9 --log-file="$tmp/$name.txt" \
+		--json-file="$tmp/$name.json" "$@" -- "$prog" "$mode" > /dev/null 2> "$tmp/$name.err"
+	rc=$?
+}
+# run NAME [LAUNCHER OPTIONS]: ctx_prog badfree.
 run() {
 	name=$1
 	shift
-	rm -f "$tmp/$name".*
-	launch timeout 60 "$GC" --error-exitcode=9 --log-file="$tmp/$name.txt" \
-		--json-file="$tmp/$name.json" "$@" -- "$PROG" badfree > /dev/null 2> "$tmp/$name.err"
-	rc=$?
+	run_in "$name" "$PROG" badfree "$@"
 }
 summary() { jq -c 'select(.type == "summary") | [.errors, .records, .suppressed]' "$1"; }
 
@@ -69,6 +75,43 @@ run pasted --suppressions="$tmp/s_gen.supp"
 	[ "$(summary "$tmp/pasted.json")" = "[0,0,1]" ] &&
 	ok "the generated entry, pasted into a file, silences the record" ||
 	bad "the generated entry did not silence it: status $rc, $(summary "$tmp/pasted.json")"
+
+# Names an entry must write literally (tests/noise/supp_prog.c): a 640-character symbol,
+# whole; a 10,240-character one, more than the logs keep of it, cut at their 4096 bytes and
+# ended with *; the frames of a program named with [ ] * ? \ and a trailing blank, as obj:
+# lines. Each generated entry, pasted into a file, silences its own record in the object
+# and in graphcheck-report (which matches the symbol as the log keeps it).
+# gen_pasted ID PROGRAM MODE WHAT LINE: LINE (grep -x) is one of the entry's lines.
+gen_pasted() {
+	id=$1 prog=$2 mode=$3 what=$4 line=$5
+	run_in "$id" "$prog" "$mode" --gen-suppressions
+	sed -n '/^{$/,/^}$/p' "$tmp/$id.txt" > "$tmp/s_$id.supp"
+	[ "$rc" -eq 9 ] && grep -qx "$line" "$tmp/s_$id.supp" &&
+		ok "$what: the entry has $(grep -x "$line" "$tmp/s_$id.supp" | head -1 | cut -c1-60)..." ||
+		bad "$what: no line $(printf %s "$line" | cut -c1-80) in the entry: $(
+			cut -c1-80 "$tmp/s_$id.supp" | tr '\n' ' ')"
+	run_in "${id}_pasted" "$prog" "$mode" --suppressions="$tmp/s_$id.supp"
+	[ "$rc" -eq 0 ] && [ "$(summary "$tmp/${id}_pasted.json")" = "[0,0,1]" ] &&
+		ok "$what: the generated entry, pasted into a file, silences its record" ||
+		bad "$what: the generated entry did not silence its record: status $rc, $(
+			tail -1 "$tmp/${id}_pasted.txt")"
+	"$REPORT" --suppressions="$tmp/s_$id.supp" "$tmp/$id.json" > "$tmp/rep.out" 2>&1
+	rrc=$?
+	[ $rrc -eq 0 ] && grep -q ', 1 suppressed' "$tmp/rep.out" &&
+		ok "$what: graphcheck-report --suppressions with the entry drops the record" ||
+		bad "$what: graphcheck-report --suppressions: status $rrc, $(tail -1 "$tmp/rep.out")"
+}
+noise=$(cd "$BUILD/noise" && pwd)
+LD_LIBRARY_PATH="$(cd "$BUILD/fakecuda" && pwd):$noise${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH
+gen_pasted long "$noise/supp_prog" long "a 640-character symbol" \
+	"   fun:$(printf 'long_name_%.0s' $(seq 64))"
+gen_pasted huge "$noise/supp_prog" huge "a 10,240-character symbol" \
+	"   fun:$(printf 'huge_name_%.0s' $(seq 409))huge_n\*"
+mkdir "$tmp/bin"
+cp "$noise/supp_prog" "$tmp/bin/p[1]*?\\x "
+gen_pasted odd "$tmp/bin/p[1]*?\\x " here "a program named 'p[1]*?\\x '" \
+	'   obj:\*/p\\\[1]\\\*\\?\\\\x\[ ]'
 
 # Bad input: the launcher refuses a file it cannot read before the program runs; the object
 # alone (the variable set by hand) says so once and goes on, unsuppressed; malformed entries
