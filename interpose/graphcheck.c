@@ -267,17 +267,21 @@ static int resolve_program(const char *name, char *out, size_t n)
 }
 
 /* Whether exec runs the file in secure mode (AT_SECURE), where ld.so ignores LD_PRELOAD's
- * paths: its set-user-ID or set-group-ID bit gives an id the caller does not have already,
- * or its file capabilities give a caller other than root privileges; neither where the
- * file system is mounted nosuid or this process has no_new_privs (exec ignores them). */
+ * paths, as the kernel decides it: this process's effective ids differ from its real ones
+ * (every exec keeps them); the file's set-user-ID bit, or set-group-ID with group execute,
+ * gives an id the caller does not have already (not on a nosuid mount, nor under
+ * no_new_privs); or its file capabilities, for a caller other than root (not on a nosuid
+ * mount; no_new_privs keeps them from raising privileges, not from making exec secure). */
 static int secure_exec(int fd, const struct stat *st)
 {
+	if (geteuid() != getuid() || getegid() != getgid())
+		return 1;
 	struct statvfs vfs;
-	if ((fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_NOSUID)) ||
-	    prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
+	if (fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_NOSUID))
 		return 0;
-	if (((st->st_mode & S_ISUID) && st->st_uid != getuid()) ||
-	    ((st->st_mode & S_ISGID) && st->st_gid != getgid()))
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1 &&
+	    (((st->st_mode & S_ISUID) && st->st_uid != getuid()) ||
+	     ((st->st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) && st->st_gid != getgid())))
 		return 1;
 	return getuid() != 0 && fgetxattr(fd, "security.capability", NULL, 0) >= 0;
 }
@@ -286,7 +290,7 @@ static int secure_exec(int fd, const struct stat *st)
  * (statically linked, of another ELF class, run in secure mode: ld.so ignores LD_PRELOAD
  * paths there) would run unchecked, so it is refused. A script is judged by its interpreter,
  * as the kernel finds it: the path as written (relative to the working directory), an
- * interpreter itself a script up to the kernel's 4 levels. */
+ * interpreter itself a script up to the kernel's 5 levels. */
 static void check_preloadable(const char *name, int depth)
 {
 	char path[PATH_MAX];
@@ -302,7 +306,7 @@ static void check_preloadable(const char *name, int depth)
 	}
 	unsigned char buf[512];
 	ssize_t len = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (len >= 2 && buf[0] == '#' && buf[1] == '!' && depth < 4) {
+	if (len >= 2 && buf[0] == '#' && buf[1] == '!' && depth < 5) {
 		buf[len] = '\0';
 		char *interp = (char *)buf + 2;
 		interp += strspn(interp, " \t");
@@ -313,7 +317,7 @@ static void check_preloadable(const char *name, int depth)
 		return;
 	}
 	if (secure_exec(fd, &st))
-		die("'%s' runs in secure mode (set-user-ID, set-group-ID or file capabilities): the loader ignores LD_PRELOAD for it; not run unchecked", path);
+		die("'%s' would run in secure mode (set-user-ID, set-group-ID, file capabilities, or this launcher's effective ids): the loader ignores LD_PRELOAD for it; not run unchecked", path);
 	Elf64_Ehdr eh;
 	if (len < (ssize_t)sizeof(eh) || memcmp(buf, ELFMAG, SELFMAG) != 0) {
 		close(fd);
@@ -359,7 +363,7 @@ static void preloadable_library(char *lib, size_t n)
 }
 
 /* The verdict: every "pid errors warnings" line of the summary file, and every error marker
- * (error.PID, or a started.PID written into), which a process leaves at its first error
+ * (error.PID, or a second byte in started.PID), which a process leaves at its first error
  * whether or not it reaches its exit summary (_exit, exec, SIGKILL, a summary file it could
  * no longer open). Says how many processes started checking and wrote no summary. */
 static unsigned long long started;  /* processes that made a CUDA call graphcheck saw */
@@ -392,11 +396,13 @@ static unsigned long long recorded_errors(void)
 		if (sscanf(ent->d_name, "error.%ld", &pid) == 1) {
 			marked++;
 		} else if (sscanf(ent->d_name, "started.%ld", &pid) == 1) {
+			/* opened empty at load; a byte at the first CUDA call, two at the first error */
+			struct stat st;
+			if (fstatat(dirfd(d), ent->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+			    !S_ISREG(st.st_mode) || st.st_size == 0)
+				continue;
 			started++;
-			struct stat st;  /* a process writes its first error into its own */
-			if (fstatat(dirfd(d), ent->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    S_ISREG(st.st_mode) && st.st_size > 0)
-				marked++;
+			marked += st.st_size > 1;
 			size_t i = 0;
 			while (i < n_summed && summed[i] != pid)
 				i++;
@@ -433,29 +439,33 @@ static void tell_outer(unsigned long long errors)
 {
 	if (!outer_dir[0] || !started)
 		return;
+	/* This launcher's own started.PID there (opened empty at load by the object preloaded
+	 * into it): a byte as a process that made CUDA calls, a second as one with errors. */
 	int dir = open(outer_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dir < 0)
-		return;
 	char name[48];
-	for (int k = 0; k < 2; k++) {
-		if (k == 1 && !errors)
-			break;
-		snprintf(name, sizeof(name), "%s.%ld", k ? "error" : "started", (long)getpid());
-		int fd = openat(dir, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd >= 0)
-			close(fd);
-	}
-	close(dir);
-	int fd = open(outer_summary, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
-	              0600);
-	if (fd >= 0) {
-		char line[64];
-		int n = snprintf(line, sizeof(line), "%ld %llu 0\n", (long)getpid(), errors);
-		if (write(fd, line, (size_t)n) != n)
-			fprintf(stderr, "graphcheck: cannot tell the outer launcher's summary file: %s\n",
-			        strerror(errno));
+	snprintf(name, sizeof(name), "started.%ld", (long)getpid());
+	int fd = dir < 0 ? -1 : openat(dir, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || pwrite(fd, "ce", errors ? 2 : 1, 0) != (errors ? 2 : 1))
+		fprintf(stderr, "graphcheck: cannot mark this run in the outer launcher's directory "
+		        "'%s': %s\n", outer_dir, strerror(errno));
+	if (fd >= 0)
 		close(fd);
-	}
+	if (dir >= 0)
+		close(dir);
+	fd = open(outer_summary, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+	          0600);
+	struct stat st;
+	const char *why = fd < 0 ? strerror(errno)
+	                  : fstat(fd, &st) != 0 ? "cannot be examined" : gc_outfile_refusal(&st);
+	char line[64];
+	int n = snprintf(line, sizeof(line), "%ld %llu 0\n", (long)getpid(), errors);
+	if (!why && write(fd, line, (size_t)n) != n)
+		why = strerror(errno);
+	if (why)
+		fprintf(stderr, "graphcheck: cannot tell the outer launcher's summary file '%s': %s\n",
+		        outer_summary, why);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* Signals sent to the launcher by a process (kill, timeout, a CI runner) are passed to the

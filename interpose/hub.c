@@ -165,7 +165,7 @@ static void init(void)
 	if (!getauxval(AT_SECURE))  /* where secure_getenv reads nothing, no name is an option */
 		gc_options_check_names((const char *const *)environ, 2);
 	gc_log_open(&opts);
-	gc_runstatus_open(opts.run_dir);
+	gc_runstatus_start(opts.run_dir);
 	if (opts.verbose) {
 		gc_log_note("version %s, pid %ld", GC_VERSION, (long)getpid());
 		gc_options_print(&opts, 2);

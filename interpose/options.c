@@ -179,6 +179,23 @@ int gc_options_load(gc_options *o, gc_getenv_fn getenv_fn, int warn_fd)
 	return bad;
 }
 
+int gc_options_path(const char *name, char *out, gc_getenv_fn getenv_fn)
+{
+	for (size_t i = 0; i < N_OPTS; i++) {
+		const opt *d = &table[i];
+		if (d->type != T_PATH || strcmp(d->name, name) != 0)
+			continue;
+		char full[64];
+		snprintf(full, sizeof(full), "GRAPHCHECK_%s", d->name);
+		const char *value = getenv_fn ? getenv_fn(full) : NULL;
+		if (!value || strlen(value) >= GC_PATH_MAX)
+			value = d->default_value;
+		strcpy(out, value);
+		return 0;
+	}
+	return -1;
+}
+
 /* How many single-character edits turn a into b, capped: enough to find a misspelt name. */
 static int edits(const char *a, size_t na, const char *b)
 {

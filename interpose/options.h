@@ -39,6 +39,11 @@ typedef const char *(*gc_getenv_fn)(const char *name);
  * the number of bad values. */
 int gc_options_load(gc_options *o, gc_getenv_fn getenv_fn, int warn_fd);
 
+/* One path option by its table name ("RUN_DIR"), read alone before the rest (at load):
+ * out (GC_PATH_MAX bytes) gets its value, or the default where unset or too long (the full
+ * read at the lazy start warns of it). -1 when the table has no such path option. */
+int gc_options_path(const char *name, char *out, gc_getenv_fn getenv_fn);
+
 /* Warns on warn_fd about each GRAPHCHECK_* variable of env (NAME=value strings, NULL-ended)
  * that names no option, with the nearest option's name when it is a misspelling of one.
  * Returns how many there were. */

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,9 +12,10 @@
 
 static char run_dir[GC_PATH_MAX];
 static pid_t error_marked;  /* the pid whose error is marked (a forked child differs) */
-/* The process's own "started.PID", kept open from the lazy start: its first error is written
- * into it, which works after the program gave up the rights to the run directory (a server
- * dropping root) or ran out of fds. Checked before that write to still be the file opened. */
+/* The process's own "started.PID", opened at load and kept: "c" at offset 0 says it made a
+ * CUDA call (the lazy start), "e" at offset 1 its first error; both work after the program
+ * gave up the rights to the run directory (a server dropping root) or ran out of fds.
+ * Checked before each write to still be the file opened. */
 static int status_fd = -1;
 static pid_t status_pid;
 static dev_t status_dev;
@@ -49,11 +52,27 @@ static int open_marker(const char *what)
 	return fd;
 }
 
-void gc_runstatus_open(const char *dir)
+/* status_fd is still the file this process opened: a program may close fds and reuse the
+ * number, and a forked child holds its parent's. */
+static int kept_file(void)
 {
-	snprintf(run_dir, sizeof(run_dir), "%s", dir);
-	if (!run_dir[0])
-		return;
+	struct stat st;
+	return status_fd >= 0 && status_pid == getpid() && fstat(status_fd, &st) == 0 &&
+	       st.st_dev == status_dev && st.st_ino == status_ino;
+}
+
+/* Closes status_fd only where it is still the file opened (never the program's number). */
+static void drop_file(void)
+{
+	struct stat st;
+	if (status_fd >= 0 && fstat(status_fd, &st) == 0 && st.st_dev == status_dev &&
+	    st.st_ino == status_ino)
+		close(status_fd);
+	status_fd = -1;
+}
+
+static void open_started(void)
+{
 	int fd = open_marker("started");
 	struct stat st;
 	if (fd < 0)
@@ -68,15 +87,40 @@ void gc_runstatus_open(const char *dir)
 	status_ino = st.st_ino;
 }
 
+static const char *secure_env(const char *name)
+{
+	return secure_getenv(name);
+}
+
+/* At load, before the program can give up what the run directory needs: a server drops
+ * root as often before its first CUDA call as after. The file stays empty until then. */
+__attribute__((constructor)) static void open_at_load(void)
+{
+	if (gc_options_path("RUN_DIR", run_dir, secure_env) == 0 && run_dir[0])
+		open_started();
+}
+
+void gc_runstatus_start(const char *dir)
+{
+	if (strcmp(dir, run_dir) != 0 || !kept_file()) {
+		/* not opened at load (no rights, no fd), closed by the program since, or a forked
+		 * child's copy of its parent's */
+		drop_file();
+		snprintf(run_dir, sizeof(run_dir), "%s", dir);
+		if (!run_dir[0])
+			return;
+		open_started();
+	}
+	if (status_fd >= 0)
+		(void)!pwrite(status_fd, "c", 1, 0);
+}
+
 void gc_runstatus_error(void)
 {
 	pid_t pid = getpid();
 	if (!run_dir[0] || __atomic_load_n(&error_marked, __ATOMIC_RELAXED) == pid)
 		return;
-	struct stat st;
-	if (pid == status_pid && status_fd >= 0 && fstat(status_fd, &st) == 0 &&
-	    st.st_dev == status_dev && st.st_ino == status_ino &&
-	    pwrite(status_fd, "e", 1, 0) == 1) {
+	if (kept_file() && pwrite(status_fd, "e", 1, 1) == 1) {
 		__atomic_store_n(&error_marked, pid, __ATOMIC_RELAXED);
 		return;
 	}
@@ -88,7 +132,5 @@ void gc_runstatus_error(void)
 
 void gc_runstatus_fork_child(void)
 {
-	if (status_fd >= 0)
-		close(status_fd);  /* the parent's: a child's first error makes its own marker */
-	status_fd = -1;
+	drop_file();  /* the parent's: a child's first error makes its own marker */
 }

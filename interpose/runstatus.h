@@ -4,13 +4,18 @@
 #ifndef GC_RUNSTATUS_H
 #define GC_RUNSTATUS_H
 
-/* At the lazy start: remembers dir (empty: no launcher, nothing is written) and leaves
- * "started.PID", kept open (close-on-exec, a high fd). */
-void gc_runstatus_open(const char *dir);
+/* At load (a constructor, GRAPHCHECK_RUN_DIR read alone) the process opens "started.PID"
+ * and keeps it open (close-on-exec, a high fd), empty: loaded, not yet checking. */
 
-/* At each error record, once per process: writes "e" into the process's started.PID (the
- * launcher counts a non-empty one as an error), or, for a forked child or when that file is
- * not open, leaves "error.PID" (the same pid after exec finds it there). */
+/* At the lazy start: dir is the options' run directory (empty: no launcher, nothing is
+ * written); the kept file (opened now where it could not be at load) gets "c" at offset 0:
+ * the launcher counts a process whose file is not empty as one that started checking. */
+void gc_runstatus_start(const char *dir);
+
+/* At each error record, once per process: writes "e" at offset 1 of the process's
+ * started.PID (the launcher counts one of 2 bytes or more as an error), or, for a forked
+ * child or when that file is not open, leaves "error.PID" (the same pid after exec finds
+ * it there). */
 void gc_runstatus_error(void);
 
 /* pthread_atfork's child: the parent's file is closed. */

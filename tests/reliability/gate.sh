@@ -59,6 +59,10 @@ gate "an error after the program took every fd" 9 "$GC" --error-exitcode=9 --log
 if [ "$(id -u)" = 0 ]; then
 	gate "an error after the program gave up root" 9 "$GC" --error-exitcode=9 \
 		--log-file=/dev/null -- "$RELA" drop-rights
+	# The order servers use more: root given up before the first CUDA call (the marker is
+	# opened at load).
+	gate "an error after the program gave up root before its first CUDA call" 9 "$GC" \
+		--error-exitcode=9 --log-file=/dev/null -- "$RELA" drop-rights-early
 else
 	echo "skip a program giving up root (not root)"
 fi
@@ -217,7 +221,7 @@ if [ -n "$STATIC" ]; then
 else
 	echo "skip static program (no statically linked ldconfig here)"
 fi
-# A script reaches the static program through scripts: the kernel follows up to 4
+# A script reaches the static program through scripts: the kernel follows up to 5
 # interpreters, and an interpreter path written relative is the working directory's.
 if [ -n "$STATIC" ]; then
 	mkdir -p "$tmp/sb"
@@ -230,6 +234,11 @@ if [ -n "$STATIC" ]; then
 		"$GC" --error-exitcode=9 -- "$tmp/sb/outer.sh"
 	gate "a script whose interpreter is a relative path to a static program: refused" 2 \
 		sh -c 'cd "$1" && exec "$2" --error-exitcode=9 -- ./rel.sh' sh "$tmp/sb" "$GC"
+	printf '#!%s -p\n' "$tmp/sb/stat" > "$tmp/sb/d1"
+	for k in 2 3 4 5; do printf '#!%s\n' "$tmp/sb/d$((k - 1))" > "$tmp/sb/d$k"; done
+	chmod +x "$tmp/sb"/d?
+	gate "5 scripts deep to a static program (the kernel runs it): refused" 2 \
+		"$GC" --error-exitcode=9 -- "$tmp/sb/d5"
 fi
 # Secure mode, as ld.so decides it: a set-user-ID program whose owner is not the caller is
 # refused (root too: exec makes its effective id the owner's); one whose owner is the caller
@@ -245,6 +254,22 @@ if [ "$(id -u)" = 0 ] && [ "$ASAN" != 1 ] && id nobody > /dev/null 2>&1; then
 	gate "root, a set-user-ID program owned by root: checked (1 double-free)" 9 env \
 		LD_LIBRARY_PATH="$(cd "$BUILD/fakecuda" && pwd)" "$GC" --error-exitcode=9 \
 		--log-file=/dev/null -- "$tmp/sb/suid_prog" plain  # (the copy's RPATH finds nothing)
+	# set-group-ID is the kernel's only with group execute (without, it marks mandatory
+	# locking): a program of another group with 2745 runs checked, with 2755 is refused.
+	chown root:nogroup "$tmp/sb/suid_prog" 2> /dev/null || chown root:65534 "$tmp/sb/suid_prog"
+	chmod 2755 "$tmp/sb/suid_prog"
+	gate "root, a set-group-ID program of another group: refused" 2 "$GC" --error-exitcode=9 \
+		--log-file=/dev/null -- "$tmp/sb/suid_prog" plain
+	chmod 2745 "$tmp/sb/suid_prog"
+	gate "root, set-group-ID without group execute: checked (1 double-free)" 9 env \
+		LD_LIBRARY_PATH="$(cd "$BUILD/fakecuda" && pwd)" "$GC" --error-exitcode=9 \
+		--log-file=/dev/null -- "$tmp/sb/suid_prog" plain
+	# A launcher whose effective id is not its real one: every exec keeps that, so the loader
+	# runs any program in secure mode.
+	if command -v setpriv > /dev/null; then
+		gate "a launcher with an effective uid not its real one: refused" 2 \
+			setpriv --euid=65534 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" plain
+	fi
 else
 	echo "skip set-user-ID programs (needs root, and not under ASan)"
 fi

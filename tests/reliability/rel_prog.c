@@ -801,17 +801,26 @@ static int run_plain(void)
 }
 
 /* ---- drop-rights, fd-full ------------------------------------------------------------ */
-/* After its first CUDA call the program gives up what graphcheck's files need: it becomes
- * nobody (a server dropping root: the launcher's run directory is root's), or it takes every
- * fd; then a double free. The gate must still count the error. */
-static int run_drop_rights(void)
+/* After its first CUDA call (or, drop-rights-early, before it) the program gives up what
+ * graphcheck's files need: it becomes nobody (a server dropping root: the launcher's run
+ * directory is root's), or it takes every fd; then a double free. The gate must still
+ * count the error. */
+static int drop_root(void)
 {
+	if (setgid(65534) == 0 && setuid(65534) == 0)
+		return 0;
+	fprintf(stderr, "rel_prog: setuid: %s\n", strerror(errno));
+	return -1;
+}
+
+static int run_drop_rights(int early)
+{
+	if (early && drop_root() != 0)
+		return 98;
 	init_driver();
 	CUstream s = new_stream();
-	if (setgid(65534) != 0 || setuid(65534) != 0) {
-		fprintf(stderr, "rel_prog: setuid: %s\n", strerror(errno));
+	if (!early && drop_root() != 0)
 		return 98;
-	}
 	printf("double free %d\n", (int)double_free(s, 1024));
 	return 0;
 }
@@ -1100,8 +1109,8 @@ int main(int argc, char **argv)
 		return run_end_wrong_thread();
 	if (!strcmp(m, "plain"))
 		return run_plain();
-	if (!strcmp(m, "drop-rights"))
-		return run_drop_rights();
+	if (!strcmp(m, "drop-rights") || !strcmp(m, "drop-rights-early"))
+		return run_drop_rights(m[11] == '-');
 	if (!strcmp(m, "fd-full"))
 		return run_fd_full();
 	if (!strcmp(m, "addnode-refused"))
