@@ -111,7 +111,8 @@ static const char *const D_CALL[GC_EV__COUNT][4] = {
 	[GC_EV_ALLOC] = {"cuMemAllocAsync", "cuMemAllocFromPoolAsync", "cuMemAllocAsync_ptsz",
 	                 ALLOC_COPY},
 	[GC_EV_FREE] = {"cuMemFreeAsync", "cuMemFreeAsync_ptsz", "cudaFreeAsync", "cuMemFreeAsync"},
-	[GC_EV_MEM_ALLOC] = {"cuMemAlloc_v2", "cuMemAlloc", "cudaMalloc", "cuMemAllocPitch_v2"},
+	[GC_EV_MEM_ALLOC] = {"cuMemAlloc_v2", "cudaMalloc", "cuMemAllocPitch_v2",
+	                     "cuMemPoolImportPointer"},
 	[GC_EV_MEM_FREE] = {"cuMemFree_v2", "cuMemFree", "cudaFree", "cuMemFree_v2"},
 	[GC_EV_CAPTURE_BEGIN] = {"cuStreamBeginCapture_v2", "cuStreamBeginCapture",
 	                         "cuStreamBeginCaptureToGraph", "cuStreamBeginCapture_v2_ptsz"},
@@ -421,7 +422,7 @@ enum { P_PTR = 1, P_SIZE = 2, P_STREAM = 4, P_GRAPH = 8, P_EXEC = 16, P_FLAGS = 
 static const unsigned FIELDS[GC_EV__COUNT] = {
 	[GC_EV_ALLOC] = P_PTR | P_SIZE | P_STREAM | P_POOL | P_CAPTURE | P_TID | P_SITE,
 	[GC_EV_FREE] = P_PTR | P_STREAM | P_CAPTURE | P_TID | P_SITE,
-	[GC_EV_MEM_ALLOC] = P_PTR | P_SIZE | P_STREAM | P_SITE,
+	[GC_EV_MEM_ALLOC] = P_PTR | P_SIZE | P_STREAM | P_POOL | P_SITE,
 	[GC_EV_MEM_FREE] = P_PTR | P_SITE,
 	[GC_EV_CAPTURE_BEGIN] = P_STREAM | P_CAPTURE | P_MODE | P_GRAPH | P_TID,
 	[GC_EV_CAPTURE_END] = P_STREAM | P_CAPTURE | P_GRAPH,
