@@ -541,9 +541,9 @@ static inline int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, i
 		gc_order_event(l, ev);
 		return 0;
 	}
-	/* An import (a MEM_ALLOC with its pool) waits for nothing. */
-	if ((ev->kind == GC_EV_MEM_FREE || (ev->kind == GC_EV_MEM_ALLOC && !ev->pool)) &&
-	    ev->result == GC_CUDA_SUCCESS)
+	/* cuMemFree waits for the whole device; cuMemAlloc (cuMemAllocPitch, an import) for
+	 * nothing (the H200: tests/gpu/logs/run37-2026-12-04/alloc_wait_probe.native.out). */
+	if (ev->kind == GC_EV_MEM_FREE && ev->result == GC_CUDA_SUCCESS)
 		gc_order_device_wait(l);
 	int plain = plain_event(ev);
 	if (plain >= 0) {

@@ -485,26 +485,29 @@ static void mem_alloc_and_free_no_legacy_ops(void **state)
 	expect(f, 1, GC_RULE_UNORDERED_USE);
 }
 
-/* A cuMemAlloc between an allocation on one stream and its use on another orders them (a
- * wait for the whole device); an import (cuMemPoolImportPointer: a MEM_ALLOC with its pool
- * set) waits for nothing, so the use stays unordered. */
-static void mem_alloc_waits_an_import_does_not(void **state)
+/* A cuMemFree between an allocation on one stream and its use on another orders them (a
+ * wait for the whole device on the H200); a cuMemAlloc or an import (cuMemPoolImportPointer:
+ * a MEM_ALLOC with its pool set) waits for nothing, so the use stays unordered. */
+static void mem_free_waits_mem_alloc_and_import_do_not(void **state)
 {
 	fx *f = *state;
 	gc_event m = {.kind = GC_EV_MEM_ALLOC, .call = "cuMemAlloc", .ptr = Q, .size = 4096, .site = 9};
 	apply(f, create(D, 0));
 	apply(f, create(D + 0x100, 0));
-	apply(f, alloc(P, D));
 	apply(f, m);
+	apply(f, alloc(P, D));
+	apply(f, (gc_event){.kind = GC_EV_MEM_FREE, .call = "cuMemFree", .ptr = Q, .site = 10});
 	apply(f, use(P, D + 0x100, 51));
 	expect_none(f);
-	m.call = "cuMemPoolImportPointer";
-	m.pool = 0x77;
-	m.ptr = Q + 0x10000;
-	apply(f, alloc(P + 0x10000, D));
-	apply(f, m);
-	apply(f, use(P + 0x10000, D + 0x100, 52));
-	expect(f, 1, GC_RULE_UNORDERED_USE);
+	uint64_t pools[] = {0, 0x77};  /* cuMemAlloc, then an import */
+	for (int k = 0; k < 2; k++) {
+		m.pool = pools[k];
+		m.ptr = Q + 0x10000 * (uint64_t)(k + 1);
+		apply(f, alloc(P + 0x10000 * (uint64_t)(k + 1), D));
+		apply(f, m);
+		apply(f, use(P + 0x10000 * (uint64_t)(k + 1), D + 0x100, 52));
+		expect(f, 1, GC_RULE_UNORDERED_USE);
+	}
 }
 
 /* The same through a graph launch on the legacy stream, the one op there. */
@@ -921,7 +924,7 @@ int main(void)
 		T(blocking_streams_and_the_legacy_stream),
 		T(blocking_streams_and_a_legacy_free),
 		T(mem_alloc_and_free_no_legacy_ops),
-		T(mem_alloc_waits_an_import_does_not),
+		T(mem_free_waits_mem_alloc_and_import_do_not),
 		T(graph_launch_on_the_legacy_stream),
 		T(per_thread_streams),
 		T(refused_and_captured_uses),

@@ -6,9 +6,12 @@
 // the next synchronize and poison the context; later calls then print 700).
 // Expected graphcheck rules (faulty run): use-unmaterialized (argument 1 of `apply`).
 // --clean: the setup exec is launched before the plain kernel: no record.
+// --late: the misuse with 5 ms between the kernel's launch and the lazy setup launch: whether
+// the kernel faults is a race between its reads and that launch mapping the table's memory.
 #include <cstdio>
 #include <cstring>
 #include <cuda_runtime.h>
+#include <unistd.h>
 #define N (1 << 14)
 #define LUT 256
 static int ck(int r, const char *what) { printf("%s -> %d\n", what, r); return r; }
@@ -26,6 +29,7 @@ __global__ void apply(float *out, const float *lut, const int *idx, int n) {
 
 int main(int argc, char **argv) {
   bool clean = argc > 1 && !strcmp(argv[1], "--clean");
+  bool late = argc > 1 && !strcmp(argv[1], "--late");
   cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   float *lut = nullptr, *out = nullptr, h = 0;
   int *idx = nullptr;
@@ -46,6 +50,8 @@ int main(int argc, char **argv) {
     set_up = true;
   }
   LAUNCH(apply, (N + 255) / 256, 256, s, out, lut, idx, N);   // misuse unless set up
+  if (late)
+    usleep(5000);
   if (!set_up) {                                     // the lazy setup, too late
     CK(cudaGraphLaunch(setup_exec, s));
     set_up = true;
