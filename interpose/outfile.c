@@ -61,14 +61,25 @@ void gc_outfile_fork_child(void)
 	unlock_out();
 }
 
-/* An fd number the program is unlikely to reach: three quarters of the fd limit, at most
- * 900; 0 when the limit is too low to leave room. */
-static int high_fd(void)
+/* A copy of fd at a number the program is unlikely to reach: three quarters of the fd
+ * limit, at most 900, close-on-exec; -1 when the limit is too low to leave room or no
+ * number is free there. */
+static int dup_high(int fd)
 {
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 64)
-		return 0;
-	return rl.rlim_cur > 1200 ? 900 : (int)(rl.rlim_cur / 4 * 3);
+		return -1;
+	int hi = rl.rlim_cur > 1200 ? 900 : (int)(rl.rlim_cur / 4 * 3);
+	return hi > fd ? fcntl(fd, F_DUPFD_CLOEXEC, hi) : -1;
+}
+
+int gc_outfile_move_high(int fd)
+{
+	int moved = dup_high(fd);
+	if (moved < 0)
+		return fd;
+	close(fd);
+	return moved;
 }
 
 static int open_checked(const char *path, struct stat *st, const char **why)
@@ -89,15 +100,7 @@ static int open_checked(const char *path, struct stat *st, const char **why)
 		return -1;
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	int hi = high_fd();
-	if (hi > fd) {
-		int moved = fcntl(fd, F_DUPFD_CLOEXEC, hi);
-		if (moved >= 0) {
-			close(fd);
-			fd = moved;
-		}
-	}
-	return fd;
+	return gc_outfile_move_high(fd);
 }
 
 int gc_outfile_open(gc_outfile *f, const char *path, int quiet)

@@ -54,6 +54,10 @@ int gc_outfile_open(gc_outfile *f, const char *path, int quiet);
  * an exit that interrupted graphcheck: the lock is waited for at most about a second, and
  * no message is written. A failed write moves f to its fallback with one message. */
 void gc_outfile_write(gc_outfile *f, const char *buf, size_t len, int in_handler);
+/* fd moved out of the low numbers a program reuses: to three quarters of the fd limit (at
+ * most 900) or the next free one above, close-on-exec, and fd closed. fd itself when the
+ * limit is too low (under 64) or nothing is free there. */
+int gc_outfile_move_high(int fd);
 /* Closes f's fd if it is graphcheck's own; f->fd becomes -1. */
 void gc_outfile_close(gc_outfile *f);
 /* pthread_atfork: the output lock is held across fork, so a child can write. */

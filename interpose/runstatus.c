@@ -4,11 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "interpose/options.h"
+#include "interpose/outfile.h"
 
 static char run_dir[GC_PATH_MAX];
 static pid_t error_marked;  /* the pid whose error is marked (a forked child differs) */
@@ -20,20 +20,6 @@ static int status_fd = -1;
 static pid_t status_pid;
 static dev_t status_dev;
 static ino_t status_ino;
-
-/* Where the fd goes: as the logs' (outfile.c), out of the low numbers a program reuses. */
-static int moved_high(int fd)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 64)
-		return fd;
-	int hi = rl.rlim_cur > 1200 ? 900 : (int)(rl.rlim_cur / 4 * 3);
-	int moved = hi > fd ? fcntl(fd, F_DUPFD_CLOEXEC, hi) : -1;
-	if (moved < 0)
-		return fd;
-	close(fd);
-	return moved;
-}
 
 /* The file what.PID in the run directory, never followed through a symlink; one already
  * there (the same pid after exec) is opened again. -1 when it cannot be. */
@@ -81,7 +67,7 @@ static void open_started(void)
 		close(fd);
 		return;
 	}
-	status_fd = moved_high(fd);
+	status_fd = gc_outfile_move_high(fd);  /* as the logs' fds */
 	status_pid = getpid();
 	status_dev = st.st_dev;
 	status_ino = st.st_ino;
