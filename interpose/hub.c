@@ -161,6 +161,8 @@ static void load_suppressions(void)
  * using CUDA, and the environment and loader are settled. */
 static void init(void)
 {
+	gc_pipe_guard pipe;  /* options.c writes its warnings to stderr itself (outfile.h) */
+	gc_outfile_pipe_hold(&pipe);
 	gc_options_load(&opts, secure_env, 2);
 	if (!getauxval(AT_SECURE))  /* where secure_getenv reads nothing, no name is an option */
 		gc_options_check_names((const char *const *)environ, 2);
@@ -170,6 +172,7 @@ static void init(void)
 		gc_log_note("version %s, pid %ld", GC_VERSION, (long)getpid());
 		gc_options_print(&opts, 2);
 	}
+	gc_outfile_pipe_release(&pipe, 1);
 	gc_ledger_config cfg = {.history = (size_t)opts.history, .no_uses = !opts.uses};
 	ledger = gc_ledger_new(&cfg);
 	if (!ledger) {

@@ -337,8 +337,8 @@ int gc_log_expand_path(char *out, size_t n, const char *pattern, long pid)
 	return 0;
 }
 
-static void note_fd(int fd, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
-static void note_fd(int fd, const char *fmt, va_list ap)
+static void note(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+static void note(const char *fmt, va_list ap)
 {
 	char buf[1024];
 	int n = snprintf(buf, sizeof(buf), "graphcheck: ");
@@ -346,14 +346,14 @@ static void note_fd(int fd, const char *fmt, va_list ap)
 	size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m < sizeof(buf) - (size_t)n - 1
 	                                              ? (size_t)m : sizeof(buf) - (size_t)n - 2);
 	buf[len++] = '\n';
-	(void)!write(fd, buf, len);
+	(void)!gc_outfile_stderr_write(buf, len);
 }
 
 void gc_log_note(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	note_fd(2, fmt, ap);
+	note(fmt, ap);
 	va_end(ap);
 }
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -80,6 +81,43 @@ int gc_outfile_move_high(int fd)
 		return fd;
 	close(fd);
 	return moved;
+}
+
+static void pipe_set(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGPIPE);
+}
+
+void gc_outfile_pipe_hold(gc_pipe_guard *g)
+{
+	sigset_t pipe, pending;
+	pipe_set(&pipe);
+	pthread_sigmask(SIG_BLOCK, &pipe, &g->old);
+	g->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+}
+
+void gc_outfile_pipe_release(gc_pipe_guard *g, int check)
+{
+	sigset_t pipe, pending;
+	pipe_set(&pipe);
+	/* One pending before was not raised here (and a second merges with it): left alone. */
+	if (check && !g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+		struct timespec zero = {0, 0};
+		sigtimedwait(&pipe, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+ssize_t gc_outfile_stderr_write(const void *buf, size_t len)
+{
+	gc_pipe_guard g;
+	gc_outfile_pipe_hold(&g);
+	ssize_t w = write(2, buf, len);
+	int err = errno;
+	gc_outfile_pipe_release(&g, w < 0 && err == EPIPE);
+	errno = err;
+	return w;
 }
 
 static int open_checked(const char *path, struct stat *st, const char **why)
@@ -164,7 +202,7 @@ void gc_outfile_write(gc_outfile *f, const char *buf, size_t len, int in_handler
 	int locked = lock_out(in_handler);
 	check_same(f, in_handler);
 	while (f->fd >= 0 && len) {
-		ssize_t w = write(f->fd, buf, len);
+		ssize_t w = f->fd == 2 ? gc_outfile_stderr_write(buf, len) : write(f->fd, buf, len);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {

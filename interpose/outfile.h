@@ -16,6 +16,7 @@
 #ifndef GC_OUTFILE_H
 #define GC_OUTFILE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -58,6 +59,19 @@ void gc_outfile_write(gc_outfile *f, const char *buf, size_t len, int in_handler
  * most 900) or the next free one above, close-on-exec, and fd closed. fd itself when the
  * limit is too low (under 64) or nothing is free there. */
 int gc_outfile_move_high(int fd);
+/* Around graphcheck's writes to stderr: a pipe whose reader is gone raises SIGPIPE, whose
+ * default kills a program that never wrote there. hold blocks SIGPIPE in this thread;
+ * release takes back a SIGPIPE that is pending now and was not at hold (one graphcheck's
+ * write raised) and restores the mask; check 0: nothing can have been raised. The program's
+ * disposition is not touched. Async-signal-safe. */
+typedef struct gc_pipe_guard {
+	sigset_t old;
+	int was_pending;
+} gc_pipe_guard;
+void gc_outfile_pipe_hold(gc_pipe_guard *g);
+void gc_outfile_pipe_release(gc_pipe_guard *g, int check);
+/* One write(2) of buf to stderr under that guard, errno kept. Async-signal-safe. */
+ssize_t gc_outfile_stderr_write(const void *buf, size_t len);
 /* Closes f's fd if it is graphcheck's own; f->fd becomes -1. */
 void gc_outfile_close(gc_outfile *f);
 /* pthread_atfork: the output lock is held across fork, so a child can write. */

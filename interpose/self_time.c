@@ -5,6 +5,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "interpose/outfile.h"
+
 #ifdef GC_SELF_TIME
 static uint64_t cycles, calls, tsc0, ns0;
 
@@ -55,7 +57,7 @@ void gc_self_time_add(const char *name, uint64_t c)
 static void say(const char *line, int len, size_t size)
 {
 	if (len > 0)
-		(void)!write(2, line, (size_t)len < size ? (size_t)len : size - 1);
+		(void)!gc_outfile_stderr_write(line, (size_t)len < size ? (size_t)len : size - 1);
 }
 
 void gc_self_time_report(void)

@@ -80,6 +80,14 @@
  *       one double free, then closes every fd from 3 up (as a daemon does), opens DATA once
  *       (one) or until the process has no fd left (fill), writes a line to it, commits 2 more
  *       double frees, writes a second line.
+ *   rel_prog stderr-data DATA early|late
+ *       puts its data file DATA at fd 2 (open, then dup2 unless it landed there: stderr
+ *       closed at the start), before its first CUDA call (early) or after a first double
+ *       free (late); then 1 double free and a line of its own written to fd 2.
+ *   rel_prog pipe-blocked
+ *       blocks SIGPIPE, 1 double free, then says whether a SIGPIPE is pending.
+ *   rel_prog stderr-own
+ *       1 double free, then writes a line of its own to stderr.
  *
  * REL_PID_FILE=F in the environment: the program writes its pid to F first. */
 #include <cuda.h>
@@ -1060,6 +1068,62 @@ static int run_close_fds(const char *data, int fill)
 	return 0;
 }
 
+/* The program's own file at fd 2, where a daemon puts its log or a server its data. */
+static int data_at_stderr(const char *data)
+{
+	int fd = open(data, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return -1;
+	if (fd != 2) {
+		if (dup2(fd, 2) != 2)
+			return -1;
+		close(fd);
+	}
+	return 0;
+}
+
+static int run_stderr_data(const char *data, int early)
+{
+	if (early && data_at_stderr(data))
+		return 1;
+	init_driver();
+	CUstream s = new_stream();
+	if (!early) {
+		printf("double free -> %d\n", (int)double_free(s, 512));
+		fflush(stdout);
+		if (data_at_stderr(data))
+			return 1;
+	}
+	printf("double free -> %d\n", (int)double_free(s, 1024));
+	static const char line[] = "data line\n";
+	(void)!write(2, line, sizeof(line) - 1);
+	return 0;
+}
+
+static int run_pipe_blocked(void)
+{
+	sigset_t pipe_set, pending;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &pipe_set, NULL);
+	init_driver();
+	printf("double free -> %d\n", (int)double_free(new_stream(), 1024));
+	sigpending(&pending);
+	printf("SIGPIPE pending: %s\n", sigismember(&pending, SIGPIPE) ? "yes" : "no");
+	return 0;
+}
+
+static int run_stderr_own(void)
+{
+	init_driver();
+	printf("double free -> %d\n", (int)double_free(new_stream(), 1024));
+	fflush(stdout);
+	static const char line[] = "rel_prog: its own line\n";
+	(void)!write(2, line, sizeof(line) - 1);
+	printf("still running\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -1127,8 +1191,14 @@ int main(int argc, char **argv)
 		return run_deep(ARG(2, 8), ARG(3, 20), ARG(4, 64));
 	if (!strcmp(m, "close-fds") && argc > 3)
 		return run_close_fds(argv[2], !strcmp(argv[3], "fill"));
+	if (!strcmp(m, "stderr-data") && argc > 3)
+		return run_stderr_data(argv[2], !strcmp(argv[3], "early"));
+	if (!strcmp(m, "pipe-blocked"))
+		return run_pipe_blocked();
+	if (!strcmp(m, "stderr-own"))
+		return run_stderr_own();
 	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-launch|fork-busy|fork-in-loader|fork-init|"
 	                "faults|begin-refused|end-wrong-thread|plain|addnode-refused|leak-only|fork-after-summary|exit-in-signal|"
-	                "small-stack|deep|close-fds ...\n");
+	                "small-stack|deep|close-fds|stderr-data|pipe-blocked|stderr-own ...\n");
 	return 2;
 }

@@ -28,4 +28,4 @@ all: $(REL_PROG)
 TEST_SCRIPTS += $(REL_SRC)/threads.sh $(REL_SRC)/fork.sh $(REL_SRC)/durability.sh \
                 $(REL_SRC)/faults.sh $(REL_SRC)/bad_input.sh $(REL_SRC)/safety.sh \
                 $(REL_SRC)/gate.sh $(REL_SRC)/exit_signal.sh $(REL_SRC)/stack.sh \
-                $(REL_SRC)/records.sh $(REL_SRC)/files.sh
+                $(REL_SRC)/records.sh $(REL_SRC)/files.sh $(REL_SRC)/stderr.sh
