@@ -157,20 +157,25 @@ static void load_suppressions(void)
 		gc_log_note("%zu suppressions from '%.200s'", gc_supp_count(supps), opts.suppressions);
 }
 
-/* Runs on the first intercepted call, never in a constructor: by then the program is
- * using CUDA, and the environment and loader are settled. */
+/* Runs on the first intercepted call, never in a constructor (outfile.c's only notes which
+ * file stderr is): by then the program is using CUDA, and the environment and loader are
+ * settled. */
 static void init(void)
 {
-	gc_pipe_guard pipe;  /* options.c writes its warnings to stderr itself (outfile.h) */
+	/* graphcheck's copy of stderr is taken now (outfile.h); options.c writes its warnings
+	 * there itself, under the SIGPIPE guard. */
+	int err = gc_outfile_stderr_fd();
+	gc_pipe_guard pipe;
 	gc_outfile_pipe_hold(&pipe);
-	gc_options_load(&opts, secure_env, 2);
+	gc_options_load(&opts, secure_env, err);
 	if (!getauxval(AT_SECURE))  /* where secure_getenv reads nothing, no name is an option */
-		gc_options_check_names((const char *const *)environ, 2);
+		gc_options_check_names((const char *const *)environ, err);
 	gc_log_open(&opts);
 	gc_runstatus_start(opts.run_dir);
 	if (opts.verbose) {
 		gc_log_note("version %s, pid %ld", GC_VERSION, (long)getpid());
-		gc_options_print(&opts, 2);
+		if (err >= 0)
+			gc_options_print(&opts, err);
 	}
 	gc_outfile_pipe_release(&pipe, 1);
 	gc_ledger_config cfg = {.history = (size_t)opts.history, .no_uses = !opts.uses};

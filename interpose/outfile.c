@@ -109,11 +109,63 @@ void gc_outfile_pipe_release(gc_pipe_guard *g, int check)
 	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
 
+/* graphcheck's stderr: the program's fd 2 as it was when the object was loaded, so that
+ * records never land in a file the program put at fd 2 later (a daemon's /dev/null is
+ * harmless; its own data file or socket is not). Noted then (one fstat, nothing kept open:
+ * a process that never calls CUDA holds no copy), copied high at the first CUDA call while
+ * fd 2 is still that file, and written through the copy from then on. */
+static int err_closed;  /* fd 2 was closed at load: no stderr is graphcheck's */
+static dev_t err_dev;
+static ino_t err_ino;
+static int err_copy = -1;
+
+static int is_stderr(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && st.st_dev == err_dev && st.st_ino == err_ino;
+}
+
+__attribute__((constructor)) void gc_outfile_stderr_note(void)
+{
+	struct stat st;
+	int old = __atomic_exchange_n(&err_copy, -1, __ATOMIC_ACQ_REL);
+	if (old >= 0)
+		close(old);  /* a test's second note: the copy is of the stderr noted before */
+	err_closed = fstat(2, &st) != 0;
+	err_dev = err_closed ? 0 : st.st_dev;
+	err_ino = err_closed ? 0 : st.st_ino;
+}
+
+int gc_outfile_stderr_fd(void)
+{
+	int fd = __atomic_load_n(&err_copy, __ATOMIC_ACQUIRE);
+	if (fd >= 0 && is_stderr(fd))
+		return fd;
+	/* None yet, or the program closed it (the number is the program's now, never closed
+	 * here): copied again from fd 2 only while fd 2 is still the stderr noted at load. */
+	if (err_closed || !is_stderr(2))
+		return -1;
+	int copy = dup_high(2);
+	if (copy < 0)
+		return 2;  /* no room up high (a low copy would take a number the program expects) */
+	if (!__atomic_compare_exchange_n(&err_copy, &fd, copy, 0, __ATOMIC_ACQ_REL,
+	                                 __ATOMIC_ACQUIRE)) {
+		close(copy);  /* another thread's copy won: fd is it */
+		return fd;
+	}
+	return copy;
+}
+
 ssize_t gc_outfile_stderr_write(const void *buf, size_t len)
 {
+	int fd = gc_outfile_stderr_fd();
+	if (fd < 0) {
+		errno = EBADF;
+		return -1;
+	}
 	gc_pipe_guard g;
 	gc_outfile_pipe_hold(&g);
-	ssize_t w = write(2, buf, len);
+	ssize_t w = write(fd, buf, len);
 	int err = errno;
 	gc_outfile_pipe_release(&g, w < 0 && err == EPIPE);
 	errno = err;

@@ -25,7 +25,7 @@
 #include "interpose/options.h"
 
 typedef struct gc_outfile {
-	int fd;                  /* -1: off; 2: the program's stderr (never checked or closed) */
+	int fd;                  /* -1: off; 2: graphcheck's stderr (gc_outfile_stderr_fd) */
 	int fallback;            /* where records go when the file fails: 2, or -1 (the trace) */
 	dev_t dev;               /* what fd was opened on, when above 2 */
 	ino_t ino;
@@ -70,7 +70,16 @@ typedef struct gc_pipe_guard {
 } gc_pipe_guard;
 void gc_outfile_pipe_hold(gc_pipe_guard *g);
 void gc_outfile_pipe_release(gc_pipe_guard *g, int check);
-/* One write(2) of buf to stderr under that guard, errno kept. Async-signal-safe. */
+/* graphcheck's stderr: fd 2 as it was when the object was loaded (noted by a constructor,
+ * one fstat; tests that replace fd 2 call it again), copied high and close-on-exec at the
+ * first use (the first CUDA call), so that a file the program puts at fd 2 later (dup2, or
+ * opened there after closing it) never gets records. -1 when there is none: fd 2 was closed
+ * at load, or it is another file now and the copy is gone (not yet made, or closed by the
+ * program); 2 when fd 2 is still that file but no high number is free. Async-signal-safe. */
+void gc_outfile_stderr_note(void);
+int gc_outfile_stderr_fd(void);
+/* One write(2) of buf to graphcheck's stderr under that guard, errno kept (EBADF when there
+ * is none). Async-signal-safe. */
 ssize_t gc_outfile_stderr_write(const void *buf, size_t len);
 /* Closes f's fd if it is graphcheck's own; f->fd becomes -1. */
 void gc_outfile_close(gc_outfile *f);

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "interpose/log.h"
+#include "interpose/outfile.h"
 #include "interpose/sites.h"
 
 /* Frames no module maps: dladdr finds nothing, so the output is the same everywhere. */
@@ -226,9 +227,11 @@ static char *capture_stderr(void (*fn)(void *), void *arg)
 	assert_true(fd >= 0);
 	int saved = dup(2);
 	dup2(fd, 2);
+	gc_outfile_stderr_note();  /* graphcheck's stderr is the one at load: this file now */
 	fn(arg);
 	dup2(saved, 2);
 	close(saved);
+	gc_outfile_stderr_note();
 	close(fd);
 	size_t len;
 	char *s = read_file(path, &len);

@@ -1,8 +1,11 @@
 #!/bin/sh
-# graphcheck's stderr. A pipe whose reader is gone: graphcheck's records, notes and exit
+# graphcheck's stderr. (1) A pipe whose reader is gone: graphcheck's records, notes and exit
 # summary there raise no SIGPIPE, so a program that never writes to stderr is not killed by
 # graphcheck's writes (it was: status 141); the program's own write still gets its SIGPIPE,
-# and a program that blocks SIGPIPE is not left with one pending.
+# and a program that blocks SIGPIPE is not left with one pending. (2) A program that puts its
+# own file at fd 2 (dup2, or stderr closed at the start and its file opened there): no record
+# lands in that file; records go to the stderr the process started with, kept from the
+# first CUDA call on.
 # Usage: sh tests/reliability/stderr.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 
@@ -24,7 +27,7 @@ rel() {
 	out=$(cat "$tmp/out")
 }
 
-# ---- stderr a pipe whose reader is gone ----------------------------------------------------
+# ---- (1) stderr a pipe whose reader is gone ----------------------------------------------------
 rel "$REL" plain; nrc=$rc; nout=$out
 rel env LD_PRELOAD="$PRE" "$REL" plain
 [ $rc -eq $nrc ] && [ "$out" = "$nout" ] &&
@@ -54,5 +57,30 @@ rel env LD_PRELOAD="$PRE" "$REL" stderr-own
 [ $rc -eq $nrc ] && [ $rc -eq 141 ] && [ "$out" = "$nout" ] &&
 	ok "the program's own write to that pipe still gets its SIGPIPE ($rc), after graphcheck's records" ||
 	bad "the program's own write to a broken stderr: status $rc (native $nrc)"
+
+# ---- (2) the program's own file at fd 2 --------------------------------------------------------
+# data: what the program wrote to its file at fd 2 (one line); err: what the stderr it
+# started with holds.
+for when in late early closed; do
+	mode=$when; [ $when = closed ] && mode=early
+	rm -f "$tmp/data" "$tmp/err"
+	if [ $when = closed ]; then
+		timeout 20 env LD_PRELOAD="$PRE" "$REL" stderr-data "$tmp/data" $mode > "$tmp/out" 2>&-
+	else
+		timeout 20 env LD_PRELOAD="$PRE" "$REL" stderr-data "$tmp/data" $mode > "$tmp/out" 2> "$tmp/err"
+	fi
+	rc=$?
+	data=$(tr '\n' '|' < "$tmp/data")
+	recs=0; [ -f "$tmp/err" ] && recs=$(grep -c '^==graphcheck== error: double-free' "$tmp/err")
+	want=0; [ $when = late ] && want=2
+	case $when in
+	late) what="dup2 over fd 2 after the first CUDA call: both records on the stderr it started with" ;;
+	early) what="dup2 over fd 2 before any CUDA call: no record written (the stderr it started with is not kept)" ;;
+	closed) what="stderr closed at the start, its file opened at fd 2: no record written" ;;
+	esac
+	[ $rc -eq 0 ] && [ "$data" = "data line|" ] && [ "$recs" -eq $want ] &&
+		ok "$what; the file holds only its line" ||
+		bad "$when: status $rc, its file '$(printf %s "$data" | head -c 200)', $recs records on the original stderr (want $want)"
+done
 
 finish
