@@ -19,13 +19,6 @@ enum { OPTIMISTIC_TRIES = 4 };
 
 _Static_assert(offsetof(gc_dead_ranges, nb) < 64, "the common add and cover read one line");
 
-/* Each lane's bit in fronts, loaded: a shift would need its count in cl, where the add's
- * owner argument arrives (a move, and a register saved). */
-#define BITS4(n) 1ull << (n), 1ull << ((n) + 1), 1ull << ((n) + 2), 1ull << ((n) + 3)
-#define BITS16(n) BITS4(n), BITS4((n) + 4), BITS4((n) + 8), BITS4((n) + 12)
-_Static_assert(GC_DEAD_LANES == 64, "lane_bit holds 64 lanes");
-static const uint64_t lane_bit[GC_DEAD_LANES] = { BITS16(0), BITS16(16), BITS16(32), BITS16(48) };
-
 /* The ranges held: the pool's and the fronts'. */
 static uint32_t count_of(const gc_dead_ranges *d)
 {
@@ -181,15 +174,6 @@ long gc_dead_ranges_check_words_slow(gc_dead_ranges *d, const uint64_t *words, s
 
 /* ---- writers (d->lock held) ----------------------------------------------------------- */
 
-/* Opens a write section; returns seq's (odd) value, which the section's end takes (kept in
- * a register on the fast paths: a plain load would be repeated after every atomic store). */
-static uint64_t write_begin(gc_dead_ranges *d)
-{
-	uint64_t s = d->seq + 1;
-	ST(&d->seq, s);
-	return s;
-}
-
 static gc_dead_block *block_at(const gc_dead_ranges *d, uint32_t t)
 {
 	return &d->blocks[d->top_blk[t]];
@@ -208,15 +192,6 @@ static int order_spans(const gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	return d->nb && hi > d->top_lo[0] && lo < order_hi(d);
 }
 
-/* The bounds set to [lo, hi) (the index's extent), and the write section that write_begin
- * opened (returning s) closed. */
-static void write_bounds(gc_dead_ranges *d, uint64_t s, uint64_t lo, uint64_t hi)
-{
-	ST(&d->lo_bound, lo);
-	ST(&d->hi_bound, hi);
-	ST(&d->seq, s + 1);
-}
-
 /* The bounds become [lo, hi) (the blocks' extent) widened by every front, and the write
  * section closes. */
 static void write_extent(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
@@ -228,7 +203,7 @@ static void write_extent(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	}
 	if (!d->n && !d->fronts)
 		lo = hi = 0;
-	write_bounds(d, d->seq, lo, hi);
+	gc_dead_write_bounds(d, d->seq, lo, hi);
 }
 
 /* The bounds become the extent of the blocks and the fronts, before the write section
@@ -559,26 +534,11 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 	}
 }
 
-/* The new range takes its lane's front slot, the newest (its age: s, the write section's
- * seq; see age_of), and fronts becomes `fronts`: no pool or age-list work. The caller
- * need not count it (n counts the pool's). */
-static inline void set_front(gc_dead_ranges *d, uint32_t lane, uint64_t lo, uint64_t hi,
-                             uint64_t owner, gc_dead_kind kind, uint64_t s, uint64_t fronts)
-{
-	gc_dead_front *f = &d->front[lane];
-	/* In any order inside the write section; owner and kind first, freeing their registers
-	 * (owner's is the shift count's). */
-	ST(&f->owner, owner);
-	ST(&f->meta, s * 2 + (uint64_t)kind);  /* kind is 0 or 1: one lea */
-	ST(&f->lo, lo);
-	ST(&f->hi, hi);
-	ST(&d->fronts, fronts);
-}
-
 /* An add to an index that holds ranges, inside the write section add opened; it closes it
  * and the lock. Out of line, so that the empty index's add saves no registers. */
-static __attribute__((noinline)) int add_slow(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
-                                              uint64_t owner, gc_dead_kind kind, uint32_t lane)
+__attribute__((noinline)) int gc_dead_ranges_add_slow(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
+                                                      uint64_t owner, gc_dead_kind kind,
+                                                      uint32_t lane)
 {
 	if (!(d->fronts >> lane & 1) && count_of(d) < d->cap &&
 	    (hi <= d->order_lo || lo >= d->order_hi) && !fronts_meet(d, d->fronts, lo, hi)) {
@@ -586,8 +546,8 @@ static __attribute__((noinline)) int add_slow(gc_dead_ranges *d, uint64_t lo, ui
 		 * blocks' extent and every front: nothing to cut, evict or settle; the bounds (the
 		 * index's extent: it holds ranges) grow. */
 		uint64_t blo = d->lo_bound, bhi = d->hi_bound;
-		set_front(d, lane, lo, hi, owner, kind, d->seq, d->fronts | 1ull << lane);
-		write_bounds(d, d->seq, lo < blo ? lo : blo, hi > bhi ? hi : bhi);
+		gc_dead_set_front(d, lane, lo, hi, owner, kind, d->seq, d->fronts | 1ull << lane);
+		gc_dead_write_bounds(d, d->seq, lo < blo ? lo : blo, hi > bhi ? hi : bhi);
 		gc_spin_unlock(&d->lock);
 		return 0;
 	}
@@ -595,45 +555,24 @@ static __attribute__((noinline)) int add_slow(gc_dead_ranges *d, uint64_t lo, ui
 	if (count_of(d) == d->cap)
 		evict_one(d);
 	settle_front(d, lane);  /* the new range is the lane's newest: it takes the front */
-	set_front(d, lane, lo, hi, owner, kind, d->seq, d->fronts | 1ull << lane);
+	gc_dead_set_front(d, lane, lo, hi, owner, kind, d->seq, d->fronts | 1ull << lane);
 	write_end(d);
 	gc_spin_unlock(&d->lock);
 	return 0;
 }
 
-/* add with the lock taken. */
-static inline int add_locked(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
-                             gc_dead_kind kind, uint32_t lane)
-{
-	uint64_t s = write_begin(d);
-	/* Bounds are the extent of the ranges held (hi_bound > 0), or 0 and 0 when none. */
-	if (d->hi_bound)
-		return add_slow(d, lo, hi, owner, kind, lane);
-	/* An empty index (a loop that frees what it allocated) has nothing to cut, evict or
-	 * settle, no front (fronts is 0), and its bounds become the new range's. */
-	set_front(d, lane, lo, hi, owner, kind, s, lane_bit[lane]);
-	write_bounds(d, s, lo, hi);
-	gc_spin_unlock(&d->lock);
-	return 0;
-}
-
-/* add after a wait for the lock: out of line, so that the uncontended add makes no call. */
-static __attribute__((noinline)) int add_waited(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
-                                                uint64_t owner, gc_dead_kind kind, uint32_t lane)
+__attribute__((noinline)) int gc_dead_ranges_add_waited(gc_dead_ranges *d, uint64_t lo,
+                                                        uint64_t hi, uint64_t owner,
+                                                        gc_dead_kind kind, uint32_t lane)
 {
 	gc_spin_wait(&d->lock);
-	return add_locked(d, lo, hi, owner, kind, lane);
+	return gc_dead_ranges_add_locked(d, lo, hi, owner, kind, lane);
 }
 
 int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
                        gc_dead_kind kind, uint64_t thread)
 {
-	if (lo >= hi)
-		return -1;
-	uint32_t lane = (uint32_t)thread & (GC_DEAD_LANES - 1);
-	if (__builtin_expect(gc_spin_busy(&d->lock), 0))
-		return add_waited(d, lo, hi, owner, kind, lane);
-	return add_locked(d, lo, hi, owner, kind, lane);
+	return gc_dead_ranges_add_inline(d, lo, hi, owner, kind, thread);
 }
 
 /* The caller's front goes (its lane's; the lock held): the bounds shrink to the extent of
@@ -642,7 +581,7 @@ int gc_dead_ranges_add(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t own
 static void drop_own_front(gc_dead_ranges *d, uint32_t lane)
 {
 	const gc_dead_front *f = &d->front[lane];
-	uint64_t s = write_begin(d);
+	uint64_t s = gc_dead_write_begin(d);
 	ST(&d->fronts, d->fronts & ~(1ull << lane));
 	if (f->lo > d->lo_bound && f->hi < d->hi_bound)
 		ST(&d->seq, s + 1);
@@ -652,8 +591,8 @@ static void drop_own_front(gc_dead_ranges *d, uint32_t lane)
 
 /* A cover that meets the bounds and does not take the whole index (cover's lock held;
  * released here); an empty [lo, hi) (lo >= hi) cuts nothing. */
-static __attribute__((noinline)) void cover_slow(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
-                                                 uint64_t thread)
+__attribute__((noinline)) void gc_dead_ranges_cover_slow(gc_dead_ranges *d, uint64_t lo,
+                                                         uint64_t hi, uint64_t thread)
 {
 	if (lo >= hi) {
 		gc_spin_unlock(&d->lock);
@@ -674,50 +613,23 @@ static __attribute__((noinline)) void cover_slow(gc_dead_ranges *d, uint64_t lo,
 	if (fronts_meet(d, d->fronts, lo, hi) ||
 	    (order_spans(d, lo, hi) && locate(d, hi - 1, &t, &i) &&
 	     d->slots[block_at(d, t)->id[i]].hi > lo)) {
-		write_begin(d);  /* overlaps: otherwise readers need no retry */
+		gc_dead_write_begin(d);  /* overlaps: otherwise readers need no retry */
 		cut(d, lo, hi);
 		write_end(d);
 	}
 	gc_spin_unlock(&d->lock);
 }
 
-/* cover with the lock taken. */
-static inline void cover_locked(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t thread)
-{
-	/* With no block the fronts are the only ranges, and the bounds are their extent (read
-	 * again under the lock): wholly covered (a pool's reuse of the memory a free just made
-	 * dead), they go and the index is empty. (An empty index would pass too, harmlessly;
-	 * so would an empty [lo, hi) only with an empty index: lo <= lo_bound < hi_bound <= hi
-	 * otherwise.) */
-	if (!d->nb && lo <= d->lo_bound && d->hi_bound <= hi) {
-		uint64_t s = write_begin(d);
-		ST(&d->fronts, 0);  /* no block: the pool holds none either */
-		write_bounds(d, s, 0, 0);
-		gc_spin_unlock(&d->lock);
-		return;
-	}
-	cover_slow(d, lo, hi, thread);
-}
-
-/* cover after a wait for the lock: out of line, so that the uncontended cover makes no
- * call. */
-static __attribute__((noinline)) void cover_waited(gc_dead_ranges *d, uint64_t lo, uint64_t hi,
-                                                   uint64_t thread)
+__attribute__((noinline)) void gc_dead_ranges_cover_waited(gc_dead_ranges *d, uint64_t lo,
+                                                          uint64_t hi, uint64_t thread)
 {
 	gc_spin_wait(&d->lock);
-	cover_locked(d, lo, hi, thread);
+	gc_dead_ranges_cover_locked(d, lo, hi, thread);
 }
 
 void gc_dead_ranges_cover(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t thread)
 {
-	/* Outside the bounds there is nothing to cut: most allocations stop here. An empty
-	 * [lo, hi) inside them is left to cover_slow, off the common path. */
-	if (hi <= LD(&d->lo_bound) || lo >= LD(&d->hi_bound))
-		return;
-	if (__builtin_expect(gc_spin_busy(&d->lock), 0))
-		cover_waited(d, lo, hi, thread);
-	else
-		cover_locked(d, lo, hi, thread);
+	gc_dead_ranges_cover_inline(d, lo, hi, thread);
 }
 
 int gc_dead_ranges_take_front(gc_dead_ranges *d, const gc_dead_range *r, uint64_t thread)
@@ -739,7 +651,7 @@ size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner)
 {
 	size_t gone = 0;
 	gc_spin_lock(&d->lock);
-	write_begin(d);
+	gc_dead_write_begin(d);
 	for (int k = 0; k < 2; k++)
 		for (uint32_t id = d->head[k], nx; id != NIL; id = nx) {
 			nx = d->slots[id].next;

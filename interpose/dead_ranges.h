@@ -154,6 +154,121 @@ size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner);
 int gc_dead_ranges_take_front(gc_dead_ranges *d, const gc_dead_range *r, uint64_t thread);
 void gc_dead_ranges_stats_get(gc_dead_ranges *d, gc_dead_ranges_stats *st);
 
+/* ---- the writers' common paths, inline ---------------------------------------------------
+ * add and cover as dead_ranges.c calls them, here so that the ledger's fast path (a pool's
+ * free and the reuse of its address) makes no call for them: an add into an empty index and
+ * a cover that takes the whole index (its fronts alone) are inline; the rest is out of line.
+ * The stores are release stores, as every writer's (dead_ranges.c). */
+
+/* Opens a write section; returns seq's (odd) value, which the section's end takes (kept in
+ * a register on the fast paths: a plain load would be repeated after every atomic store). */
+static inline uint64_t gc_dead_write_begin(gc_dead_ranges *d)
+{
+	uint64_t s = d->seq + 1;
+	__atomic_store_n(&d->seq, s, __ATOMIC_RELEASE);
+	return s;
+}
+
+/* The bounds set to [lo, hi) (the index's extent), and the write section that
+ * gc_dead_write_begin opened (returning s) closed. */
+static inline void gc_dead_write_bounds(gc_dead_ranges *d, uint64_t s, uint64_t lo, uint64_t hi)
+{
+	__atomic_store_n(&d->lo_bound, lo, __ATOMIC_RELEASE);
+	__atomic_store_n(&d->hi_bound, hi, __ATOMIC_RELEASE);
+	__atomic_store_n(&d->seq, s + 1, __ATOMIC_RELEASE);
+}
+
+/* The new range takes its lane's front slot, the newest (its age: s, the write section's
+ * seq; see age_of), and fronts becomes `fronts`: no pool or age-list work. The caller
+ * need not count it (n counts the pool's). */
+static inline void gc_dead_set_front(gc_dead_ranges *d, uint32_t lane, uint64_t lo, uint64_t hi,
+                                     uint64_t owner, gc_dead_kind kind, uint64_t s,
+                                     uint64_t fronts)
+{
+	gc_dead_front *f = &d->front[lane];
+	__atomic_store_n(&f->owner, owner, __ATOMIC_RELEASE);
+	__atomic_store_n(&f->meta, s * 2 + (uint64_t)kind, __ATOMIC_RELEASE);  /* kind 0 or 1 */
+	__atomic_store_n(&f->lo, lo, __ATOMIC_RELEASE);
+	__atomic_store_n(&f->hi, hi, __ATOMIC_RELEASE);
+	__atomic_store_n(&d->fronts, fronts, __ATOMIC_RELEASE);
+}
+
+/* dead_ranges.c's: an add to an index that holds ranges, inside the write section add
+ * opened (it closes it and the lock); an add after a wait for the lock. */
+int gc_dead_ranges_add_slow(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
+                            gc_dead_kind kind, uint32_t lane);
+int gc_dead_ranges_add_waited(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
+                              gc_dead_kind kind, uint32_t lane);
+
+/* add with the lock taken. */
+static inline __attribute__((always_inline)) int
+gc_dead_ranges_add_locked(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
+                          gc_dead_kind kind, uint32_t lane)
+{
+	uint64_t s = gc_dead_write_begin(d);
+	/* Bounds are the extent of the ranges held (hi_bound > 0), or 0 and 0 when none. */
+	if (d->hi_bound)
+		return gc_dead_ranges_add_slow(d, lo, hi, owner, kind, lane);
+	/* An empty index (a loop that frees what it allocated) has nothing to cut, evict or
+	 * settle, no front (fronts is 0), and its bounds become the new range's. */
+	gc_dead_set_front(d, lane, lo, hi, owner, kind, s, 1ull << lane);
+	gc_dead_write_bounds(d, s, lo, hi);
+	gc_spin_unlock(&d->lock);
+	return 0;
+}
+
+/* gc_dead_ranges_add, inline. */
+static inline __attribute__((always_inline)) int
+gc_dead_ranges_add_inline(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t owner,
+                          gc_dead_kind kind, uint64_t thread)
+{
+	if (lo >= hi)
+		return -1;
+	uint32_t lane = (uint32_t)thread & (GC_DEAD_LANES - 1);
+	if (__builtin_expect(gc_spin_busy(&d->lock), 0))
+		return gc_dead_ranges_add_waited(d, lo, hi, owner, kind, lane);
+	return gc_dead_ranges_add_locked(d, lo, hi, owner, kind, lane);
+}
+
+/* dead_ranges.c's: a cover that meets the bounds and does not take the whole index (the lock
+ * held; released there); a cover after a wait for the lock. */
+void gc_dead_ranges_cover_slow(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t thread);
+void gc_dead_ranges_cover_waited(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t thread);
+
+/* cover with the lock taken. */
+static inline __attribute__((always_inline)) void
+gc_dead_ranges_cover_locked(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t thread)
+{
+	/* With no block the fronts are the only ranges, and the bounds are their extent (read
+	 * again under the lock): wholly covered (a pool's reuse of the memory a free just made
+	 * dead), they go and the index is empty. (An empty index would pass too, harmlessly;
+	 * so would an empty [lo, hi) only with an empty index: lo <= lo_bound < hi_bound <= hi
+	 * otherwise.) */
+	if (!d->nb && lo <= d->lo_bound && d->hi_bound <= hi) {
+		uint64_t s = gc_dead_write_begin(d);
+		__atomic_store_n(&d->fronts, 0, __ATOMIC_RELEASE);  /* no block: no pool range */
+		gc_dead_write_bounds(d, s, 0, 0);
+		gc_spin_unlock(&d->lock);
+		return;
+	}
+	gc_dead_ranges_cover_slow(d, lo, hi, thread);
+}
+
+/* gc_dead_ranges_cover, inline. */
+static inline __attribute__((always_inline)) void
+gc_dead_ranges_cover_inline(gc_dead_ranges *d, uint64_t lo, uint64_t hi, uint64_t thread)
+{
+	/* Outside the bounds there is nothing to cut: most allocations stop here. An empty
+	 * [lo, hi) inside them is left to the slow cover, off the common path. */
+	if (hi <= __atomic_load_n(&d->lo_bound, __ATOMIC_ACQUIRE) ||
+	    lo >= __atomic_load_n(&d->hi_bound, __ATOMIC_ACQUIRE))
+		return;
+	if (__builtin_expect(gc_spin_busy(&d->lock), 0))
+		gc_dead_ranges_cover_waited(d, lo, hi, thread);
+	else
+		gc_dead_ranges_cover_locked(d, lo, hi, thread);
+}
+
 /* Readers. The slow path of a word inside the bounds: 1 and *hit filled when addr is in a
  * dead range, else 0. */
 int gc_dead_ranges_lookup_slow(gc_dead_ranges *d, uint64_t addr, gc_dead_range *hit);

@@ -148,7 +148,7 @@ gc_store_alloc_fast(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int ki
 		return 0;
 	gc_store_live_take(l, st, a, op, kind == GC_EV_ALLOC ? K_ASYNC : K_SYNC);  /* flags 0 */
 	if (__builtin_expect(!no_uses, 1))  /* the call in line: no jump out and back */
-		gc_dead_ranges_cover(&l->dead, op->ptr, end, op->tid);  /* op->ptr: a's key */
+		gc_dead_ranges_cover_inline(&l->dead, op->ptr, end, op->tid);  /* op->ptr: a's key */
 	return 1;
 }
 
@@ -167,8 +167,8 @@ gc_store_free_fast(gc_ledger *l, struct stripe *st, const gc_mem_op *op)
 	st->history_len++;
 	gc_store_ring_put(st, a);
 	if (__builtin_expect(gc_store_async_uses(a, l->no_uses), 1))
-		gc_dead_ranges_add(&l->dead, a->h.key, a->h.key + a->size, a->h.key, GC_DEAD_FREED,
-		                   op->tid);
+		gc_dead_ranges_add_inline(&l->dead, a->h.key, a->h.key + a->size, a->h.key,
+		                          GC_DEAD_FREED, op->tid);
 	return 1;
 }
 
