@@ -8,7 +8,7 @@
 
 #include "interpose/copy_side.h"
 #include "interpose/driver.h"
-#include "interpose/hub.h"
+#include "interpose/hub_mem.h"
 #include "interpose/self_time.h"
 
 #define U64(x) ((uint64_t)(uintptr_t)(x))
@@ -150,9 +150,9 @@
 	         size_t n, CUstreamCaptureMode mode),                                          \
 	        (s, g, deps, edata, n, mode), 0, 1, BEGIN_EVENT(s, ptsz, mode, g))
 #define END_CAPTURE(spelling, ptsz)                                                        \
-	WRAPPER(spelling, (CUstream s, CUgraph *out), (s, out), CAPTURE_OF(s, ptsz), 1,       \
+	WRAPPER(spelling, (CUstream s, CUgraph *gout), (s, gout), CAPTURE_OF(s, ptsz), 1,     \
 	        .kind = GC_EV_CAPTURE_END, .stream = U64(s), .capture_id = cap,                \
-	        .graph = RETURNED(r, out))
+	        .graph = RETURNED(r, gout))
 
 /* ---- graphs ------------------------------------------------------------------ */
 

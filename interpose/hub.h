@@ -173,25 +173,7 @@ static inline int gc_hub_recent_site(void *pc, uint32_t *site)
  * of line; 0 when the call must go the full way (no scratch memory to read the Python frame
  * with). */
 int gc_hub_direct_site(gc_mem_op *op);
-/* What gc_hub_report does with a successful allocation or free outside any capture, on a
- * thread whose log is active (gc_hub_thread set), with no error held and no trace
- * (gc_hub_mem_ok): the thread's id and the cheap site, then the ledger's fast path, which
- * gives no verdict. 1 when the call was applied (it is then no event), 0 when it must go the
- * full way: allocation backtraces asked for (an unwound site), or the ledger declined. A site
- * interned here is the one the full path finds cached. Inline in the wrapper, so that the
- * common call builds only the op; the wrapper has noted its caller (gc_hub_note_caller: a
- * return address, never 0) just before. kind: the op's, a constant (GC_EV_ALLOC or
- * GC_EV_FREE), which picks the ledger's half with no test of op->kind. */
-static inline int gc_hub_mem_direct(gc_mem_op *op, int kind)
-{
-	op->tid = gc_hub_thread;
-	if (!(gc_hub.mem_site == GC_HUB_SITE_CALLER &&
-	      gc_hub_recent_site(gc_hub_caller, &op->site)) &&
-	    (gc_hub.mem_site == GC_HUB_SITE_UNWOUND || !gc_hub_direct_site(op)))
-		return 0;
-	return kind == GC_EV_FREE ? gc_ledger_free_async(gc_hub.ledger, op)
-	                          : gc_ledger_alloc_async(gc_hub.ledger, op);
-}
+/* gc_hub_mem_direct, the direct path itself: hub_mem.h (the wrappers' only). */
 /* The full path for a call gc_hub_mem_ok let through that gc_hub_mem_direct declined: its
  * event, built of the op (a success outside any capture: result and capture 0; a free's size
  * and pool 0, unset in its op) and the call's name, reported. */

@@ -11,7 +11,7 @@
  * lock (ledger_order.c, also after a fast free: gc_order_unwatch), the order index's and the
  * dead index's own (fork takes them last, in that order).
  */
-#include "interpose/ledger_store_fast.h"
+#include "interpose/ledger_fast.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -437,90 +437,39 @@ static int order_event(const gc_event *ev)
 
 static int apply_locked(gc_ledger *l, const gc_event *ev, gc_verdict *v, int max);
 
-/* The fast path's two halves, each inline in gc_ledger_apply_mem with the store's common
- * case (ledger_store_fast.h): one frame, its general case called only when that declines.
- * kind: op->kind, a constant in each inlined copy, so that no test of it is made again after
- * a call. The stream model: only stream-ordered ones (GC_EV_ALLOC, GC_EV_FREE; cuMemAlloc's
- * memory is not), and with one stream so far, nothing past the stream seen (nothing is
- * watched): one compare (gc_order_quiet). An allocation that retired a record goes to the
- * stream model out of line (alloc_retired), so that the store's result is kept across no
- * call (a register less). */
-static __attribute__((noinline)) int alloc_retired(gc_ledger *l, const gc_mem_op *op)
+/* The fast path's out-of-line parts (ledger_fast.h). */
+__attribute__((noinline)) int gc_ledger_alloc_retired(gc_ledger *l, const gc_mem_op *op)
 {
 	gc_order_alloc(l, op, gc_order_stream(l, op), 1);
 	return 1;
 }
 
-static inline __attribute__((always_inline)) int alloc_mem(gc_ledger *l, const gc_mem_op *op,
-                                                           int kind)
-{
-	struct stripe *st = stripe_of(l, op->ptr);
-	gc_spin_lock(&st->lock);
-	int done = gc_store_alloc_fast(l, st, op, kind) ? 1 : gc_store_alloc(l, st, op);  /* never 0 */
-	gc_spin_unlock(&st->lock);
-	if (kind == GC_EV_ALLOC) {
-		if (done == 2)
-			return alloc_retired(l, op);
-		if (!gc_order_quiet(l, op)) {
-			uint64_t key = gc_order_stream(l, op);
-			if (gc_order_on(l))
-				gc_order_alloc(l, op, key, 0);
-		}
-	}
-	return 1;
-}
-
-/* A free's part in the store (its stripe's records), then in the stream model when it is on:
- * its order index entry goes (seen: that entry as the free's check found it, or NULL). */
-static inline __attribute__((always_inline)) int free_store(gc_ledger *l, const gc_mem_op *op,
-                                                            int kind, const gc_dead_range *seen)
-{
-	struct stripe *st = stripe_of(l, op->ptr);
-	gc_spin_lock(&st->lock);
-	int done = gc_store_free_fast(l, st, op) || gc_store_free(l, st, op);
-	gc_spin_unlock(&st->lock);
-	if (done && kind == GC_EV_FREE && gc_order_on(l))
-		gc_order_unwatch(l, op->ptr, op->tid, seen);  /* gc_order_freed's: op->ptr read if on */
-	return done;
-}
-
-/* A stream-ordered free past one stream: checked against its allocation's stream first, the
- * entry found kept for the unwatch (which takes it without a search when it is still the
- * thread's own). Out of line: the one-stream free's frame holds no entry. */
-static __attribute__((noinline)) int free_ordered(gc_ledger *l, const gc_mem_op *op)
+__attribute__((noinline)) int gc_ledger_free_ordered(gc_ledger *l, const gc_mem_op *op)
 {
 	gc_dead_range seen, *looked = NULL;
 	uint64_t key = gc_order_stream(l, op);
 	if (gc_order_on(l) && gc_order_free_checked(l, op, key, looked = &seen))
 		return 0;  /* made or used on another stream: judged on the locked path */
-	return free_store(l, op, GC_EV_FREE, looked);
-}
-
-static inline __attribute__((always_inline)) int free_mem(gc_ledger *l, const gc_mem_op *op,
-                                                          int kind)
-{
-	if (kind == GC_EV_FREE && !gc_order_quiet(l, op))
-		return free_ordered(l, op);
-	return free_store(l, op, kind, NULL);
+	return gc_ledger_free_store(l, op, GC_EV_FREE, looked);
 }
 
 /* cuMemAlloc's and cuMemFree's (gc_ledger_apply's only): out of line, not in the hot frame. */
 static __attribute__((noinline)) int apply_mem_sync(gc_ledger *l, const gc_mem_op *op)
 {
-	return op->kind == GC_EV_MEM_ALLOC ? alloc_mem(l, op, GC_EV_MEM_ALLOC)
-	                                   : free_mem(l, op, GC_EV_MEM_FREE);
+	return op->kind == GC_EV_MEM_ALLOC ? gc_ledger_alloc_mem(l, op, GC_EV_MEM_ALLOC)
+	                                   : gc_ledger_free_mem(l, op, GC_EV_MEM_FREE);
 }
 
 /* The fast path's stream-ordered halves, each its own entry: the hub's direct path knows its
  * call's kind, so it calls its half with no test of op->kind. */
 int gc_ledger_alloc_async(gc_ledger *l, const gc_mem_op *op)
 {
-	return alloc_mem(l, op, GC_EV_ALLOC);
+	return gc_ledger_alloc_mem(l, op, GC_EV_ALLOC);
 }
 
 int gc_ledger_free_async(gc_ledger *l, const gc_mem_op *op)
 {
-	return free_mem(l, op, GC_EV_FREE);
+	return gc_ledger_free_mem(l, op, GC_EV_FREE);
 }
 
 /* The fast path: an allocation outside any graph, or a free of a plain record; 0 when the

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "interpose/hub.h"
+#include "interpose/hub_mem.h"  /* gc_hub_mem_direct, as the wrappers run it */
 #include "interpose/ledger.h"
 #include "interpose/ledger_internal.h"  /* the stream model's seen line (per_thread_streams) */
 #include "interpose/stream_clock.h"
