@@ -162,7 +162,8 @@ void gc_dead_ranges_stats_get(gc_dead_ranges *d, gc_dead_ranges_stats *st);
 
 /* Opens a write section; returns seq's (odd) value, which the section's end takes (kept in
  * a register on the fast paths: a plain load would be repeated after every atomic store). */
-static inline uint64_t gc_dead_write_begin(gc_dead_ranges *d)
+static inline __attribute__((always_inline)) uint64_t
+gc_dead_write_begin(gc_dead_ranges *d)
 {
 	uint64_t s = d->seq + 1;
 	__atomic_store_n(&d->seq, s, __ATOMIC_RELEASE);
@@ -171,7 +172,8 @@ static inline uint64_t gc_dead_write_begin(gc_dead_ranges *d)
 
 /* The bounds set to [lo, hi) (the index's extent), and the write section that
  * gc_dead_write_begin opened (returning s) closed. */
-static inline void gc_dead_write_bounds(gc_dead_ranges *d, uint64_t s, uint64_t lo, uint64_t hi)
+static inline __attribute__((always_inline)) void
+gc_dead_write_bounds(gc_dead_ranges *d, uint64_t s, uint64_t lo, uint64_t hi)
 {
 	__atomic_store_n(&d->lo_bound, lo, __ATOMIC_RELEASE);
 	__atomic_store_n(&d->hi_bound, hi, __ATOMIC_RELEASE);
@@ -181,9 +183,9 @@ static inline void gc_dead_write_bounds(gc_dead_ranges *d, uint64_t s, uint64_t 
 /* The new range takes its lane's front slot, the newest (its age: s, the write section's
  * seq; see age_of), and fronts becomes `fronts`: no pool or age-list work. The caller
  * need not count it (n counts the pool's). */
-static inline void gc_dead_set_front(gc_dead_ranges *d, uint32_t lane, uint64_t lo, uint64_t hi,
-                                     uint64_t owner, gc_dead_kind kind, uint64_t s,
-                                     uint64_t fronts)
+static inline __attribute__((always_inline)) void
+gc_dead_set_front(gc_dead_ranges *d, uint32_t lane, uint64_t lo, uint64_t hi, uint64_t owner,
+                  gc_dead_kind kind, uint64_t s, uint64_t fronts)
 {
 	gc_dead_front *f = &d->front[lane];
 	__atomic_store_n(&f->owner, owner, __ATOMIC_RELEASE);
