@@ -445,7 +445,8 @@ static void tell_outer(unsigned long long errors)
 	char name[48];
 	snprintf(name, sizeof(name), "started.%ld", (long)getpid());
 	int fd = dir < 0 ? -1 : openat(dir, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || pwrite(fd, "ce", errors ? 2 : 1, 0) != (errors ? 2 : 1))
+	ssize_t marks = errors ? 2 : 1;
+	if (fd < 0 || pwrite(fd, "ce", (size_t)marks, 0) != marks)
 		fprintf(stderr, "graphcheck: cannot mark this run in the outer launcher's directory "
 		        "'%s': %s\n", outer_dir, strerror(errno));
 	if (fd >= 0)

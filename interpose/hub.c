@@ -61,11 +61,6 @@ static CUresult (*ctx_current)(CUcontext *);
 static CUresult (*address_range)(CUdeviceptr *, size_t *, CUdeviceptr);
 static gc_supp_set *supps;  /* GRAPHCHECK_SUPPRESSIONS, read once at start-up */
 
-static const char *secure_env(const char *name)
-{
-	return secure_getenv(name);
-}
-
 static void write_held(int in_signal);
 
 static void at_exit(void)
@@ -167,7 +162,7 @@ static void init(void)
 	int err = gc_outfile_stderr_fd();
 	gc_pipe_guard pipe;
 	gc_outfile_pipe_hold(&pipe);
-	gc_options_load(&opts, secure_env, err);
+	gc_options_load(&opts, gc_options_secure_env, err);
 	if (!getauxval(AT_SECURE))  /* where secure_getenv reads nothing, no name is an option */
 		gc_options_check_names((const char *const *)environ, err);
 	gc_log_open(&opts);

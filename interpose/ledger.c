@@ -460,26 +460,14 @@ static __attribute__((noinline)) int apply_mem_sync(gc_ledger *l, const gc_mem_o
 	                                   : gc_ledger_free_mem(l, op, GC_EV_MEM_FREE);
 }
 
-/* The fast path's stream-ordered halves, each its own entry: the hub's direct path knows its
- * call's kind, so it calls its half with no test of op->kind. */
-int gc_ledger_alloc_async(gc_ledger *l, const gc_mem_op *op)
-{
-	return gc_ledger_alloc_mem(l, op, GC_EV_ALLOC);
-}
-
-int gc_ledger_free_async(gc_ledger *l, const gc_mem_op *op)
-{
-	return gc_ledger_free_mem(l, op, GC_EV_FREE);
-}
-
 /* The fast path: an allocation outside any graph, or a free of a plain record; 0 when the
  * locked path must judge it, nothing changed that it will not redo alike. gc_ledger_apply's,
- * by the op's kind. */
-int gc_ledger_apply_mem(gc_ledger *l, const gc_mem_op *op)
+ * by the op's kind (the hub's direct path inlines its half: hub_mem.h). */
+static int apply_mem(gc_ledger *l, const gc_mem_op *op)
 {
 	switch (op->kind) {
-	case GC_EV_ALLOC: return gc_ledger_alloc_async(l, op);
-	case GC_EV_FREE: return gc_ledger_free_async(l, op);
+	case GC_EV_ALLOC: return gc_ledger_alloc_mem(l, op, GC_EV_ALLOC);
+	case GC_EV_FREE: return gc_ledger_free_mem(l, op, GC_EV_FREE);
 	default: return apply_mem_sync(l, op);
 	}
 }
@@ -499,7 +487,7 @@ static inline int apply_event(gc_ledger *l, const gc_event *ev, gc_verdict *v, i
 		gc_mem_op op = {.ptr = ev->ptr, .size = ev->size, .stream = ev->stream,
 		                .pool = ev->pool, .tid = ev->tid, .call = ev->call, .site = ev->site,
 		                .kind = (uint8_t)ev->kind, .per_thread = (uint8_t)ev->per_thread};
-		if (gc_ledger_apply_mem(l, &op))
+		if (apply_mem(l, &op))
 			return 0;
 	}
 	return apply_locked(l, ev, v, max);

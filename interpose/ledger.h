@@ -191,15 +191,12 @@ typedef struct gc_mem_op {
 	                       * from gc_ledger_apply) */
 	uint8_t per_thread;
 } gc_mem_op;
-/* The fast path alone, for the hub's direct path: 1 when op was applied (such an op gives
- * no verdict), 0 when its event must go through gc_ledger_apply instead (a free of no live
- * plain record, or one judged for stream order); what a 0 leaves changed, applying the
- * event does again to the same effect. The caller has checked that no error is held
- * (gc_ledger_held_count). */
-int gc_ledger_apply_mem(gc_ledger *l, const gc_mem_op *op);
-/* The same for an op of a known kind: GC_EV_ALLOC, GC_EV_FREE (no test of op->kind). */
-int gc_ledger_alloc_async(gc_ledger *l, const gc_mem_op *op);
-int gc_ledger_free_async(gc_ledger *l, const gc_mem_op *op);
+/* The fast path alone, for the hub's direct path, is inline: ledger_fast.h's
+ * gc_ledger_alloc_mem and gc_ledger_free_mem (through hub_mem.h). Each gives 1 when op was
+ * applied (such an op gives no verdict), 0 when its event must go through gc_ledger_apply
+ * instead (a free of no live plain record, or one judged for stream order); what a 0 leaves
+ * changed, applying the event does again to the same effect. The caller has checked that no
+ * error is held (gc_ledger_held_count). */
 /* The stream model (stream_clock.h), for the hub's direct path: what gc_ledger_apply does
  * with a successful cuEventRecord or cuStreamWaitEvent outside any capture is
  * gc_streams_record_wait on it, and such a call can give no verdict; but while an error is

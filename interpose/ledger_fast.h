@@ -1,6 +1,5 @@
-/* The ledger's fast path (gc_ledger_alloc_async, gc_ledger_free_async), inline: ledger.c's
- * entries are these, and the allocator's wrappers (hooks.c, through hub_mem.h) inline them
- * too, so that the common allocation and free are one frame from the wrapper's entry to the
+/* The ledger's fast path, inline: ledger.c's gc_ledger_apply takes it first, and the
+ * allocator's wrappers (hooks.c, through hub_mem.h) inline it too, so that the common allocation and free are one frame from the wrapper's entry to the
  * dead index's stores (no call, no second save of registers, the op's fields read from the
  * wrapper's frame). What they decline, ledger.c and ledger_store.c do out of line. */
 #ifndef GC_LEDGER_FAST_H

@@ -1,5 +1,5 @@
 /* The store's fast path (ledger_store.c's records), inline in the ledger's fast path
- * (gc_ledger_apply_mem, ledger.c), so that the common allocation and free outside any graph
+ * (ledger_fast.h), so that the common allocation and free outside any graph
  * are one frame from the hub's call to the dead index's: the pools' allocation taking over
  * its address's last freed record, and the free of a record alone at its address. What they
  * decline (nothing changed), gc_store_alloc and gc_store_free do out of line. The caller

@@ -157,6 +157,11 @@ static const char *why(const opt *d, char *buf, size_t n)
 	return "is not valid";
 }
 
+const char *gc_options_secure_env(const char *name)
+{
+	return secure_getenv(name);
+}
+
 int gc_options_load(gc_options *o, gc_getenv_fn getenv_fn, int warn_fd)
 {
 	int bad = 0;

@@ -34,6 +34,9 @@ enum { GC_PY_AUTO, GC_PY_API, GC_PY_OFF };
 
 typedef const char *(*gc_getenv_fn)(const char *name);
 
+/* secure_getenv as a gc_getenv_fn: the preloaded object's (nothing in secure mode). */
+const char *gc_options_secure_env(const char *name);
+
 /* Fills *o from the environment through getenv_fn (secure_getenv in the preloaded object).
  * A bad value gets one warning line written to warn_fd and the default is used. Returns
  * the number of bad values. */

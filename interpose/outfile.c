@@ -121,8 +121,7 @@ static int err_copy = -1;
 
 static int is_stderr(int fd)
 {
-	struct stat st;
-	return fstat(fd, &st) == 0 && st.st_dev == err_dev && st.st_ino == err_ino;
+	return gc_outfile_fd_is(fd, err_dev, err_ino);
 }
 
 __attribute__((constructor)) void gc_outfile_stderr_note(void)
@@ -224,9 +223,8 @@ int gc_outfile_open(gc_outfile *f, const char *path, int quiet)
 
 void gc_outfile_close(gc_outfile *f)
 {
-	struct stat st;
 	int fd = __atomic_exchange_n(&f->fd, -1, __ATOMIC_ACQ_REL);
-	if (fd > 2 && fstat(fd, &st) == 0 && st.st_dev == f->dev && st.st_ino == f->ino)
+	if (fd > 2 && gc_outfile_fd_is(fd, f->dev, f->ino))
 		close(fd);
 }
 
@@ -235,9 +233,8 @@ void gc_outfile_close(gc_outfile *f)
  * the program's now: never written, never closed. */
 static void check_same(gc_outfile *f, int in_handler)
 {
-	struct stat st;
 	int fd = f->fd;
-	if (fd <= 2 || (fstat(fd, &st) == 0 && st.st_dev == f->dev && st.st_ino == f->ino))
+	if (fd <= 2 || gc_outfile_fd_is(fd, f->dev, f->ino))
 		return;
 	int ok = gc_outfile_open(f, f->path, in_handler) == 0;
 	if (ok && !in_handler) {

@@ -48,6 +48,14 @@ static inline const char *gc_outfile_refusal(const struct stat *st)
 	return NULL;
 }
 
+/* fd is still the file (dev, ino) it was opened on: a program may close any fd and reuse
+ * its number. */
+static inline int gc_outfile_fd_is(int fd, dev_t dev, ino_t ino)
+{
+	struct stat st;
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
 /* Opens path (copied into f->path) as described above. 0, or -1 after one message on
  * stderr (none when quiet) with f->fd at f->fallback. */
 int gc_outfile_open(gc_outfile *f, const char *path, int quiet);

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -42,17 +41,13 @@ static int open_marker(const char *what)
  * number, and a forked child holds its parent's. */
 static int kept_file(void)
 {
-	struct stat st;
-	return status_fd >= 0 && status_pid == getpid() && fstat(status_fd, &st) == 0 &&
-	       st.st_dev == status_dev && st.st_ino == status_ino;
+	return status_pid == getpid() && gc_outfile_fd_is(status_fd, status_dev, status_ino);
 }
 
 /* Closes status_fd only where it is still the file opened (never the program's number). */
 static void drop_file(void)
 {
-	struct stat st;
-	if (status_fd >= 0 && fstat(status_fd, &st) == 0 && st.st_dev == status_dev &&
-	    st.st_ino == status_ino)
+	if (gc_outfile_fd_is(status_fd, status_dev, status_ino))
 		close(status_fd);
 	status_fd = -1;
 }
@@ -73,16 +68,11 @@ static void open_started(void)
 	status_ino = st.st_ino;
 }
 
-static const char *secure_env(const char *name)
-{
-	return secure_getenv(name);
-}
-
 /* At load, before the program can give up what the run directory needs: a server drops
  * root as often before its first CUDA call as after. The file stays empty until then. */
 __attribute__((constructor)) static void open_at_load(void)
 {
-	if (gc_options_path("RUN_DIR", run_dir, secure_env) == 0 && run_dir[0])
+	if (gc_options_path("RUN_DIR", run_dir, gc_options_secure_env) == 0 && run_dir[0])
 		open_started();
 }
 
