@@ -469,20 +469,22 @@ static void tell_outer(unsigned long long errors)
 		close(fd);
 }
 
-/* Signals sent to the launcher by a process (kill, timeout, a CI runner) are passed to the
- * program, and the launcher dies of the same signal once the program has ended and the run
- * directory is gone. The terminal's ^C (from the kernel) already reached the program's
- * process group: it is not sent twice. */
-static const int forwarded[] = {SIGTERM, SIGINT, SIGQUIT, SIGHUP};
+/* Signals sent to the launcher by a process (kill, timeout, a CI runner, a job scheduler's
+ * SIGUSR1 before its time limit) are passed to the program, which decides what they do as it
+ * would without graphcheck: the launcher then ends as the program did, once the run
+ * directory is gone (a program that catches SIGTERM and exits 0 gives 0). Every signal whose
+ * default would end the launcher and leave the program running on its own is one; the
+ * terminal's (^C, ^\, a hang-up: from the kernel) already reached the program's process
+ * group and are not sent twice. */
+static const int forwarded[] = {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM,
+                                SIGVTALRM, SIGPROF, SIGPOLL, SIGPWR};
 static volatile pid_t child_pid;
-static volatile sig_atomic_t fatal_signal;
 
 static void forward(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
 	if (si->si_code == SI_KERNEL)
 		return;
-	fatal_signal = sig;
 	if (child_pid > 0)
 		kill(child_pid, sig);
 }
@@ -626,8 +628,6 @@ int main(int argc, char **argv)
 	if (!started)
 		fprintf(stderr, "graphcheck: no process of this run made a CUDA driver call, so "
 		                "nothing was checked\n");
-	if (fatal_signal)
-		die_of(fatal_signal, &saved);
 	if (error_exitcode >= 0 && errors > 0) {
 		if (WIFSIGNALED(status))  /* else its status would say nothing of it */
 			fprintf(stderr, "graphcheck: the program died of signal %d (%s); the gate's "

@@ -7,7 +7,8 @@
 #   directory whose path has a space or a colon, which LD_PRELOAD would split (row 2); a
 #   launcher under another passes its errors up;
 # - SIGTERM/SIGHUP sent to the launcher reach the program, the run directory goes, and the
-#   launcher dies of the same signal (row 13);
+#   launcher dies of the same signal (row 13); a signal the program catches (SIGUSR1, a
+#   SIGTERM answered with exit 0) gives the program's status, no program left behind;
 # - relative log paths are the launcher's, not the program's cwd at its first CUDA call (row 17).
 # Usage: sh tests/reliability/gate.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
@@ -307,6 +308,28 @@ for sig in TERM:143 HUP:129; do
 	[ $lrc -eq $want ] && [ $alive = no ] && [ -n "$rd" ] && [ ! -e "$rd" ] &&
 		ok "SIG$sig to the launcher: the program got it too, run directory removed, launcher status $lrc" ||
 		bad "SIG$sig to the launcher: status $lrc (want $want), program still running: $alive, run directory '$rd' left: $([ -e "$rd" ] && echo yes)"
+done
+
+# A signal the program handles: the launcher ends as the program did, as its caller would
+# have seen without graphcheck. SIGUSR1 (a job scheduler's warning before its time limit)
+# used to end the launcher alone (status 138), the program left running on its own; SIGTERM
+# caught and answered with exit 0 gave 143 instead of 0.
+for sig in USR1:5 TERM:0 USR2:7; do
+	want=${sig#*:} sig=${sig%:*}
+	rm -f "$tmp/child.pid"
+	env ${ASANRT:+LD_PRELOAD=$ASANRT} "$GC" -- sh -c 'trap "kill \$!; exit $1" '$sig'; echo $$ > "$0"; sleep 30 & wait' "$tmp/child.pid" $want > /dev/null 2>&1 &
+	lpid=$!
+	for k in $(seq 100); do [ -s "$tmp/child.pid" ] && break; sleep 0.05; done
+	cpid=$(cat "$tmp/child.pid")
+	kill -$sig $lpid
+	wait $lpid 2> /dev/null
+	lrc=$?
+	sleep 0.2
+	alive=no
+	kill -0 "$cpid" 2> /dev/null && alive=yes && kill -KILL "$cpid"
+	[ $lrc -eq $want ] && [ $alive = no ] &&
+		ok "SIG$sig to the launcher, caught by the program (exit $want): the launcher's status $lrc, no program left behind" ||
+		bad "SIG$sig to the launcher, caught by the program: status $lrc (want $want), program still running: $alive"
 done
 
 # A program that dies of a signal: the launcher dies of the same one (what the caller would
