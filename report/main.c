@@ -190,6 +190,33 @@ static bool output_is_input(const rp_options *o)
 	return false;
 }
 
+/* A log named twice (the same file through any path or link, or - twice: a shell glob and
+ * an explicit name, `*.jsonl run.jsonl`) is read once: its records would count twice. Later
+ * names are dropped from o->inputs (argv's tail, ours to reorder). */
+static void drop_repeated_inputs(rp_options *o)
+{
+	int kept = 0;
+	for (int i = 0; i < o->n_inputs; i++) {
+		const char *name = o->inputs[i];
+		struct stat st, prev;
+		int have = (strcmp(name, "-") ? stat(name, &st) : fstat(0, &st)) == 0;
+		int j = 0;
+		for (; j < kept; j++) {
+			const char *p = o->inputs[j];
+			if (!strcmp(p, name) ||
+			    (have && (strcmp(p, "-") ? stat(p, &prev) : fstat(0, &prev)) == 0 &&
+			     prev.st_dev == st.st_dev && prev.st_ino == st.st_ino))
+				break;
+		}
+		if (j < kept)
+			fprintf(stderr, "graphcheck-report: %s is %s, named before: read once\n", name,
+			        o->inputs[j]);
+		else
+			o->inputs[kept++] = o->inputs[i];
+	}
+	o->n_inputs = kept;
+}
+
 int main(int argc, char **argv)
 {
 	rp_options o;
@@ -198,5 +225,6 @@ int main(int argc, char **argv)
 		return rc;
 	if (output_is_input(&o))
 		return RP_EXIT_USAGE;
+	drop_repeated_inputs(&o);
 	return replay_mode ? replay(&o) : rp_run(&o);
 }

@@ -225,7 +225,7 @@ typedef struct rp_options {
 	rp_fail_on fail_on;
 	bool symbolize;
 	const char *suppressions;  /* --suppressions=FILE, or NULL */
-	char *const *inputs;
+	char **inputs;  /* argv's tail: drop_repeated_inputs reorders it */
 	int n_inputs;
 } rp_options;
 

@@ -85,6 +85,14 @@ done
 expect 1 "seed log" "$R" "$T/seed_pipeline.jsonl"
 has "$tmp/out" "graphcheck-report: 2 errors, 1 warnings (11 records in 1 files)" "seed totals"
 has "$tmp/out" "free-unmaterialized      error         9  " "seed: 9 records folded into one row"
+# The same log named twice (a glob and its name, a link, stdin): read once, said so.
+ln -sf "$(pwd)/$T/seed_pipeline.jsonl" "$tmp/seed_link.jsonl"
+expect 1 "seed log named three times" "$R" "$T/seed_pipeline.jsonl" "$tmp/seed_link.jsonl" - \
+	< "$T/seed_pipeline.jsonl"
+has "$tmp/out" "graphcheck-report: 2 errors, 1 warnings (11 records in 1 files)" \
+	"the same log named three times: its records once"
+has "$tmp/err" "graphcheck-report: $tmp/seed_link.jsonl is $T/seed_pipeline.jsonl, named before: read once" \
+	"the same log through a link: said"
 # A process's start line without its summary (killed, _exit, or a cut log): a note
 head -n 1 "$T/clean.jsonl" > "$tmp/start_only.jsonl"
 expect 0 "start line only" "$R" "$tmp/start_only.jsonl"
