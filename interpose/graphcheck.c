@@ -509,6 +509,27 @@ static void __attribute__((noreturn)) die_of(int sig, const sigset_t *mask)
 	exit(128 + sig);  /* a signal whose default is not to end a process */
 }
 
+/* Two of the outputs naming one file (the same path, or a hard link to it) would interleave
+ * text, JSON and trace lines in it, which no reader takes apart: refused. Run after
+ * make_absolute and check_log_path (a path naming stderr is unset by then). */
+static void check_distinct_outputs(void)
+{
+	static const char *const var[] = {"GRAPHCHECK_LOG_FILE", "GRAPHCHECK_JSON_FILE",
+	                                  "GRAPHCHECK_TRACE_FILE"};
+	static const char *const opt[] = {"--log-file", "--json-file", "--trace-file"};
+	for (int a = 0; a < 3; a++)
+		for (int b = a + 1; b < 3; b++) {
+			const char *va = getenv(var[a]), *vb = getenv(var[b]);
+			if (!va || !vb || !*va || !*vb)
+				continue;
+			struct stat sa, sb;
+			if (!strcmp(va, vb) || (stat(va, &sa) == 0 && stat(vb, &sb) == 0 &&
+			                        sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino))
+				die("%s '%s' and %s '%s' are one file: give each its own", opt[a], va,
+				    opt[b], vb);
+		}
+}
+
 int main(int argc, char **argv)
 {
 	long error_exitcode = -1;
@@ -565,6 +586,7 @@ int main(int argc, char **argv)
 	check_log_path("GRAPHCHECK_LOG_FILE", "the log file");
 	check_log_path("GRAPHCHECK_JSON_FILE", "the JSON file");
 	check_log_path("GRAPHCHECK_TRACE_FILE", "the trace file");
+	check_distinct_outputs();
 	check_suppressions();
 
 	char lib[PATH_MAX], preload[2 * PATH_MAX + 2], summary[sizeof(run_dir) + 32];

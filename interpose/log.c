@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "interpose/backtrace.h"
@@ -415,10 +416,26 @@ static int open_summary(void)
 	return gc_outfile_open(&summary_out, summary_path, 1);
 }
 
+/* GRAPHCHECK_JSON_FILE naming the log file (the launcher refuses that; set directly it is
+ * taken): JSON lines among the text would be read by no one, so the log keeps the file. */
+static void json_apart_from_text(void)
+{
+	struct stat t, j;
+	if (text_out.f.fd <= 2 || json_out.f.fd <= 2 || fstat(text_out.f.fd, &t) != 0 ||
+	    fstat(json_out.f.fd, &j) != 0 || t.st_dev != j.st_dev || t.st_ino != j.st_ino)
+		return;
+	char shown[SHOWN_MAX];
+	gc_log_note("the JSON log '%s' is the log file: no JSON written (give it a file of its "
+	            "own)", gc_text_shown(shown, sizeof(shown), json_out.f.path));
+	gc_outfile_close(&json_out.f);
+	json_out.pattern[0] = '\0';  /* a forked child does not open it again */
+}
+
 void gc_log_open(const gc_options *o)
 {
 	output_open(&text_out, o->log_file);
 	output_open(&json_out, o->json_file);
+	json_apart_from_text();
 	snprintf(summary_path, sizeof(summary_path), "%s", o->summary_file);
 	if (summary_path[0]) {  /* said now: at exit there is no one to tell */
 		if (gc_outfile_open(&summary_out, summary_path, 0) != 0)

@@ -281,6 +281,14 @@ gate "graphcheck inside graphcheck, the inner run with errors" 9 "$GC" --error-e
 gate "graphcheck inside graphcheck, the inner run without a CUDA call" 0 "$GC" --error-exitcode=9 \
 	-- "$GC" -- true
 
+# Two outputs at one path (relative for one, absolute for the other): refused, as the object
+# would interleave text and JSON lines in the file. (A hard link is refused for each already.)
+rm -f "$tmp/one.log" "$tmp/two.log" "$tmp/two.json"
+gate "--log-file and --json-file at one path: refused" 2 sh -c 'cd "$1" && exec "$2" --log-file=one.log --json-file="$1/one.log" -- true' sh "$tmp" "$GC"
+grep -q "are one file" "$tmp/err" && ok "refused with the reason" || bad "one file for two outputs: no reason given: $(head -c 200 "$tmp/err")"
+gate "--log-file and --json-file at two files: runs" 0 "$GC" --log-file="$tmp/two.log" --json-file="$tmp/two.json" -- true
+rm -f "$tmp/one.log" "$tmp/two.log" "$tmp/two.json"
+
 # ---- row 13: signals to the launcher ------------------------------------------------------
 # (SIGINT cannot be shown from here: sh starts background jobs with it ignored, and the
 # launcher then leaves it ignored for the program, as without graphcheck.)
