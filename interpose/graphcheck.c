@@ -510,8 +510,9 @@ static void __attribute__((noreturn)) die_of(int sig, const sigset_t *mask)
 }
 
 /* Two of the outputs naming one file (the same path, or a hard link to it) would interleave
- * text, JSON and trace lines in it, which no reader takes apart: refused. Run after
- * make_absolute and check_log_path (a path naming stderr is unset by then). */
+ * text, JSON and trace lines in it, which no reader takes apart: refused, unless it is a
+ * device (/dev/null for both is a way to discard them). Run after make_absolute and
+ * check_log_path (a path naming stderr is unset by then). */
 static void check_distinct_outputs(void)
 {
 	static const char *const var[] = {"GRAPHCHECK_LOG_FILE", "GRAPHCHECK_JSON_FILE",
@@ -523,8 +524,11 @@ static void check_distinct_outputs(void)
 			if (!va || !vb || !*va || !*vb)
 				continue;
 			struct stat sa, sb;
-			if (!strcmp(va, vb) || (stat(va, &sa) == 0 && stat(vb, &sb) == 0 &&
-			                        sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino))
+			int has_a = stat(va, &sa) == 0, has_b = stat(vb, &sb) == 0;
+			if (has_a && !S_ISREG(sa.st_mode))
+				continue;
+			if (!strcmp(va, vb) || (has_a && has_b && sa.st_dev == sb.st_dev &&
+			                        sa.st_ino == sb.st_ino))
 				die("%s '%s' and %s '%s' are one file: give each its own", opt[a], va,
 				    opt[b], vb);
 		}

@@ -416,13 +416,15 @@ static int open_summary(void)
 	return gc_outfile_open(&summary_out, summary_path, 1);
 }
 
-/* GRAPHCHECK_JSON_FILE naming the log file (the launcher refuses that; set directly it is
- * taken): JSON lines among the text would be read by no one, so the log keeps the file. */
+/* GRAPHCHECK_JSON_FILE naming the log file, a regular file (the launcher refuses that; set
+ * directly it is taken): JSON lines among the text would be read by no one, so the log
+ * keeps the file. */
 static void json_apart_from_text(void)
 {
 	struct stat t, j;
 	if (text_out.f.fd <= 2 || json_out.f.fd <= 2 || fstat(text_out.f.fd, &t) != 0 ||
-	    fstat(json_out.f.fd, &j) != 0 || t.st_dev != j.st_dev || t.st_ino != j.st_ino)
+	    fstat(json_out.f.fd, &j) != 0 || t.st_dev != j.st_dev || t.st_ino != j.st_ino ||
+	    !S_ISREG(t.st_mode))  /* a device (/dev/null, a terminal) takes both as asked */
 		return;
 	char shown[SHOWN_MAX];
 	gc_log_note("the JSON log '%s' is the log file: no JSON written (give it a file of its "
