@@ -396,13 +396,19 @@ static unsigned long long recorded_errors(void)
 		if (sscanf(ent->d_name, "error.%ld", &pid) == 1) {
 			marked++;
 		} else if (sscanf(ent->d_name, "started.%ld", &pid) == 1) {
-			/* opened empty at load; a byte at the first CUDA call, two at the first error */
+			/* zeros at load; "c" at the first CUDA call, "e" after it at the first error */
+			char mark[2] = {0, 0};
+			int fd = openat(dirfd(d), ent->d_name,
+			                O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 			struct stat st;
-			if (fstatat(dirfd(d), ent->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-			    !S_ISREG(st.st_mode) || st.st_size == 0)
+			if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+				(void)!pread(fd, mark, sizeof(mark), 0);
+			if (fd >= 0)
+				close(fd);
+			if (mark[0] != 'c')
 				continue;
 			started++;
-			marked += st.st_size > 1;
+			marked += mark[1] == 'e';
 			size_t i = 0;
 			while (i < n_summed && summed[i] != pid)
 				i++;
@@ -439,8 +445,8 @@ static void tell_outer(unsigned long long errors)
 {
 	if (!outer_dir[0] || !started)
 		return;
-	/* This launcher's own started.PID there (opened empty at load by the object preloaded
-	 * into it): a byte as a process that made CUDA calls, a second as one with errors. */
+	/* This launcher's own started.PID there (made at load by the object preloaded into it):
+	 * "c" as a process that made CUDA calls, "e" after it as one with errors. */
 	int dir = open(outer_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	char name[48];
 	snprintf(name, sizeof(name), "started.%ld", (long)getpid());

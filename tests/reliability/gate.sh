@@ -67,6 +67,15 @@ if [ "$(id -u)" = 0 ]; then
 else
 	echo "skip a program giving up root (not root)"
 fi
+# The run's marker costs the program no fd (mapped at load, its fd closed): a program
+# that counts or closes its fds sees what it would see without graphcheck (one more before).
+nfd=$(sh -c 'ls /proc/$$/fd' | wc -l)
+gfd=$(launch "$GC" --log-file=/dev/null -- sh -c 'ls /proc/$$/fd' 2> /dev/null | wc -l)
+[ "$gfd" -eq "$nfd" ] && ok "no fd of graphcheck's open in a program under the launcher ($gfd, as natively)" ||
+	bad "fds open in a program under the launcher: $gfd, natively $nfd"
+gate "an error after the program closed every fd >= 3" 9 "$GC" --error-exitcode=9 \
+	--log-file=/dev/null -- "$RELA" close-fds "$tmp/closed.data" one
+rm -f "$tmp/closed.data"
 gate "no CUDA at all (true)" 0 "$GC" --error-exitcode=9 -- true
 grep -q 'no process of this run made a CUDA driver call, so nothing was checked' "$tmp/err" &&
 	ok "no CUDA at all: the launcher says nothing was checked" ||
