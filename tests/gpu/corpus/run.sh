@@ -85,5 +85,16 @@ fi
 if py cupy; then
 	case_ cupy_streams "" python3 "$DIR/cupy_streams.py"
 fi
+# Our programs making the API call sequences of NVIDIA cuda-samples (graphMemoryNodes,
+# graphMemoryFootprint, streamOrderedAllocation, graphConditionalNodes, simpleCudaGraphs,
+# jacobiCudaGraphs, cudaGraphsPerfScaling), written anew: sample_*.cu, sample_common.h.
+for s in graph_memory_nodes graph_memory_footprint stream_ordered_allocation \
+	graph_conditional_nodes simple_cuda_graphs jacobi_graphs graphs_perf_scaling; do
+	if nvcc -g -o "$BIN/sample_$s" "$DIR/sample_$s.cu"; then
+		case_ "sample_$s" "" "$BIN/sample_$s"
+	else
+		failed=$((failed + 1)); echo "FAIL sample_$s: does not build"
+	fi
+done
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
