@@ -456,7 +456,7 @@ static void probe_sum(const gc_table *t, double *probes, double *nodes)
 {
 	for (size_t i = 0; i < gc_table_nbuckets(t); i++) {
 		size_t k = 0;
-		for (const gc_hnode *c = t->buckets[i]; c; c = c->next)
+		for (const gc_hnode *c = gc_table_first(t, i); c; c = gc_table_after(c))
 			*probes += (double)++k;
 		*nodes += (double)k;
 	}
