@@ -196,7 +196,7 @@ static struct capture *capture_on_stream(gc_ledger *l, uint64_t stream)
 	if (!l->active_captures)
 		return NULL;
 	for (size_t i = 0; i < gc_table_nbuckets(&l->captures) && !found; i++)
-		for (gc_hnode *n = l->captures.buckets[i]; n; n = n->next) {
+		for (gc_hnode *n = gc_table_first(&l->captures, i); n; n = gc_table_after(n)) {
 			struct capture *c = (struct capture *)n;
 			if (c->active && c->stream == stream) {
 				found = c;
@@ -412,8 +412,8 @@ void gc_graph_destroy_all(gc_ledger *l)
 	gc_table *owned[] = {&l->execs, &l->captures};
 	for (size_t t = 0; t < 2; t++)
 		for (size_t i = 0; i < gc_table_nbuckets(owned[t]); i++)
-			for (gc_hnode *n = owned[t]->buckets[i], *nx; n; n = nx) {
-				nx = n->next;
+			for (gc_hnode *n = gc_table_first(owned[t], i), *nx; n; n = nx) {
+				nx = gc_table_after(n);
 				if (t == 0)
 					free(((struct exec *)n)->watch);
 				free(n);
