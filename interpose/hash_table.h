@@ -20,7 +20,7 @@
  * leaves the top byte to pointer tags (TBI: MTE, HWASan), so bits 48..55 (the kernel maps
  * above 2^48 only when asked, as on x86-64). Elsewhere, or where the build itself tags
  * pointers (HWASan, MTE), none: plain chains (-DGC_TABLE_TAGS=0 asks for them anywhere).
- * gc_table_insert checks each node's address fits below the field. */
+ * A node whose address reaches the field stays unlisted (gc_table_insert): never a crash. */
 #ifndef GC_TABLE_TAGS
 #if defined(__x86_64__) && !defined(__SANITIZE_HWADDRESS__)
 #define GC_TABLE_TAGS 16
