@@ -51,9 +51,13 @@ static void map_started(void)
 		return;
 	struct stat st;
 	void *m = MAP_FAILED;
-	/* 2 bytes before the map: a store past the file's end would be a SIGBUS. An exec'd
+	/* 2 bytes written before the map, not a hole left by ftruncate: a store past the file's
+	 * end, or into a page the file system must then find room for (a full /tmp, a quota),
+	 * is a SIGBUS in the program; a pwrite that finds no room fails here instead. An exec'd
 	 * image (the same pid) finds its file already that long, its marks kept. */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_size >= 2 || ftruncate(fd, 2) == 0))
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (st.st_size >= 2 || pwrite(fd, "\0\0", (size_t)(2 - st.st_size), st.st_size) ==
+	                            2 - st.st_size))
 		m = mmap(NULL, 2, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED)

@@ -76,6 +76,21 @@ gfd=$(launch "$GC" --log-file=/dev/null -- sh -c 'ls /proc/$$/fd' 2> /dev/null |
 gate "an error after the program closed every fd >= 3" 9 "$GC" --error-exitcode=9 \
 	--log-file=/dev/null -- "$RELA" close-fds "$tmp/closed.data" one
 rm -f "$tmp/closed.data"
+# A full /tmp (the run directory's file system): the marker cannot be given its 2 bytes, so it
+# is not mapped (a store into a page the file system has no room for would be a SIGBUS in
+# the program: "Bus error", 135, before); the error still counts through error.PID. Needs
+# root and a mount namespace of its own (unshare -m), else skipped.
+if [ "$(id -u)" = 0 ] && command -v unshare > /dev/null &&
+	unshare -m sh -c 'mount -t tmpfs -o size=256k tmpfs /tmp' 2> /dev/null; then
+	gate "a full /tmp: the program runs, its error counted" 9 unshare -m sh -c \
+		'mount -t tmpfs -o size=256k tmpfs /tmp && { dd if=/dev/zero of=/tmp/fill bs=1k 2> /dev/null; exec "$@"; }' \
+		sh "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" plain
+	gate "a /tmp that fills after the run directory is made: the program runs, its error counted" 9 \
+		unshare -m sh -c 'mount -t tmpfs -o size=256k tmpfs /tmp && exec "$@"' sh "$GC" \
+		--error-exitcode=9 --log-file=/dev/null -- sh -c 'dd if=/dev/zero of=/tmp/fill bs=1k 2> /dev/null; exec "$0" "$@"' "$RELA" plain
+else
+	echo "skip a full /tmp (needs root and unshare -m with a tmpfs mount)"
+fi
 gate "no CUDA at all (true)" 0 "$GC" --error-exitcode=9 -- true
 grep -q 'no process of this run made a CUDA driver call, so nothing was checked' "$tmp/err" &&
 	ok "no CUDA at all: the launcher says nothing was checked" ||
