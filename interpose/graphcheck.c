@@ -476,23 +476,53 @@ static void tell_outer(unsigned long long errors)
 }
 
 /* Signals sent to the launcher by a process (kill, timeout, a CI runner, a job scheduler's
- * SIGUSR1 before its time limit) are passed to the program, which decides what they do as it
- * would without graphcheck: the launcher then ends as the program did, once the run
- * directory is gone (a program that catches SIGTERM and exits 0 gives 0). Every signal whose
- * default would end the launcher and leave the program running on its own is one; the
- * terminal's (^C, ^\, a hang-up: from the kernel) already reached the program's process
- * group and are not sent twice. */
-static const int forwarded[] = {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM,
-                                SIGVTALRM, SIGPROF, SIGPOLL, SIGPWR};
+ * SIGUSR1 or SIGXCPU before its time limit, a real-time signal) are passed to the program,
+ * which decides what they do as it would without graphcheck: the launcher then ends as the
+ * program did, once the run directory is gone (a program that catches SIGTERM and exits 0
+ * gives 0). The ones passed: every signal whose default ends a process, but those a fault
+ * raises (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT: the launcher's own, if
+ * ever, must end it). Passed only when a process sent it (kill, sigqueue, tgkill), not the
+ * launcher itself (a SIGXFSZ for its own write beyond a file size limit); not the kernel's
+ * (the terminal's ^C, ^\, hang-up already reached the program's process group; a timer's,
+ * an fd's SIGIO). A signal sent to the whole process group or job (timeout's
+ * second kill, a scheduler signalling every process) reaches the program twice: once itself,
+ * once passed on; siginfo does not say which a signal was. */
+static const int forwarded_fixed[] = {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2,
+                                      SIGALRM, SIGVTALRM, SIGPROF, SIGPOLL, SIGPWR, SIGXCPU,
+                                      SIGXFSZ,
+#ifdef SIGSTKFLT
+                                      SIGSTKFLT,
+#endif
+};
 static volatile pid_t child_pid;
+
+/* The forwarded signal numbers, the fixed ones then SIGRTMIN..SIGRTMAX (not constants). */
+static int forwarded(int k)
+{
+	int n_fixed = (int)(sizeof(forwarded_fixed) / sizeof(forwarded_fixed[0]));
+	if (k < n_fixed)
+		return forwarded_fixed[k];
+	return SIGRTMIN + (k - n_fixed) <= SIGRTMAX ? SIGRTMIN + (k - n_fixed) : 0;
+}
 
 static void forward(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
-	if (si->si_code == SI_KERNEL)
+	int saved = errno;
+	/* sent by a process (kill, sigqueue, tgkill), not this one */
+	int by_process = si->si_code == SI_USER || si->si_code == SI_QUEUE || si->si_code == SI_TKILL;
+	if (!by_process || si->si_pid == getpid()) {
+		errno = saved;
 		return;
-	if (child_pid > 0)
-		kill(child_pid, sig);
+	}
+	pid_t child = child_pid;
+	if (child > 0) {
+		if (si->si_code == SI_QUEUE)  /* sigqueue's value travels with it */
+			sigqueue(child, sig, si->si_value);
+		else
+			kill(child, sig);
+	}
+	errno = saved;
 }
 
 /* The program died of SIG: so does the launcher, so that its caller sees what it would have
@@ -617,20 +647,33 @@ int main(int argc, char **argv)
 	sigset_t block, saved;
 	sigemptyset(&block);
 	struct sigaction sa = {.sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART};
-	for (size_t k = 0; k < sizeof(forwarded) / sizeof(forwarded[0]); k++) {
+	for (int k = 0, sig; (sig = forwarded(k)) != 0; k++) {
 		struct sigaction was;
-		sigaction(forwarded[k], NULL, &was);
+		sigaction(sig, NULL, &was);
 		if (was.sa_handler == SIG_IGN)  /* ignored here: the program inherits that as before */
 			continue;
-		sigaddset(&block, forwarded[k]);
-		sigaction(forwarded[k], &sa, NULL);
+		sigaddset(&block, sig);
+		sigaction(sig, &sa, NULL);
 	}
 	sigprocmask(SIG_BLOCK, &block, &saved);
+	pid_t launcher = getpid();
 	pid_t child = fork();
 	if (child < 0)
 		die("fork: %s", strerror(errno));
 	if (child == 0) {
-		sigprocmask(SIG_SETMASK, &saved, NULL);  /* exec resets the handlers to default */
+		/* A signal pending since before the fork (or passed on at once, child_pid set)
+		 * must find the program's handling, not forward()'s with no child to pass it to:
+		 * the handlers reset before the mask is lifted, as exec would. */
+		struct sigaction dfl = {.sa_handler = SIG_DFL};
+		for (int k = 0, sig; (sig = forwarded(k)) != 0; k++)
+			if (sigismember(&block, sig))
+				sigaction(sig, &dfl, NULL);
+		/* A launcher killed outright (SIGKILL: Python's subprocess timeout, timeout -k)
+		 * takes the program with it, as killing the program itself would have. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		if (getppid() != launcher)  /* the launcher died before the line above */
+			_exit(128 + SIGKILL);
+		sigprocmask(SIG_SETMASK, &saved, NULL);
 		execvp(argv[i], argv + i);
 		int e = errno;
 		fprintf(stderr, "graphcheck: cannot run '%s': %s\n", argv[i], strerror(e));

@@ -23,7 +23,15 @@ $(REL_PROG): $(REL_OUT)/obj/rel_prog.o $(FC_OUT)/libcuda.so
 	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) -L$(FC_OUT) -lcuda -lpthread -ldl \
 		-Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../fakecuda' $(REL_EXPORT)
 
-all: $(REL_PROG)
+# gate.sh's shim for the launcher's fork (not built under a sanitizer: the launcher's
+# signal handling is what it tests, and a sanitizer's runtime must come first in LD_PRELOAD).
+REL_FORK_SHIM := $(REL_OUT)/fork_signal_shim.so
+$(REL_FORK_SHIM): $(REL_SRC)/fork_signal_shim.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -shared -o $@ $< -ldl
+
+all: $(REL_PROG) $(if $(SAN),,$(REL_FORK_SHIM))
 
 TEST_SCRIPTS += $(REL_SRC)/threads.sh $(REL_SRC)/fork.sh $(REL_SRC)/durability.sh \
                 $(REL_SRC)/faults.sh $(REL_SRC)/bad_input.sh $(REL_SRC)/safety.sh \
