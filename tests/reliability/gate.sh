@@ -320,24 +320,36 @@ rm -f "$tmp/one.log" "$tmp/two.log" "$tmp/two.json"
 # A signal ignored when the suite started (nohup ignores SIGHUP) stays ignored for everything
 # it runs, as it would without graphcheck: not shown then.
 ignored=$(awk '/^SigIgn:/ { print substr($2, length($2)) }' /proc/$$/status 2> /dev/null)
+# start_program SCRIPT [ARGS]: the launcher in the background running sh -c SCRIPT, its $0
+# "$tmp/child.pid" (where the script writes its pid); sets lpid and cpid.
+start_program() {
+	rm -f "$tmp/child.pid"
+	script=$1
+	shift
+	env ${ASANRT:+LD_PRELOAD=$ASANRT} "$GC" -- sh -c "$script" "$tmp/child.pid" "$@" > /dev/null 2>&1 &
+	lpid=$!
+	for k in $(seq 100); do [ -s "$tmp/child.pid" ] && break; sleep 0.05; done
+	cpid=$(cat "$tmp/child.pid")
+}
+# signal_and_wait SIG: SIG to the launcher, its status in lrc; alive=yes when the program
+# still runs (then killed). A zombie (State Z) is dead: here no init may reap it.
+signal_and_wait() {
+	kill -$1 $lpid
+	wait $lpid 2> /dev/null
+	lrc=$?
+	sleep 0.2
+	alive=no
+	grep -q '^State:.*[RSD]' /proc/"$cpid"/status 2> /dev/null && alive=yes && kill -KILL "$cpid"
+}
 for sig in TERM:143 HUP:129; do
 	want=${sig#*:} sig=${sig%:*}
 	case $sig:$ignored in HUP:[13579bdf])
 		echo "skip SIGHUP to the launcher (ignored by whoever started the tests: nohup?)"
 		continue ;;
 	esac
-	rm -f "$tmp/child.pid"
-	env ${ASANRT:+LD_PRELOAD=$ASANRT} "$GC" -- sh -c 'echo $$ > "$0"; exec sleep 30' "$tmp/child.pid" > /dev/null 2>&1 &
-	lpid=$!
-	for k in $(seq 100); do [ -s "$tmp/child.pid" ] && break; sleep 0.05; done
-	cpid=$(cat "$tmp/child.pid")
+	start_program 'echo $$ > "$0"; exec sleep 30'
 	rd=$(ls -d /proc/"$cpid" > /dev/null 2>&1 && tr '\0' '\n' < /proc/"$cpid"/environ | sed -n 's/^GRAPHCHECK_RUN_DIR=//p')
-	kill -$sig $lpid
-	wait $lpid 2> /dev/null
-	lrc=$?
-	sleep 0.2
-	alive=no
-	kill -0 "$cpid" 2> /dev/null && alive=yes && kill -KILL "$cpid"
+	signal_and_wait $sig
 	[ $lrc -eq $want ] && [ $alive = no ] && [ -n "$rd" ] && [ ! -e "$rd" ] &&
 		ok "SIG$sig to the launcher: the program got it too, run directory removed, launcher status $lrc" ||
 		bad "SIG$sig to the launcher: status $lrc (want $want), program still running: $alive, run directory '$rd' left: $([ -e "$rd" ] && echo yes)"
@@ -363,16 +375,8 @@ fi
 
 # SIGKILL to the launcher (Python's subprocess timeout, timeout -k) takes the program with
 # it, as killing the program would have (it ran on alone before).
-rm -f "$tmp/child.pid"
-env ${ASANRT:+LD_PRELOAD=$ASANRT} "$GC" -- sh -c 'echo $$ > "$0"; exec sleep 30' "$tmp/child.pid" > /dev/null 2>&1 &
-lpid=$!
-for k in $(seq 100); do [ -s "$tmp/child.pid" ] && break; sleep 0.05; done
-cpid=$(cat "$tmp/child.pid")
-kill -KILL $lpid
-wait $lpid 2> /dev/null
-sleep 0.2
-alive=no  # a zombie (State Z) is dead: here no init may reap it
-grep -q '^State:.*[RSD]' /proc/"$cpid"/status 2> /dev/null && alive=yes && kill -KILL "$cpid"
+start_program 'echo $$ > "$0"; exec sleep 30'
+signal_and_wait KILL
 [ $alive = no ] && ok "SIGKILL to the launcher: the program ends with it" ||
 	bad "SIGKILL to the launcher: the program still runs"
 
@@ -382,17 +386,8 @@ grep -q '^State:.*[RSD]' /proc/"$cpid"/status 2> /dev/null && alive=yes && kill 
 # caught and answered with exit 0 gave 143 instead of 0.
 for sig in USR1:5 TERM:0 USR2:7 XCPU:3 36:4; do  # 36: a real-time signal (SIGRTMIN+2)
 	want=${sig#*:} sig=${sig%:*}
-	rm -f "$tmp/child.pid"
-	env ${ASANRT:+LD_PRELOAD=$ASANRT} "$GC" -- sh -c 'trap "kill \$!; exit $1" '$sig'; echo $$ > "$0"; sleep 30 & wait' "$tmp/child.pid" $want > /dev/null 2>&1 &
-	lpid=$!
-	for k in $(seq 100); do [ -s "$tmp/child.pid" ] && break; sleep 0.05; done
-	cpid=$(cat "$tmp/child.pid")
-	kill -$sig $lpid
-	wait $lpid 2> /dev/null
-	lrc=$?
-	sleep 0.2
-	alive=no
-	kill -0 "$cpid" 2> /dev/null && alive=yes && kill -KILL "$cpid"
+	start_program 'trap "kill \$!; exit $1" '$sig'; echo $$ > "$0"; sleep 30 & wait' $want
+	signal_and_wait $sig
 	[ $lrc -eq $want ] && [ $alive = no ] &&
 		ok "SIG$sig to the launcher, caught by the program (exit $want): the launcher's status $lrc, no program left behind" ||
 		bad "SIG$sig to the launcher, caught by the program: status $lrc (want $want), program still running: $alive"
