@@ -545,10 +545,23 @@ static void __attribute__((noreturn)) die_of(int sig, const sigset_t *mask)
 	exit(128 + sig);  /* a signal whose default is not to end a process */
 }
 
-/* Two of the outputs naming one file (the same path, or a hard link to it) would interleave
- * text, JSON and trace lines in it, which no reader takes apart: refused, unless it is a
- * device (/dev/null for both is a way to discard them). Run after make_absolute and
- * check_log_path (a path naming stderr is unset by then). */
+/* Where output path v (absolute, make_absolute's) lands: its directory resolved (links, "..",
+ * "./") and its file name; v itself where the directory cannot be resolved (a %p in it, or
+ * none yet: the object then says why it writes nothing). */
+static void landing(const char *v, char *out, size_t n)
+{
+	const char *slash = strrchr(v, '/');
+	char dir[PATH_MAX], real[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%.*s", slash == v ? 1 : (int)(slash - v), v);
+	if (!slash || !realpath(dir, real) ||
+	    snprintf(out, n, "%s/%s", strcmp(real, "/") ? real : "", slash + 1) >= (int)n)
+		snprintf(out, n, "%s", v);
+}
+
+/* Two of the outputs landing in one regular file (however each path is spelled, existing
+ * yet or not, or a second name of it) would interleave text, JSON and trace lines there,
+ * which no reader takes apart: refused. A device (/dev/null for both discards them) takes
+ * both. Run after make_absolute and check_log_path (a path naming stderr is unset by then). */
 static void check_distinct_outputs(void)
 {
 	static const char *const var[] = {"GRAPHCHECK_LOG_FILE", "GRAPHCHECK_JSON_FILE",
@@ -563,7 +576,10 @@ static void check_distinct_outputs(void)
 			int has_a = stat(va, &sa) == 0, has_b = stat(vb, &sb) == 0;
 			if (has_a && !S_ISREG(sa.st_mode))
 				continue;
-			if (!strcmp(va, vb) || (has_a && has_b && sa.st_dev == sb.st_dev &&
+			char la[PATH_MAX + 8], lb[PATH_MAX + 8];
+			landing(va, la, sizeof(la));
+			landing(vb, lb, sizeof(lb));
+			if (!strcmp(la, lb) || (has_a && has_b && sa.st_dev == sb.st_dev &&
 			                        sa.st_ino == sb.st_ino))
 				die("%s '%s' and %s '%s' are one file: give each its own", opt[a], va,
 				    opt[b], vb);

@@ -416,15 +416,26 @@ static int open_summary(void)
 	return gc_outfile_open(&summary_out, summary_path, 1);
 }
 
-/* GRAPHCHECK_JSON_FILE naming the log file, a regular file (the launcher refuses that; set
- * directly it is taken): JSON lines among the text would be read by no one, so the log
- * keeps the file. */
+/* Whether out's file (opened, not stderr) is the regular file fd is: two outputs there would
+ * interleave their lines. A device (/dev/null, a terminal) takes both, as asked. */
+static int same_regular_file(const struct output *out, int fd)
+{
+	struct stat a, b;
+	int ofd = out->f.fd;
+	return ofd > 2 && fd > 2 && fstat(ofd, &a) == 0 && fstat(fd, &b) == 0 &&
+	       S_ISREG(a.st_mode) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+int gc_log_shares_file(int fd)
+{
+	return same_regular_file(&text_out, fd) || same_regular_file(&json_out, fd);
+}
+
+/* GRAPHCHECK_JSON_FILE naming the log file (the launcher refuses that; set directly it is
+ * taken): JSON lines among the text would be read by no one, so the log keeps the file. */
 static void json_apart_from_text(void)
 {
-	struct stat t, j;
-	if (text_out.f.fd <= 2 || json_out.f.fd <= 2 || fstat(text_out.f.fd, &t) != 0 ||
-	    fstat(json_out.f.fd, &j) != 0 || t.st_dev != j.st_dev || t.st_ino != j.st_ino ||
-	    !S_ISREG(t.st_mode))  /* a device (/dev/null, a terminal) takes both as asked */
+	if (!same_regular_file(&text_out, json_out.f.fd))
 		return;
 	char shown[SHOWN_MAX];
 	gc_log_note("the JSON log '%s' is the log file: no JSON written (give it a file of its "

@@ -29,6 +29,8 @@ typedef struct gc_record {
 /* Opens the outputs the options name; a path that cannot be opened gets one message on
  * stderr and its records go to stderr. */
 void gc_log_open(const gc_options *o);
+/* Whether fd is the regular file the text or JSON log writes to (the trace must not be). */
+int gc_log_shares_file(int fd);
 /* After fork, in the child: paths with %p are opened again for the new pid, at the child's
  * first intercepted call (gc_log_activate), so a child that only execs leaves no file. */
 void gc_log_reopen_child(void);

@@ -104,8 +104,16 @@ static void open_trace(const char *pattern)
 		            gc_text_shown(shown, sizeof(shown), pattern_copy));
 		return;
 	}
-	if (gc_outfile_open(&trace_out, sc->path, 0) == 0)
-		write_header(sc);
+	if (gc_outfile_open(&trace_out, sc->path, 0) != 0)
+		return;
+	if (gc_log_shares_file(trace_out.fd)) {  /* the launcher refuses that; set directly */
+		char shown[240];
+		gc_log_note("the trace file '%s' is a log file: no trace written (give it a file of "
+		            "its own)", gc_text_shown(shown, sizeof(shown), sc->path));
+		gc_outfile_close(&trace_out);
+		return;
+	}
+	write_header(sc);
 }
 
 void gc_trace_open(const gc_options *o, int driver_version)

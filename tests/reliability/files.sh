@@ -77,6 +77,18 @@ msgs=$(grep -c "^graphcheck: the JSON log '.*' is the log file" "$tmp/gc.err")
 	ok "GRAPHCHECK_JSON_FILE = GRAPHCHECK_LOG_FILE: the text log alone in it, one message, same output" ||
 	bad "JSON and text log at one path: status $grc (native $nrc), $msgs messages, $(grep -c '^{' "$tmp/both.log") JSON lines in it"
 
+# The trace at the log file's path (set directly): the log keeps the file, no trace line in it.
+rm -f "$tmp/both.log"
+timeout 20 env GRAPHCHECK_LOG_FILE="$tmp/both.log" GRAPHCHECK_TRACE_FILE="$tmp/both.log" \
+	LD_PRELOAD="$PRE" "$REL" plain > "$tmp/gc.out" 2> "$tmp/gc.err"
+grc=$?
+msgs=$(grep -c "^graphcheck: the trace file '.*' is a log file" "$tmp/gc.err")
+[ $grc -eq $nrc ] && cmp -s "$tmp/native.out" "$tmp/gc.out" && [ "$msgs" -eq 1 ] &&
+	[ "$(grep -c '^==graphcheck== error: double-free' "$tmp/both.log")" -eq 1 ] &&
+	[ "$(grep -c '^{' "$tmp/both.log")" -eq 0 ] &&
+	ok "GRAPHCHECK_TRACE_FILE = GRAPHCHECK_LOG_FILE: the text log alone in it, one message, same output" ||
+	bad "trace and text log at one path: status $grc (native $nrc), $msgs messages, $(grep -c '^{' "$tmp/both.log") JSON lines in it"
+
 # ---- row 7: the program closes graphcheck's fds and opens its own file -----------------------
 for mode in one fill; do
 	rm -f "$tmp/c.txt" "$tmp/c.json" "$tmp/data"

@@ -310,6 +310,11 @@ gate "graphcheck inside graphcheck, the inner run without a CUDA call" 0 "$GC" -
 rm -f "$tmp/one.log" "$tmp/two.log" "$tmp/two.json"
 gate "--log-file and --json-file at one path: refused" 2 sh -c 'cd "$1" && exec "$2" --log-file=one.log --json-file="$1/one.log" -- true' sh "$tmp" "$GC"
 grep -q "are one file" "$tmp/err" && ok "refused with the reason" || bad "one file for two outputs: no reason given: $(head -c 200 "$tmp/err")"
+mkdir -p "$tmp/sub"
+gate "--log-file and --json-file at one new file spelled two ways (./, ..): refused" 2 \
+	"$GC" --log-file="$tmp/one.log" --json-file="$tmp/sub/.././one.log" -- true
+gate "--json-file and --trace-file at one new file spelled two ways: refused" 2 \
+	"$GC" --json-file="$tmp/sub/one.json" --trace-file="$tmp/./sub/one.json" -- true
 gate "--log-file and --json-file both /dev/null: runs" 0 "$GC" --log-file=/dev/null --json-file=/dev/null -- true
 gate "--log-file and --json-file at two files: runs" 0 "$GC" --log-file="$tmp/two.log" --json-file="$tmp/two.json" -- true
 rm -f "$tmp/one.log" "$tmp/two.log" "$tmp/two.json"
