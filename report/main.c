@@ -190,31 +190,66 @@ static bool output_is_input(const rp_options *o)
 	return false;
 }
 
+/* An input's file, for drop_repeated_inputs: named at index i. */
+struct input_id {
+	dev_t dev;
+	ino_t ino;
+	int i;
+};
+
+static int by_file_then_index(const void *pa, const void *pb)
+{
+	const struct input_id *a = pa, *b = pb;
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	return (a->i > b->i) - (a->i < b->i);
+}
+
 /* A log named twice (the same file through any path or link, or - twice: a shell glob and
  * an explicit name, `*.jsonl run.jsonl`) is read once: its records would count twice. Later
- * names are dropped from o->inputs (argv's tail, ours to reorder). */
+ * names are dropped from o->inputs (argv's tail, ours to reorder), the first kept in its
+ * place. Each input is stat'ed once and the files sorted: a run's thousands of %p logs take
+ * no longer than reading them. A name that cannot be stat'ed is kept (its open says why). */
 static void drop_repeated_inputs(rp_options *o)
 {
-	int kept = 0;
-	for (int i = 0; i < o->n_inputs; i++) {
-		const char *name = o->inputs[i];
-		struct stat st, prev;
-		int have = (strcmp(name, "-") ? stat(name, &st) : fstat(0, &st)) == 0;
-		int j = 0;
-		for (; j < kept; j++) {
-			const char *p = o->inputs[j];
-			if (!strcmp(p, name) ||
-			    (have && (strcmp(p, "-") ? stat(p, &prev) : fstat(0, &prev)) == 0 &&
-			     prev.st_dev == st.st_dev && prev.st_ino == st.st_ino))
-				break;
-		}
-		if (j < kept)
-			fprintf(stderr, "graphcheck-report: %s is %s, named before: read once\n", name,
-			        o->inputs[j]);
-		else
-			o->inputs[kept++] = o->inputs[i];
+	int n = o->n_inputs;
+	struct input_id *ids = malloc((size_t)n * sizeof(*ids));
+	char *drop = calloc((size_t)n, 1);
+	int n_ids = 0;
+	if (!ids || !drop) {  /* without memory: every name read, as named */
+		free(ids);
+		free(drop);
+		return;
 	}
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		if ((strcmp(o->inputs[i], "-") ? stat(o->inputs[i], &st) : fstat(0, &st)) == 0)
+			ids[n_ids++] = (struct input_id){st.st_dev, st.st_ino, i};
+	}
+	qsort(ids, (size_t)n_ids, sizeof(*ids), by_file_then_index);
+	for (int k = 0, first = 0; k < n_ids; k++) {
+		if (k == 0 || ids[k].dev != ids[first].dev || ids[k].ino != ids[first].ino) {
+			first = k;  /* a file's first name: the lowest index, sorted first */
+			continue;
+		}
+		const char *name = o->inputs[ids[k].i], *before = o->inputs[ids[first].i];
+		drop[ids[k].i] = 1;
+		if (strcmp(name, before))
+			fprintf(stderr, "graphcheck-report: %s is %s, named before: read once\n", name,
+			        before);
+		else
+			fprintf(stderr, "graphcheck-report: %s is named more than once: read once\n",
+			        name);
+	}
+	int kept = 0;
+	for (int i = 0; i < n; i++)
+		if (!drop[i])
+			o->inputs[kept++] = o->inputs[i];
 	o->n_inputs = kept;
+	free(ids);
+	free(drop);
 }
 
 int main(int argc, char **argv)
