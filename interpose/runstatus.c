@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "interpose/options.h"
@@ -16,7 +17,11 @@ static pid_t error_marked;  /* the pid whose error is marked (a forked child dif
  * closed at once: "c" stored at offset 0 says it made a CUDA call (the lazy start), "e" at
  * offset 1 its first error. A store needs no fd (the program may close every fd, reuse the
  * number, or run out), no rights to the run directory (a server dropping root), and is safe
- * in a signal handler; the program sees no fd of graphcheck's. */
+ * in a signal handler; the program sees no fd of graphcheck's. Where the run directory's
+ * file system may need new room for a store into a written page (copy-on-write, network),
+ * the file is not mapped (a store could then be a SIGBUS in the program): its marks are
+ * written through an fd opened for each (mark_by_write), and a process that gave up the
+ * rights to the directory leaves none. */
 static char *status_map;
 static pid_t status_pid;  /* whose map it is: a forked child unmaps its parent's */
 
@@ -35,6 +40,35 @@ static int open_marker(const char *what, int flags)
 	int fd = openat(dir, name, flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
 	close(dir);
 	return fd;
+}
+
+/* Whether fd's file system overwrites a written block in place (a store into the mapped page
+ * needs no new room then): tmpfs, ext2/3/4, XFS (a file never reflinked), overlayfs (a
+ * container's /tmp; its upper layer one of those). Not btrfs, ZFS, bcachefs, NFS, ... */
+static int overwrites_in_place(int fd)
+{
+	struct statfs fs;
+	if (fstatfs(fd, &fs) != 0)
+		return 0;
+	switch ((unsigned long)fs.f_type) {
+	case 0x01021994UL:  /* tmpfs */
+	case 0xEF53UL:      /* ext2, ext3, ext4 */
+	case 0x58465342UL:  /* xfs */
+	case 0x794C7630UL:  /* overlayfs */
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Where started.PID is not mapped: mark c at offset off through an fd of its own. */
+static void mark_by_write(off_t off, char c)
+{
+	int fd = open_marker("started", O_WRONLY);
+	if (fd >= 0) {
+		(void)!pwrite(fd, &c, 1, off);
+		close(fd);
+	}
 }
 
 static void unmap_started(void)
@@ -57,7 +91,8 @@ static void map_started(void)
 	 * image (the same pid) finds its file already that long, its marks kept. */
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    (st.st_size >= 2 || pwrite(fd, "\0\0", (size_t)(2 - st.st_size), st.st_size) ==
-	                            2 - st.st_size))
+	                            2 - st.st_size) &&
+	    overwrites_in_place(fd))
 		m = mmap(NULL, 2, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED)
@@ -86,6 +121,8 @@ void gc_runstatus_start(const char *dir)
 	}
 	if (status_map)
 		__atomic_store_n(&status_map[0], 'c', __ATOMIC_RELAXED);
+	else
+		mark_by_write(0, 'c');
 }
 
 void gc_runstatus_error(void)
