@@ -22,9 +22,9 @@
  * pointers (HWASan, MTE), none: plain chains (-DGC_TABLE_TAGS=0 asks for them anywhere).
  * A node whose address reaches the field stays unlisted (gc_table_insert): never a crash. */
 #ifndef GC_TABLE_TAGS
-#if defined(__x86_64__) && !defined(__SANITIZE_HWADDRESS__)
+#if defined(__x86_64__) && defined(__LP64__) && !defined(__SANITIZE_HWADDRESS__)  /* not x32 */
 #define GC_TABLE_TAGS 16
-#elif defined(__aarch64__) && !defined(__SANITIZE_HWADDRESS__) && \
+#elif defined(__aarch64__) && defined(__LP64__) && !defined(__SANITIZE_HWADDRESS__) && \
 	!defined(__ARM_FEATURE_MEMORY_TAGGING)
 #define GC_TABLE_TAGS 8
 #else

@@ -209,7 +209,7 @@ static struct capture *capture_on_stream(gc_ledger *l, uint64_t stream)
 static struct capture *capture_new(gc_ledger *l, uint64_t id, uint64_t stream, int mode,
                                    uint64_t tid, struct graph *g)
 {
-	struct capture *c = calloc(1, sizeof(*c));
+	struct capture *c = gc_slab_alloc(&l->capture_slab);  /* zeroed */
 	if (!c)
 		return NULL;
 	c->h.key = id;
@@ -231,7 +231,7 @@ static void capture_close(gc_ledger *l, struct capture *c)
 		__atomic_sub_fetch(&l->active_captures, 1, __ATOMIC_RELAXED);
 	gc_table_remove(&l->captures, &c->h);
 	struct graph *g = c->graph;
-	free(c);
+	gc_slab_release(&l->capture_slab, c);
 	if (g) {
 		g->n_captures--;
 		if (!g->in_table)
@@ -310,7 +310,7 @@ static void exec_drop(gc_ledger *l, struct exec *e, const struct graph *keep)
 		p->n_held--;
 	gc_table_remove(&l->execs, &e->h);
 	free(e->watch);
-	free(e);
+	gc_slab_release(&l->exec_slab, e);
 	l->n_execs--;
 	while (g) {
 		struct graph *up = g->moved_into;
@@ -325,7 +325,7 @@ void gc_exec_instantiated(gc_ledger *l, struct graph *g, const gc_event *ev)
 	struct exec *stale = gc_exec_find(l, ev->exec);
 	if (stale)  /* handle reuse after a destroy we did not see */
 		exec_drop(l, stale, g);
-	struct exec *e = calloc(1, sizeof(*e));
+	struct exec *e = gc_slab_alloc(&l->exec_slab);  /* zeroed */
 	if (!e)
 		return;
 	e->h.key = ev->exec;
@@ -401,23 +401,25 @@ void gc_exec_destroyed(gc_ledger *l, uint64_t handle)
 
 int gc_graph_init(gc_ledger *l)
 {
+	gc_slab_init(&l->exec_slab, sizeof(struct exec));
+	gc_slab_init(&l->capture_slab, sizeof(struct capture));
 	return gc_table_init(&l->graphs, 64) || gc_table_init(&l->execs, 64) ||
 	       gc_table_init(&l->captures, 16) ? -1 : 0;
 }
 
-/* Execs and captures are mallocs reached through their tables, graphs through their list;
- * graph allocations are the store's. */
+/* Execs and captures are their slabs' (an exec's watch array its own malloc), graphs are
+ * reached through their list; graph allocations are the store's. */
+static void exec_watch_free(gc_hnode *n, void *arg)
+{
+	(void)arg;
+	free(((struct exec *)n)->watch);
+}
+
 void gc_graph_destroy_all(gc_ledger *l)
 {
-	gc_table *owned[] = {&l->execs, &l->captures};
-	for (size_t t = 0; t < 2; t++)
-		for (size_t i = 0; i < gc_table_nbuckets(owned[t]); i++)
-			for (gc_hnode *n = gc_table_first(owned[t], i), *nx; n; n = nx) {
-				nx = gc_table_after(n);
-				if (t == 0)
-					free(((struct exec *)n)->watch);
-				free(n);
-			}
+	gc_table_each(&l->execs, exec_watch_free, NULL);
+	gc_slab_destroy(&l->exec_slab);
+	gc_slab_destroy(&l->capture_slab);
 	while (l->all_graphs)
 		graph_free(l, l->all_graphs);
 	gc_table_destroy(&l->graphs);

@@ -167,6 +167,10 @@ struct gc_ledger {
 	pthread_mutex_t lock;  /* graphs, execs, captures and graph allocations */
 	gc_table gallocs, graphs, execs, captures;
 	gc_slab galloc_slab;
+	/* Execs and captures live in slabs: their tables' links carry tags (hash_table.h), and
+	 * a chunk list keeps them reachable to a leak checker (LeakSanitizer in an ASan-built
+	 * program) that would not take a tagged link for a pointer. */
+	gc_slab exec_slab, capture_slab;
 	size_t g_live_allocs;
 	uint64_t g_live_bytes;
 	struct graph *all_graphs;

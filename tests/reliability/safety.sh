@@ -130,4 +130,24 @@ same_without_cuda "sh -c 'exit 7'" sh -c 'ls hello.c; exit 7'
 # Linked with libcuda, loads it, never calls it (its usage message, exit 2).
 same_without_cuda "rel_prog without arguments (libcuda loaded, never called)" "$(cd "$(dirname "$REL")" && pwd)/rel_prog"
 
+# An ASan-built program with its leak checker on (the default): graphcheck's own objects stay
+# reachable to LeakSanitizer (execs and captures in slabs, not behind the hash tables' tagged
+# links alone), so a program that leaves a graph exec or a capture behind exits as it would
+# without graphcheck (status 1 and "Direct leak ... gc_exec_instantiated" before).
+if [ "$ASAN" = 1 ]; then
+	PL=$BUILD/fakecuda/prog_linked
+	for sc in graph-memory rules; do
+		ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0 "$PL" $sc > /dev/null 2>&1
+		n=$?
+		ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0 GRAPHCHECK_LOG_FILE=/dev/null \
+			LD_PRELOAD="$PRE" "$PL" $sc > "$tmp/lsan.out" 2>&1
+		g=$?
+		[ $g -eq $n ] && ! grep -q "leak of" "$tmp/lsan.out" &&
+			ok "LeakSanitizer on, prog_linked $sc: status $g as natively, no leak of graphcheck's" ||
+			bad "LeakSanitizer on, prog_linked $sc: status $g (native $n): $(grep -m1 -A2 'leak of' "$tmp/lsan.out" | tr '\n' ' ')"
+	done
+else
+	echo "skip LeakSanitizer with graphcheck's objects (an ASan build's check)"
+fi
+
 finish
