@@ -511,11 +511,12 @@ static void forward(int sig, siginfo_t *si, void *uc)
 	int saved = errno;
 	/* sent by a process (kill, sigqueue, tgkill), not this one */
 	int by_process = si->si_code == SI_USER || si->si_code == SI_QUEUE || si->si_code == SI_TKILL;
-	if (!by_process || si->si_pid == getpid()) {
+	pid_t child = child_pid;
+	/* nor the program's own signal to its parent (a readiness signal, `kill 0`) */
+	if (!by_process || si->si_pid == getpid() || si->si_pid == child) {
 		errno = saved;
 		return;
 	}
-	pid_t child = child_pid;
 	if (child > 0) {
 		if (si->si_code == SI_QUEUE)  /* sigqueue's value travels with it */
 			sigqueue(child, sig, si->si_value);

@@ -87,6 +87,7 @@ static void pipe_set(sigset_t *set)
 {
 	sigemptyset(set);
 	sigaddset(set, SIGPIPE);
+	sigaddset(set, SIGXFSZ);
 }
 
 void gc_outfile_pipe_hold(gc_pipe_guard *g)
@@ -94,19 +95,43 @@ void gc_outfile_pipe_hold(gc_pipe_guard *g)
 	sigset_t pipe, pending;
 	pipe_set(&pipe);
 	pthread_sigmask(SIG_BLOCK, &pipe, &g->old);
-	g->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+	int got = sigpending(&pending) == 0;
+	g->was_pending = got && sigismember(&pending, SIGPIPE);
+	g->was_xfsz = got && sigismember(&pending, SIGXFSZ);
+}
+
+/* Takes back sig if it is pending now and was not at hold (raised here; a second merges with
+ * one pending before, which is left alone). */
+static void take_raised(int sig, int was)
+{
+	sigset_t one, pending;
+	if (was || sigpending(&pending) != 0 || !sigismember(&pending, sig))
+		return;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	struct timespec zero = {0, 0};
+	sigtimedwait(&one, NULL, &zero);
 }
 
 void gc_outfile_pipe_release(gc_pipe_guard *g, int check)
 {
-	sigset_t pipe, pending;
-	pipe_set(&pipe);
-	/* One pending before was not raised here (and a second merges with it): left alone. */
-	if (check && !g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
-		struct timespec zero = {0, 0};
-		sigtimedwait(&pipe, NULL, &zero);
+	if (check) {
+		take_raised(SIGPIPE, g->was_pending);
+		take_raised(SIGXFSZ, g->was_xfsz);
 	}
 	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+/* write(2) under the guard: a failed write raises nothing in the program. */
+static ssize_t guarded_write(int fd, const void *buf, size_t len)
+{
+	gc_pipe_guard g;
+	gc_outfile_pipe_hold(&g);
+	ssize_t w = write(fd, buf, len);
+	int err = errno;
+	gc_outfile_pipe_release(&g, w < 0 && (err == EPIPE || err == EFBIG));
+	errno = err;
+	return w;
 }
 
 /* graphcheck's stderr: the program's fd 2 as it was when the object was loaded, so that
@@ -162,13 +187,7 @@ ssize_t gc_outfile_stderr_write(const void *buf, size_t len)
 		errno = EBADF;
 		return -1;
 	}
-	gc_pipe_guard g;
-	gc_outfile_pipe_hold(&g);
-	ssize_t w = write(fd, buf, len);
-	int err = errno;
-	gc_outfile_pipe_release(&g, w < 0 && err == EPIPE);
-	errno = err;
-	return w;
+	return guarded_write(fd, buf, len);
 }
 
 static int open_checked(const char *path, struct stat *st, const char **why)
@@ -251,7 +270,7 @@ void gc_outfile_write(gc_outfile *f, const char *buf, size_t len, int in_handler
 	int locked = lock_out(in_handler);
 	check_same(f, in_handler);
 	while (f->fd >= 0 && len) {
-		ssize_t w = f->fd == 2 ? gc_outfile_stderr_write(buf, len) : write(f->fd, buf, len);
+		ssize_t w = f->fd == 2 ? gc_outfile_stderr_write(buf, len) : guarded_write(f->fd, buf, len);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {

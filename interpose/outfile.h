@@ -67,14 +67,15 @@ void gc_outfile_write(gc_outfile *f, const char *buf, size_t len, int in_handler
  * most 900) or the next free one above, close-on-exec, and fd closed. fd itself when the
  * limit is too low (under 64) or nothing is free there. */
 int gc_outfile_move_high(int fd);
-/* Around graphcheck's writes to stderr: a pipe whose reader is gone raises SIGPIPE, whose
- * default kills a program that never wrote there. hold blocks SIGPIPE in this thread;
- * release takes back a SIGPIPE that is pending now and was not at hold (one graphcheck's
- * write raised) and restores the mask; check 0: nothing can have been raised. The program's
- * disposition is not touched. Async-signal-safe. */
+/* Around graphcheck's writes (stderr, its files): a pipe whose reader is gone raises SIGPIPE,
+ * a file past the size limit (ulimit -f) SIGXFSZ, whose defaults kill a program that never
+ * wrote there. hold blocks both in this thread; release takes back one that is pending now
+ * and was not at hold (one graphcheck's write raised) and restores the mask; check 0:
+ * nothing can have been raised. The program's disposition is not touched.
+ * Async-signal-safe. */
 typedef struct gc_pipe_guard {
 	sigset_t old;
-	int was_pending;
+	int was_pending, was_xfsz;
 } gc_pipe_guard;
 void gc_outfile_pipe_hold(gc_pipe_guard *g);
 void gc_outfile_pipe_release(gc_pipe_guard *g, int check);

@@ -1,11 +1,14 @@
 #include "interpose/runstatus.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "interpose/options.h"
@@ -13,17 +16,19 @@
 
 static char run_dir[GC_PATH_MAX];
 static pid_t error_marked;  /* the pid whose error is marked (a forked child differs) */
-/* The process's own "started.PID", made at load 2 bytes of zeros and mapped shared, its fd
- * closed at once: "c" stored at offset 0 says it made a CUDA call (the lazy start), "e" at
- * offset 1 its first error. A store needs no fd (the program may close every fd, reuse the
- * number, or run out), no rights to the run directory (a server dropping root), and is safe
- * in a signal handler; the program sees no fd of graphcheck's. Where the run directory's
- * file system may need new room for a store into a written page (copy-on-write, network),
- * the file is not mapped (a store could then be a SIGBUS in the program): its marks are
- * written through an fd opened for each (mark_by_write), and a process that gave up the
- * rights to the directory leaves none. */
+/* The process's own "started.PID", made at load 2 bytes of zeros: "c" at offset 0 says it
+ * made a CUDA call (the lazy start), "e" at offset 1 its first error. Both must work after
+ * the program gave up the rights to the run directory (a server dropping root) or used
+ * every fd, so the file is held from load: mapped shared where its file system overwrites
+ * in place (a store then needs no fd, is safe in a signal handler, and the program sees no fd
+ * of graphcheck's), else kept open (a high fd, close-on-exec, checked before each write to
+ * still be the file opened): on a copy-on-write or network file system a store into the map
+ * could need new room and be a SIGBUS in the program. */
 static char *status_map;
-static pid_t status_pid;  /* whose map it is: a forked child unmaps its parent's */
+static int status_fd = -1;
+static dev_t status_dev;
+static ino_t status_ino;
+static pid_t status_pid;  /* whose it is: a forked child drops its parent's */
 
 /* The file what.PID in the run directory, never followed through a symlink; one already
  * there (the same pid after exec) is opened again. -1 when it cannot be. */
@@ -42,9 +47,31 @@ static int open_marker(const char *what, int flags)
 	return fd;
 }
 
+/* pwrite with SIGXFSZ held: under a file size limit (ulimit -f) the write fails (EFBIG)
+ * instead of raising a signal whose default kills a program that never wrote a file. A
+ * SIGXFSZ pending before is left as it was. Async-signal-safe. */
+static ssize_t pwrite_no_xfsz(int fd, const void *buf, size_t n, off_t off)
+{
+	sigset_t xfsz, old, pending;
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+	int was = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+	ssize_t w = pwrite(fd, buf, n, off);
+	int err = errno;
+	if (w < 0 && err == EFBIG && !was && sigpending(&pending) == 0 &&
+	    sigismember(&pending, SIGXFSZ)) {
+		struct timespec zero = {0, 0};
+		sigtimedwait(&xfsz, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = err;
+	return w;
+}
+
 /* Whether fd's file system overwrites a written block in place (a store into the mapped page
- * needs no new room then): tmpfs, ext2/3/4, XFS (a file never reflinked), overlayfs (a
- * container's /tmp; its upper layer one of those). Not btrfs, ZFS, bcachefs, NFS, ... */
+ * needs no new room then): tmpfs, ext2/3/4, XFS (a file never reflinked). Not btrfs, ZFS,
+ * bcachefs, NFS, nor overlayfs (its upper layer may be any of them). */
 static int overwrites_in_place(int fd)
 {
 	struct statfs fs;
@@ -54,75 +81,87 @@ static int overwrites_in_place(int fd)
 	case 0x01021994UL:  /* tmpfs */
 	case 0xEF53UL:      /* ext2, ext3, ext4 */
 	case 0x58465342UL:  /* xfs */
-	case 0x794C7630UL:  /* overlayfs */
 		return 1;
 	default:
 		return 0;
 	}
 }
 
-/* Where started.PID is not mapped: mark c at offset off through an fd of its own. */
-static void mark_by_write(off_t off, char c)
-{
-	int fd = open_marker("started", O_WRONLY);
-	if (fd >= 0) {
-		(void)!pwrite(fd, &c, 1, off);
-		close(fd);
-	}
-}
-
-static void unmap_started(void)
+/* Lets go of the file: unmapped, or closed where the fd is still the file opened (a forked
+ * child's copy, or a number the program may have reused: never the program's). */
+static void drop_started(void)
 {
 	if (status_map)
 		munmap(status_map, 2);
 	status_map = NULL;
+	if (status_fd >= 0 && gc_outfile_fd_is(status_fd, status_dev, status_ino))
+		close(status_fd);
+	status_fd = -1;
 }
 
-static void map_started(void)
+static void hold_started(void)
 {
 	int fd = open_marker("started", O_RDWR);
 	if (fd < 0)
 		return;
 	struct stat st;
-	void *m = MAP_FAILED;
-	/* 2 bytes written before the map, not a hole left by ftruncate: a store past the file's
-	 * end, or into a page the file system must then find room for (a full /tmp, a quota),
-	 * is a SIGBUS in the program; a pwrite that finds no room fails here instead. An exec'd
-	 * image (the same pid) finds its file already that long, its marks kept. */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (st.st_size >= 2 || pwrite(fd, "\0\0", (size_t)(2 - st.st_size), st.st_size) ==
-	                            2 - st.st_size) &&
-	    overwrites_in_place(fd))
-		m = mmap(NULL, 2, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
+	/* 2 bytes written, not a hole left by ftruncate: a store past the file's end, or into a
+	 * page the file system must then find room for (a full /tmp, a quota), is a SIGBUS in
+	 * the program; a pwrite that finds no room fails here instead. An exec'd image (the same
+	 * pid) finds its file already that long, its marks kept. */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_size < 2 &&
+	     pwrite_no_xfsz(fd, "\0\0", (size_t)(2 - st.st_size), st.st_size) != 2 - st.st_size)) {
+		close(fd);
 		return;
-	status_map = m;
+	}
+	void *m = overwrites_in_place(fd) ? mmap(NULL, 2, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+	                                  : MAP_FAILED;
+	if (m != MAP_FAILED) {
+		close(fd);
+		status_map = m;
+	} else {
+		status_fd = gc_outfile_move_high(fd);  /* as the logs' fds */
+		status_dev = st.st_dev;
+		status_ino = st.st_ino;
+	}
 	status_pid = getpid();
+}
+
+/* Mark c at offset off of this process's file: 1 when done. */
+static int mark(off_t off, char c)
+{
+	if (status_pid != getpid())
+		return 0;
+	if (status_map) {
+		__atomic_store_n(&status_map[off], c, __ATOMIC_RELAXED);
+		return 1;
+	}
+	return status_fd >= 0 && gc_outfile_fd_is(status_fd, status_dev, status_ino) &&
+	       pwrite_no_xfsz(status_fd, &c, 1, off) == 1;
 }
 
 /* At load, before the program can give up what the run directory needs: a server drops
  * root as often before its first CUDA call as after. The file stays zeros until then. */
-__attribute__((constructor)) static void map_at_load(void)
+__attribute__((constructor)) static void hold_at_load(void)
 {
 	if (gc_options_path("RUN_DIR", run_dir, gc_options_secure_env) == 0 && run_dir[0])
-		map_started();
+		hold_started();
 }
 
 void gc_runstatus_start(const char *dir)
 {
-	if (strcmp(dir, run_dir) != 0 || !status_map || status_pid != getpid()) {
-		/* not mapped at load (no run directory yet, or no rights to it) */
-		unmap_started();
+	if (strcmp(dir, run_dir) != 0 || status_pid != getpid() ||
+	    (!status_map && (status_fd < 0 || !gc_outfile_fd_is(status_fd, status_dev, status_ino)))) {
+		/* not held since load (no run directory then, no rights to it), or the kept fd
+		 * closed by the program since */
+		drop_started();
 		snprintf(run_dir, sizeof(run_dir), "%s", dir);
 		if (!run_dir[0])
 			return;
-		map_started();
+		hold_started();
 	}
-	if (status_map)
-		__atomic_store_n(&status_map[0], 'c', __ATOMIC_RELAXED);
-	else
-		mark_by_write(0, 'c');
+	mark(0, 'c');
 }
 
 void gc_runstatus_error(void)
@@ -130,18 +169,15 @@ void gc_runstatus_error(void)
 	pid_t pid = getpid();
 	if (!run_dir[0] || __atomic_load_n(&error_marked, __ATOMIC_RELAXED) == pid)
 		return;
-	if (status_map && status_pid == pid) {
-		__atomic_store_n(&status_map[1], 'e', __ATOMIC_RELAXED);
-		__atomic_store_n(&error_marked, pid, __ATOMIC_RELAXED);
-		return;
+	if (!mark(1, 'e')) {
+		int fd = open_marker("error", O_WRONLY);  /* a forked child's, or none held */
+		if (fd >= 0)
+			close(fd);
 	}
-	int fd = open_marker("error", O_WRONLY);  /* a forked child's, or none mapped */
-	if (fd >= 0)
-		close(fd);
 	__atomic_store_n(&error_marked, pid, __ATOMIC_RELAXED);
 }
 
 void gc_runstatus_fork_child(void)
 {
-	unmap_started();  /* the parent's: a child's first error makes its own marker */
+	drop_started();  /* the parent's: a child's first error makes its own marker */
 }

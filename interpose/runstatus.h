@@ -5,20 +5,21 @@
 #define GC_RUNSTATUS_H
 
 /* At load (a constructor, GRAPHCHECK_RUN_DIR read alone) the process makes "started.PID" 2
- * zero bytes and maps it shared (no fd kept): loaded, not yet checking. */
+ * zero bytes and holds it: mapped shared (no fd kept) where its file system overwrites in
+ * place, else kept open (a high fd, close-on-exec): loaded, not yet checking. */
 
 /* At the lazy start: dir is the options' run directory (empty: no launcher, nothing is
- * written); the mapped file (mapped now where it could not be at load) gets "c" at offset 0:
+ * written); the held file (held now where it could not be at load) gets "c" at offset 0:
  * the launcher counts a process whose file starts with "c" as one that started checking. */
 void gc_runstatus_start(const char *dir);
 
-/* At each error record, once per process: stores "e" at offset 1 of the process's
+/* At each error record, once per process: marks "e" at offset 1 of the process's
  * started.PID (the launcher counts that as an error), or, for a forked child or when that
- * file is not mapped, leaves "error.PID" (the same pid after exec finds it there). Safe in
- * a signal handler where the file is mapped. */
+ * file is not held, leaves "error.PID" (the same pid after exec finds it there).
+ * Async-signal-safe where the file is held. */
 void gc_runstatus_error(void);
 
-/* pthread_atfork's child: the parent's file is unmapped. */
+/* pthread_atfork's child: the parent's file is let go. */
 void gc_runstatus_fork_child(void);
 
 #endif

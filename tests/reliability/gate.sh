@@ -97,9 +97,26 @@ if [ "$(id -u)" = 0 ] && command -v unshare > /dev/null &&
 		unshare -m sh -c 'mount -t ramfs ramfs /tmp && exec "$@"' sh "$GC" \
 		--error-exitcode=9 --log-file=/dev/null -- "$RELA" leak-only
 	grep -q "nothing was checked" "$tmp/err" && bad "ramfs /tmp: the clean run was taken as unchecked" || ok "ramfs /tmp: the clean run counted as started"
+	# There the file is kept open from load: an error after the program gave up root (before
+	# or after its first CUDA call) or took every fd still counts (0 with a mark written
+	# through an fd opened for it).
+	for mode in drop-rights drop-rights-early fd-full; do
+		gate "ramfs /tmp, $mode: the error counted" 9 \
+			unshare -m sh -c 'mount -t ramfs ramfs /tmp && exec "$@"' sh "$GC" \
+			--error-exitcode=9 --log-file=/dev/null -- "$RELA" $mode
+	done
 else
 	echo "skip a full /tmp (needs root and unshare -m with a tmpfs mount)"
 fi
+# A file size limit (ulimit -f 0): graphcheck's own writes (the marker, the summary, the log)
+# fail instead of raising SIGXFSZ, whose default killed the program: `true` died of it at
+# load (153), a program with an error at its summary.
+gate "ulimit -f 0, a program without CUDA: runs" 0 sh -c 'ulimit -f 0; exec "$@"' sh "$GC" -- true
+gate "ulimit -f 0, a program with an error: runs, its error counted" 9 sh -c 'ulimit -f 0; exec "$@"' sh \
+	"$GC" --error-exitcode=9 --log-file="$tmp/fsize.log" -- "$RELA" plain
+grep -q "died of signal" "$tmp/err" && bad "ulimit -f 0: the program died of a signal: $(grep 'died of' "$tmp/err")" ||
+	ok "ulimit -f 0: the program was not killed by graphcheck's writes"
+rm -f "$tmp/fsize.log"
 gate "no CUDA at all (true)" 0 "$GC" --error-exitcode=9 -- true
 grep -q 'no process of this run made a CUDA driver call, so nothing was checked' "$tmp/err" &&
 	ok "no CUDA at all: the launcher says nothing was checked" ||
@@ -386,6 +403,10 @@ if [ -f "$SHIM" ] && [ "$ASAN" != 1 ]; then
 else
 	echo "skip a signal pending at the launcher's fork (no shim: a sanitizer build)"
 fi
+
+# The program's own signal to its parent (a readiness signal): not sent back to it (it
+# died of its own SIGUSR2 before, 140).
+gate "the program signals its parent (SIGUSR2): not passed back" 0 "$GC" -- sh -c 'kill -USR2 $PPID; sleep 0.3'
 
 # SIGKILL to the launcher (Python's subprocess timeout, timeout -k) takes the program with
 # it, as killing the program would have (it ran on alone before).
