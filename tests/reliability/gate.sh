@@ -67,12 +67,17 @@ if [ "$(id -u)" = 0 ]; then
 else
 	echo "skip a program giving up root (not root)"
 fi
-# The run's marker costs the program no fd (mapped at load, its fd closed): a program
-# that counts or closes its fds sees what it would see without graphcheck (one more before).
+# The run's marker costs the program no fd where /tmp overwrites in place (mapped at load,
+# its fd closed): a program that counts or closes its fds sees what it would see without
+# graphcheck (one more before). Elsewhere (overlayfs, btrfs: kept open) one more, said.
 nfd=$(sh -c 'ls /proc/$$/fd' | wc -l)
 gfd=$(launch "$GC" --log-file=/dev/null -- sh -c 'ls /proc/$$/fd' 2> /dev/null | wc -l)
-[ "$gfd" -eq "$nfd" ] && ok "no fd of graphcheck's open in a program under the launcher ($gfd, as natively)" ||
-	bad "fds open in a program under the launcher: $gfd, natively $nfd"
+case $(stat -f -c %t /tmp 2> /dev/null) in
+ef53 | 1021994 | 58465342) extra=0 ;;
+*) extra=1; echo "note: /tmp is $(stat -f -c %T /tmp 2> /dev/null): the marker is kept open there (one fd)" ;;
+esac
+[ "$gfd" -eq $((nfd + extra)) ] && ok "fds open in a program under the launcher: $gfd (natively $nfd, $extra of graphcheck's on this /tmp)" ||
+	bad "fds open in a program under the launcher: $gfd, natively $nfd, $extra expected of graphcheck's"
 gate "an error after the program closed every fd >= 3" 9 "$GC" --error-exitcode=9 \
 	--log-file=/dev/null -- "$RELA" close-fds "$tmp/closed.data" one
 rm -f "$tmp/closed.data"
