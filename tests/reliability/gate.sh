@@ -84,35 +84,44 @@ rm -f "$tmp/closed.data"
 # A full /tmp (the run directory's file system): the marker cannot be given its 2 bytes, so it
 # is not mapped (a store into a page the file system has no room for would be a SIGBUS in
 # the program: "Bus error", 135, before); the error still counts through error.PID. Needs
-# root and a mount namespace of its own (unshare -m), else skipped.
-if [ "$(id -u)" = 0 ] && command -v unshare > /dev/null &&
+# root and a mount namespace of its own (unshare -m), else skipped. The programs run are
+# copied out of /tmp first (to /var/tmp, the same layout): a build under /tmp (a CI clone)
+# would be hidden by the mount.
+out=$(mktemp -d -p /var/tmp gc-gate.XXXXXX 2> /dev/null)
+if [ "$(id -u)" = 0 ] && command -v unshare > /dev/null && [ -n "$out" ] &&
 	unshare -m sh -c 'mount -t tmpfs -o size=256k tmpfs /tmp' 2> /dev/null; then
+	chmod 755 "$out"  # rel_prog's drop-rights modes run on as nobody
+	mkdir -p "$out/b/reliability" "$out/b/fakecuda"
+	cp "$GC" "$BUILD/libgraphcheck.so" "$out/b/" && cp "$RELA" "$out/b/reliability/" &&
+		cp -P "$BUILD/fakecuda/"libcuda.so* "$out/b/fakecuda/"
+	OGC=$out/b/graphcheck ORELA=$out/b/reliability/rel_prog
 	gate "a full /tmp: the program runs, its error counted" 9 unshare -m sh -c \
 		'mount -t tmpfs -o size=256k tmpfs /tmp && { dd if=/dev/zero of=/tmp/fill bs=1k 2> /dev/null; exec "$@"; }' \
-		sh "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" plain
+		sh "$OGC" --error-exitcode=9 --log-file=/dev/null -- "$ORELA" plain
 	gate "a /tmp that fills after the run directory is made: the program runs, its error counted" 9 \
-		unshare -m sh -c 'mount -t tmpfs -o size=256k tmpfs /tmp && exec "$@"' sh "$GC" \
-		--error-exitcode=9 --log-file=/dev/null -- sh -c 'dd if=/dev/zero of=/tmp/fill bs=1k 2> /dev/null; exec "$0" "$@"' "$RELA" plain
+		unshare -m sh -c 'mount -t tmpfs -o size=256k tmpfs /tmp && exec "$@"' sh "$OGC" \
+		--error-exitcode=9 --log-file=/dev/null -- sh -c 'dd if=/dev/zero of=/tmp/fill bs=1k 2> /dev/null; exec "$0" "$@"' "$ORELA" plain
 	# A /tmp whose file system is not known to overwrite in place (ramfs here; btrfs, ZFS,
 	# NFS alike): the marker is written through an fd at each mark, not mapped.
 	gate "a /tmp on a file system the marker is not mapped on: the program's error counted" 9 \
-		unshare -m sh -c 'mount -t ramfs ramfs /tmp && exec "$@"' sh "$GC" \
-		--error-exitcode=9 --log-file=/dev/null -- "$RELA" plain
+		unshare -m sh -c 'mount -t ramfs ramfs /tmp && exec "$@"' sh "$OGC" \
+		--error-exitcode=9 --log-file=/dev/null -- "$ORELA" plain
 	gate "the same, a program with no error (a leak, a warning): checked, status 0" 0 \
-		unshare -m sh -c 'mount -t ramfs ramfs /tmp && exec "$@"' sh "$GC" \
-		--error-exitcode=9 --log-file=/dev/null -- "$RELA" leak-only
+		unshare -m sh -c 'mount -t ramfs ramfs /tmp && exec "$@"' sh "$OGC" \
+		--error-exitcode=9 --log-file=/dev/null -- "$ORELA" leak-only
 	grep -q "nothing was checked" "$tmp/err" && bad "ramfs /tmp: the clean run was taken as unchecked" || ok "ramfs /tmp: the clean run counted as started"
 	# There the file is kept open from load: an error after the program gave up root (before
 	# or after its first CUDA call) or took every fd still counts (0 with a mark written
 	# through an fd opened for it).
 	for mode in drop-rights drop-rights-early fd-full; do
 		gate "ramfs /tmp, $mode: the error counted" 9 \
-			unshare -m sh -c 'mount -t ramfs ramfs /tmp && exec "$@"' sh "$GC" \
-			--error-exitcode=9 --log-file=/dev/null -- "$RELA" $mode
+			unshare -m sh -c 'mount -t ramfs ramfs /tmp && exec "$@"' sh "$OGC" \
+			--error-exitcode=9 --log-file=/dev/null -- "$ORELA" $mode
 	done
 else
-	echo "skip a full /tmp (needs root and unshare -m with a tmpfs mount)"
+	echo "skip a full /tmp (needs root, /var/tmp and unshare -m with a tmpfs mount)"
 fi
+[ -n "$out" ] && rm -rf "$out"
 # A file size limit (ulimit -f 0): graphcheck's own writes (the marker, the summary, the log)
 # fail instead of raising SIGXFSZ, whose default killed the program: `true` died of it at
 # load (153), a program with an error at its summary.
