@@ -553,7 +553,8 @@ static void landing(const char *v, char *out, size_t n)
 {
 	const char *slash = strrchr(v, '/');
 	char dir[PATH_MAX], real[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%.*s", slash == v ? 1 : (int)(slash - v), v);
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", slash == v ? 1 : (int)(slash - v), v);
 	if (!slash || !realpath(dir, real) ||
 	    snprintf(out, n, "%s/%s", strcmp(real, "/") ? real : "", slash + 1) >= (int)n)
 		snprintf(out, n, "%s", v);
