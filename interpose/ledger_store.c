@@ -169,6 +169,8 @@ static __attribute__((noinline, cold)) void forget(struct stripe *st, struct all
 static inline void evict_ahead(struct stripe *st)
 {
 	size_t cap = st->history_cap, i1 = st->history_next + 1u, i2 = i1 + 1;
+	if (cap < 3)  /* a ring of 1 or 2 (GRAPHCHECK_HISTORY that small): i2 would wrap twice */
+		return;
 	i1 = i1 >= cap ? i1 - cap : i1;
 	i2 = i2 >= cap ? i2 - cap : i2;
 	__builtin_prefetch(st->history[i2], 1);
