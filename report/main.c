@@ -211,7 +211,8 @@ static int by_file_then_index(const void *pa, const void *pb)
  * an explicit name, `*.jsonl run.jsonl`) is read once: its records would count twice. Later
  * names are dropped from o->inputs (argv's tail, ours to reorder), the first kept in its
  * place. Each input is stat'ed once and the files sorted: a run's thousands of %p logs take
- * no longer than reading them. A name that cannot be stat'ed is kept (its open says why). */
+ * no longer than reading them. A name that cannot be stat'ed is kept once (its open says
+ * why). */
 static void drop_repeated_inputs(rp_options *o)
 {
 	int n = o->n_inputs;
@@ -225,8 +226,17 @@ static void drop_repeated_inputs(rp_options *o)
 	}
 	for (int i = 0; i < n; i++) {
 		struct stat st;
-		if ((strcmp(o->inputs[i], "-") ? stat(o->inputs[i], &st) : fstat(0, &st)) == 0)
+		if ((strcmp(o->inputs[i], "-") ? stat(o->inputs[i], &st) : fstat(0, &st)) == 0) {
 			ids[n_ids++] = (struct input_id){st.st_dev, st.st_ino, i};
+			continue;
+		}
+		/* not there: the same name again is dropped (its open says why, once); these are
+		 * few, so compared by name */
+		for (int j = 0; j < i; j++)
+			if (!drop[j] && !strcmp(o->inputs[j], o->inputs[i])) {
+				drop[i] = 1;
+				break;
+			}
 	}
 	qsort(ids, (size_t)n_ids, sizeof(*ids), by_file_then_index);
 	for (int k = 0, first = 0; k < n_ids; k++) {

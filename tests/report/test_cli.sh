@@ -93,6 +93,8 @@ has "$tmp/out" "graphcheck-report: 2 errors, 1 warnings (11 records in 1 files)"
 	"the same log named three times: its records once"
 has "$tmp/err" "graphcheck-report: $tmp/seed_link.jsonl is $T/seed_pipeline.jsonl, named before: read once" \
 	"the same log through a link: said"
+expect 2 "a missing log named twice" "$R" "$T/no-such.jsonl" "$T/no-such.jsonl"
+[ "$(grep -c 'cannot open' "$tmp/err")" = 1 ] && ok || bad "a missing log named twice: $(grep -c 'cannot open' "$tmp/err") messages, want 1"
 # A process's start line without its summary (killed, _exit, or a cut log): a note
 head -n 1 "$T/clean.jsonl" > "$tmp/start_only.jsonl"
 expect 0 "start line only" "$R" "$tmp/start_only.jsonl"
