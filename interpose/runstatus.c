@@ -16,7 +16,7 @@
 
 static char run_dir[GC_PATH_MAX];
 static pid_t error_marked;  /* the pid whose error is marked (a forked child differs) */
-/* The process's own "started.PID", made at load 2 bytes of zeros: "c" at offset 0 says it
+/* The process's own "started.PID" (own), made at load 2 bytes of zeros: "c" at offset 0 says it
  * made a CUDA call (the lazy start), "e" at offset 1 its first error. Both must work after
  * the program gave up the rights to the run directory (a server dropping root) or used
  * every fd, so the file is held from load: mapped shared where its file system overwrites
@@ -24,11 +24,18 @@ static pid_t error_marked;  /* the pid whose error is marked (a forked child dif
  * of graphcheck's), else kept open (a high fd, close-on-exec, checked before each write to
  * still be the file opened): on a copy-on-write or network file system a store into the map
  * could need new room and be a SIGBUS in the program. */
-static char *status_map;
-static int status_fd = -1;
-static dev_t status_dev;
-static ino_t status_ino;
-static pid_t status_pid;  /* whose it is: a forked child drops its parent's */
+struct held {
+	char *map;
+	int fd;  /* where not mapped: kept open */
+	dev_t dev;
+	ino_t ino;
+};
+static struct held own = {.fd = -1};
+static pid_t status_pid;  /* whose own is */
+/* In a forked child, its parent's file (inherited, not let go): where the child cannot make
+ * its own marks (it gave up the rights to the run directory: a server's worker), it marks
+ * its parent's, so that its CUDA use and its errors still reach the gate. */
+static struct held parent = {.fd = -1};
 
 /* The file what.PID in the run directory, never followed through a symlink; one already
  * there (the same pid after exec) is opened again. -1 when it cannot be. */
@@ -87,16 +94,27 @@ static int overwrites_in_place(int fd)
 	}
 }
 
-/* Lets go of the file: unmapped, or closed where the fd is still the file opened (a forked
- * child's copy, or a number the program may have reused: never the program's). */
-static void drop_started(void)
+/* Lets go of h: unmapped, or closed where the fd is still the file opened (a number the
+ * program may have reused is never closed: it is the program's). */
+static void let_go(struct held *h)
 {
-	if (status_map)
-		munmap(status_map, 2);
-	status_map = NULL;
-	if (status_fd >= 0 && gc_outfile_fd_is(status_fd, status_dev, status_ino))
-		close(status_fd);
-	status_fd = -1;
+	if (h->map)
+		munmap(h->map, 2);
+	h->map = NULL;
+	if (h->fd >= 0 && gc_outfile_fd_is(h->fd, h->dev, h->ino))
+		close(h->fd);
+	h->fd = -1;
+}
+
+/* Marks c at offset off of h: 1 when done. */
+static int mark_held(const struct held *h, off_t off, char c)
+{
+	if (h->map) {
+		__atomic_store_n(&h->map[off], c, __ATOMIC_RELAXED);
+		return 1;
+	}
+	return h->fd >= 0 && gc_outfile_fd_is(h->fd, h->dev, h->ino) &&
+	       pwrite_no_xfsz(h->fd, &c, 1, off) == 1;
 }
 
 static void hold_started(void)
@@ -119,26 +137,26 @@ static void hold_started(void)
 	                                  : MAP_FAILED;
 	if (m != MAP_FAILED) {
 		close(fd);
-		status_map = m;
+		own.map = m;
 	} else {
-		status_fd = gc_outfile_move_high(fd);  /* as the logs' fds */
-		status_dev = st.st_dev;
-		status_ino = st.st_ino;
+		own.fd = gc_outfile_move_high(fd);  /* as the logs' fds */
+		own.dev = st.st_dev;
+		own.ino = st.st_ino;
 	}
 	status_pid = getpid();
 }
 
-/* Mark c at offset off of this process's file: 1 when done. */
+/* Marks c at offset off of this process's own file: 1 when done. */
 static int mark(off_t off, char c)
 {
-	if (status_pid != getpid())
-		return 0;
-	if (status_map) {
-		__atomic_store_n(&status_map[off], c, __ATOMIC_RELAXED);
-		return 1;
-	}
-	return status_fd >= 0 && gc_outfile_fd_is(status_fd, status_dev, status_ino) &&
-	       pwrite_no_xfsz(status_fd, &c, 1, off) == 1;
+	return status_pid == getpid() && mark_held(&own, off, c);
+}
+
+/* Where a forked child could not mark its own: its parent's file, "c" first (the launcher
+ * counts marks of a file that says a CUDA call was made). 1 when done. */
+static int mark_parent(off_t off, char c)
+{
+	return mark_held(&parent, 0, 'c') && (off == 0 || mark_held(&parent, off, c));
 }
 
 /* At load, before the program can give up what the run directory needs: a server drops
@@ -149,19 +167,33 @@ __attribute__((constructor)) static void hold_at_load(void)
 		hold_started();
 }
 
+/* In a forked child: its parent's file becomes its fallback (a grandparent's is let go). */
+static void inherit(void)
+{
+	let_go(&parent);
+	parent = own;
+	own = (struct held){.fd = -1};
+	status_pid = 0;
+}
+
 void gc_runstatus_start(const char *dir)
 {
+	/* a child forked before graphcheck's fork handlers were set (its parent made no CUDA
+	 * call: a prefork server's master) holds its parent's file as its own */
+	if (status_pid && status_pid != getpid())
+		inherit();
 	if (strcmp(dir, run_dir) != 0 || status_pid != getpid() ||
-	    (!status_map && (status_fd < 0 || !gc_outfile_fd_is(status_fd, status_dev, status_ino)))) {
-		/* not held since load (no run directory then, no rights to it), or the kept fd
-		 * closed by the program since */
-		drop_started();
+	    (!own.map && (own.fd < 0 || !gc_outfile_fd_is(own.fd, own.dev, own.ino)))) {
+		/* not held since load (no run directory then, no rights to it, a forked child),
+		 * or the kept fd closed by the program since */
+		let_go(&own);
 		snprintf(run_dir, sizeof(run_dir), "%s", dir);
 		if (!run_dir[0])
 			return;
 		hold_started();
 	}
-	mark(0, 'c');
+	if (!mark(0, 'c'))
+		mark_parent(0, 'c');
 }
 
 void gc_runstatus_error(void)
@@ -173,11 +205,13 @@ void gc_runstatus_error(void)
 		int fd = open_marker("error", O_WRONLY);  /* a forked child's, or none held */
 		if (fd >= 0)
 			close(fd);
+		else
+			mark_parent(1, 'e');
 	}
 	__atomic_store_n(&error_marked, pid, __ATOMIC_RELAXED);
 }
 
 void gc_runstatus_fork_child(void)
 {
-	drop_started();  /* the parent's: a child's first error makes its own marker */
+	inherit();  /* a child's first error makes its own marker where it can */
 }

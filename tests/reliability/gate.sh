@@ -64,6 +64,10 @@ if [ "$(id -u)" = 0 ]; then
 	# opened at load).
 	gate "an error after the program gave up root before its first CUDA call" 9 "$GC" \
 		--error-exitcode=9 --log-file=/dev/null -- "$RELA" drop-rights-early
+	# A prefork server: the master (no CUDA call) forks a worker that gives up root, then
+	# uses CUDA: it cannot make files in the run directory; it marks its parent's (0 before).
+	gate "a forked worker gives up root, then an error" 9 "$GC" \
+		--error-exitcode=9 --log-file=/dev/null -- "$RELA" fork-drop-rights
 else
 	echo "skip a program giving up root (not root)"
 fi
@@ -113,7 +117,7 @@ if [ "$(id -u)" = 0 ] && command -v unshare > /dev/null && [ -n "$out" ] &&
 	# There the file is kept open from load: an error after the program gave up root (before
 	# or after its first CUDA call) or took every fd still counts (0 with a mark written
 	# through an fd opened for it).
-	for mode in drop-rights drop-rights-early fd-full; do
+	for mode in drop-rights drop-rights-early fd-full fork-drop-rights; do
 		gate "ramfs /tmp, $mode: the error counted" 9 \
 			unshare -m sh -c 'mount -t ramfs ramfs /tmp && exec "$@"' sh "$OGC" \
 			--error-exitcode=9 --log-file=/dev/null -- "$ORELA" $mode

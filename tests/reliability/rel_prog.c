@@ -57,6 +57,9 @@
  *       the capture ended by its own thread and its graph used correctly.
  *   rel_prog plain
  *       a few alloc/free pairs, one double free, one leak: 1 error, 1 warning.
+ *   rel_prog fork-drop-rights
+ *       a master making no CUDA call forks a worker that gives up root (nobody), then
+ *       commits one double free; the master waits (a prefork server).
  *   rel_prog leak-only
  *       one stream-ordered allocation never freed, one cuMemAlloc never freed (not a
  *       stream-ordered allocation: no leak), nothing else: 1 warning.
@@ -833,6 +836,29 @@ static int run_drop_rights(int early)
 	return 0;
 }
 
+/* fork-drop-rights: a prefork server's master (root, no CUDA call) forks a worker that gives
+ * up root, then uses CUDA and frees twice; the master waits and exits 0. */
+static int run_fork_drop_rights(void)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		return 97;
+	if (pid == 0) {
+		if (drop_root() != 0)
+			_exit(98);
+		init_driver();
+		CUstream s = new_stream();
+		printf("worker: double free %d\n", (int)double_free(s, 1024));
+		fflush(stdout);
+		_exit(0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	printf("worker exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return 0;
+}
+
 static int run_fd_full(void)
 {
 	init_driver();
@@ -1175,6 +1201,8 @@ int main(int argc, char **argv)
 		return run_plain();
 	if (!strcmp(m, "drop-rights") || !strcmp(m, "drop-rights-early"))
 		return run_drop_rights(m[11] == '-');
+	if (!strcmp(m, "fork-drop-rights"))
+		return run_fork_drop_rights();
 	if (!strcmp(m, "fd-full"))
 		return run_fd_full();
 	if (!strcmp(m, "addnode-refused"))
