@@ -380,6 +380,41 @@ static void gen_suppression(gc_scratch *sc, const gc_record *r, const gc_verdict
 	}
 }
 
+/* A leak group's allocation site as a record for suppressions: its frames (in
+ * sc->held_frames) and its allocating call. */
+static gc_record leak_site(gc_scratch *sc, const gc_leak_group *g)
+{
+	int nf = gc_sites_get(g->site, sc->held_frames, opts.backtrace_depth);
+	gc_record a = {.call = g->call, .frames = sc->held_frames, .nframes = nf};
+	split_py(&a);
+	return a;
+}
+
+/* leak-at-exit: its suppressions are about where the memory was allocated (each group's
+ * site and allocating call), as valgrind's are, not the exit that found it (whose frames,
+ * libc's exit handlers, every leak shares): suppressed when an entry matches every group;
+ * --gen-suppressions gives an entry a group. 1 for an error written. */
+static int write_leak_verdict(gc_scratch *sc, const gc_record *r, const gc_verdict *v)
+{
+	int all = supps != NULL;
+	for (int g = 0; all && g < v->n_leaks; g++) {
+		gc_record a = leak_site(sc, &v->leaks[g]);
+		supp_frames(&a, sc->supp);
+		all = gc_supp_match(supps, gc_rule_id(v->rule), a.call, sc->supp, a.nframes) != NULL;
+	}
+	if (all) {
+		gc_log_suppressed();
+		return 0;
+	}
+	gc_log_verdict(r, v);
+	for (int g = 0; opts.gen_suppressions && g < v->n_leaks; g++) {
+		gc_record a = leak_site(sc, &v->leaks[g]);
+		supp_frames(&a, sc->supp);
+		gen_suppression(sc, &a, v);
+	}
+	return gc_rule_severity(v->rule) == GC_SEV_ERROR;
+}
+
 /* Writes one verdict unless a suppression matches it; 1 for an error written. A held
  * verdict (ledger_pending.c) is about its own call: that call's details and frames. From a
  * signal's handler (sc NULL: no scratch is made there) neither frames of held calls (the
@@ -396,6 +431,8 @@ static int write_verdict(gc_scratch *sc, const gc_record *r, const gc_verdict *v
 		r = &held;
 	}
 	int described = (supps || opts.gen_suppressions) && sc;
+	if (described && v->rule == GC_RULE_LEAK_AT_EXIT && v->n_leaks > 0 && !v->is_held)
+		return write_leak_verdict(sc, r, v);  /* r's frames are not in held_frames */
 	if (described)
 		supp_frames(r, sc->supp);
 	if (described && supps &&

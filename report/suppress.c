@@ -12,22 +12,35 @@
 /* Source strings of one record's frames, "file:line", kept while it is matched. */
 #define SRC_MAX 512
 
-static int matches(gc_supp_set *set, const rp_record *r)
+static int matches_frames(gc_supp_set *set, const rp_record *r, const char *call,
+                          const rp_frames *bt)
 {
-	size_t n = r->backtrace.n < 64 ? r->backtrace.n : 64;
+	size_t n = bt->n < 64 ? bt->n : 64;
 	gc_supp_frame sf[64];
 	char (*src)[SRC_MAX] = n ? rp_xcalloc(n, SRC_MAX) : NULL;
 	for (size_t i = 0; i < n; i++) {
-		const rp_frame *f = &r->backtrace.v[i];
+		const rp_frame *f = &bt->v[i];
 		if (f->loc.file)
 			snprintf(src[i], SRC_MAX, "%s:%u", f->loc.file, f->loc.line);
 		/* The logged symbol is the one the object matched and --gen-suppressions wrote. */
 		sf[i] = (gc_supp_frame){f->module, f->symbol ? f->symbol : f->loc.function,
 		                        f->loc.file ? src[i] : NULL};
 	}
-	int hit = gc_supp_match(set, gc_rule_id(r->rule), r->call, sf, (int)n) != NULL;
+	int hit = gc_supp_match(set, gc_rule_id(r->rule), call, sf, (int)n) != NULL;
 	free(src);
 	return hit;
+}
+
+/* A leak-at-exit record is matched as the object matches it: by each leak's allocation site
+ * and allocating call (every one must match), not by the exit that found them. */
+static int matches(gc_supp_set *set, const rp_record *r)
+{
+	if (r->rule != GC_RULE_LEAK_AT_EXIT || !r->n_leaks)
+		return matches_frames(set, r, r->call, &r->backtrace);
+	for (size_t i = 0; i < r->n_leaks; i++)
+		if (!matches_frames(set, r, r->leaks[i].call, &r->leaks[i].backtrace))
+			return 0;
+	return 1;
 }
 
 uint64_t rp_suppress(rp_fold *f, gc_supp_set *set)

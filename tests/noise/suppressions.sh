@@ -76,6 +76,31 @@ run pasted --suppressions="$tmp/s_gen.supp"
 	ok "the generated entry, pasted into a file, silences the record" ||
 	bad "the generated entry did not silence it: status $rc, $(summary "$tmp/pasted.json")"
 
+# leak-at-exit: its entry names where the memory was allocated (the allocating call, the
+# allocation's site), not the exit that found it (libc's exit handlers, which every leak
+# shares: such an entry hid every leak of the program). rel_prog leak-only leaks one
+# cuMemAllocAsync allocation.
+run_in leak "$REL" leak-only --gen-suppressions
+sed -n '/^{$/,/^}$/p' "$tmp/leak.txt" > "$tmp/s_leak.supp"
+grep -q '^   graphcheck:leak-at-exit$' "$tmp/s_leak.supp" && grep -q '^   call:cuMemAllocAsync$' "$tmp/s_leak.supp" &&
+	! grep -q 'fun:exit\|libc\|exit_handlers' "$tmp/s_leak.supp" &&
+	ok "--gen-suppressions for a leak: the allocating call and site, no exit frame" ||
+	bad "the leak's generated entry: $(tr '\n' ' ' < "$tmp/s_leak.supp")"
+run_in leak_pasted "$REL" leak-only --suppressions="$tmp/s_leak.supp"
+[ "$(summary "$tmp/leak_pasted.json")" = "[0,0,1]" ] &&
+	ok "the leak's generated entry, pasted, silences it" ||
+	bad "the leak's generated entry did not silence it: $(summary "$tmp/leak_pasted.json")"
+"$REPORT" --suppressions="$tmp/s_leak.supp" "$tmp/leak.json" > "$tmp/rep.out" 2>&1
+grep -q ', 1 suppressed' "$tmp/rep.out" &&
+	ok "graphcheck-report --suppressions with the leak's entry drops it" ||
+	bad "graphcheck-report and the leak's entry: $(tail -1 "$tmp/rep.out")"
+# An entry of the exit's frames (what was generated before) no longer matches a leak.
+printf '{\n   exit-frames\n   graphcheck:leak-at-exit\n   call:exit\n   obj:*/libc.so.6\n}\n' > "$tmp/s_exit.supp"
+run_in leak_exit "$REL" leak-only --suppressions="$tmp/s_exit.supp"
+[ "$(summary "$tmp/leak_exit.json")" = "[0,1,0]" ] &&
+	ok "an entry of the exit's frames does not hide the leak" ||
+	bad "an entry of the exit's frames: $(summary "$tmp/leak_exit.json")"
+
 # Names an entry must write literally (tests/noise/supp_prog.c): a 640-character symbol,
 # whole; a 10,240-character one, more than the logs keep of it, cut at their 4096 bytes and
 # ended with *; the frames of a program named with [ ] * ? \ and a trailing blank, as obj:
