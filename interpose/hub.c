@@ -392,11 +392,15 @@ static gc_record leak_site(gc_scratch *sc, const gc_leak_group *g)
 
 /* leak-at-exit: its suppressions are about where the memory was allocated (each group's
  * site and allocating call), as valgrind's are, not the exit that found it (whose frames,
- * libc's exit handlers, every leak shares): suppressed when an entry matches every group;
- * --gen-suppressions gives an entry a group. 1 for an error written. */
+ * libc's exit handlers, every leak shares): suppressed when an entry matches every group and
+ * the groups are every leak; --gen-suppressions gives an entry a group. 1 for an error
+ * written. */
 static int write_leak_verdict(gc_scratch *sc, const gc_record *r, const gc_verdict *v)
 {
-	int all = supps != NULL;
+	uint64_t listed = 0;  /* a brief record lists the largest site alone: the others' leaks */
+	for (int g = 0; g < v->n_leaks; g++)  /* are not matched, so it is never suppressed */
+		listed += v->leaks[g].count;
+	int all = supps != NULL && listed >= v->leak_count;
 	for (int g = 0; all && g < v->n_leaks; g++) {
 		gc_record a = leak_site(sc, &v->leaks[g]);
 		supp_frames(&a, sc->supp);

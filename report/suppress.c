@@ -32,11 +32,17 @@ static int matches_frames(gc_supp_set *set, const rp_record *r, const char *call
 }
 
 /* A leak-at-exit record is matched as the object matches it: by each leak's allocation site
- * and allocating call (every one must match), not by the exit that found them. */
+ * and allocating call (every one must match, and the record must list every leak), not by
+ * the exit that found them. */
 static int matches(gc_supp_set *set, const rp_record *r)
 {
 	if (r->rule != GC_RULE_LEAK_AT_EXIT || !r->n_leaks)
 		return matches_frames(set, r, r->call, &r->backtrace);
+	uint64_t listed = 0;  /* a brief record's other sites are not listed: never suppressed */
+	for (size_t i = 0; i < r->n_leaks; i++)
+		listed += r->leaks[i].count;
+	if (listed < r->leak_count)
+		return 0;
 	for (size_t i = 0; i < r->n_leaks; i++)
 		if (!matches_frames(set, r, r->leaks[i].call, &r->leaks[i].backtrace))
 			return 0;
