@@ -107,12 +107,12 @@ void gc_check_leaks(gc_ledger *l, out *o, const gc_event *ev)
 	gc_verdict *v = gc_verdict_on(o, GC_RULE_LEAK_AT_EXIT, NULL,
 	                        "%llu stream-ordered or graph allocation%s (%llu bytes) still live "
 	                        "at exit: %s. %s Free them with cuMemFreeAsync before the program "
-	                        "ends if they are not meant to last to its end, or trim the pool.",
+	                        "ends if they are not meant to last to its end.",
 	                        (unsigned long long)w.t.count, w.t.count == 1 ? "" : "s",
 	                        (unsigned long long)w.t.bytes, leak_split(&w, sb, sizeof(sb)),
-	                        full ? "Every site is listed below, largest first."
-	                        : w.n == 1 ? "Their site is below."
-	                                   : "The largest of their sites is below; "
+	                        full ? "Every site is listed below (allocated at), largest first."
+	                        : w.n == 1 ? "Their site is below (allocated at)."
+	                                   : "The largest of their sites is below (allocated at); "
 	                                     "GRAPHCHECK_LEAK_CHECK=full lists every one.");
 	size_t shown = full ? (w.n < GC_LEAK_GROUPS ? w.n : GC_LEAK_GROUPS) : 1;
 	v->n_leaks = (int)shown;

@@ -202,7 +202,7 @@ done
 b=$(jq -r 'select(.rule == "leak-at-exit") | .message' "$tmp/lc1.json" 2>/dev/null)
 f=$(jq -r 'select(.rule == "leak-at-exit") | .message' "$tmp/lcfull.json" 2>/dev/null)
 case "$b|$f" in
-*"at exit: 1 graph allocation (4096 bytes), which stay reserved in the graph pool until freed. Their site is below."*"|"*"Every site is listed below, largest first."*)
+*"at exit: 1 graph allocation (4096 bytes), which stay reserved in the graph pool until freed. Their site is below (allocated at)."*"|"*"Every site is listed below (allocated at), largest first."*)
 	ok "leak-at-exit: graph allocations named as such; brief by default, every site with full" ;;
 *) bad "leak-at-exit wording: brief '$b', full '$f'" ;;
 esac
