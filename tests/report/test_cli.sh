@@ -214,11 +214,14 @@ EOF
 		then ok; else bad "sarif of $log: schema's required fields"; fi
 	done
 
-	# log: entries, failures (a testcase per rule, plus one per entry; failed: rules with records)
-	for row in "seed_pipeline 3 6" "clean 0 0" "run.1002 2 4"; do
+	# log, --fail-on: entries, failures (a testcase per rule, plus one per entry; failed: the
+	# rules with records and the entries at or above --fail-on, as the exit status says)
+	for row in "seed_pipeline warning 3 6" "seed_pipeline error 3 4" "seed_pipeline never 3 0" \
+		"clean error 0 0" "run.1002 warning 2 4"; do
 		set -- $row
-		set -- "$1" $(($2 + nrules)) "$3"
-		"$R" --format=junit --fail-on=never "$T/$1.jsonl" >"$tmp/junit.xml" 2>/dev/null
+		fo=$2
+		set -- "$1" $(($3 + nrules)) "$4"
+		"$R" --format=junit --fail-on=$fo "$T/$1.jsonl" >"$tmp/junit.xml" 2>/dev/null
 		if python3 - "$tmp/junit.xml" "$2" "$3" <<'EOF'
 import sys, xml.etree.ElementTree as E
 root = E.parse(sys.argv[1]).getroot()
@@ -231,7 +234,7 @@ fails = suite.findall("testcase/failure")
 assert len(fails) == failures == int(suite.get("failures")), (len(fails), suite.get("failures"))
 assert all(f.get("message") and f.get("type") in ("error", "warning") for f in fails)
 EOF
-		then ok; else bad "junit of $1: parsed back, $2 testcases, $3 failures"; fi
+		then ok; else bad "junit of $1, --fail-on=$fo: parsed back, $2 testcases, $3 failures"; fi
 	done
 	# Every character XML minds, in a log: the output must still parse.
 	python3 - "$tmp/good.jsonl" >"$tmp/hostile.jsonl" <<'EOF'
