@@ -122,8 +122,10 @@ static char *name_copy(const char *name)
 /* The compilation unit holding pc. */
 static Dwarf_Die *cu_at(Dwfl_Module *mod, Dwarf_Addr pc, Dwarf_Addr *bias)
 {
+	/* Only a unit whose own ranges hold pc: past the end of a unit's code (the C runtime's
+	 * _start, linked after it without debug info) the unit's last line is not pc's. */
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, bias);
-	if (cu)
+	if (cu && dwarf_haspc(cu, pc - *bias) > 0)
 		return cu;
 	/* libdw before 0.191 finds units only through .debug_aranges, which clang does not
 	 * write: then each unit's own ranges are asked. */

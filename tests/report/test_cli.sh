@@ -264,6 +264,17 @@ has "$tmp/out" "report_symprog+0x" "--no-symbolize: module+offset"
 expect 1 "module without debug info" "$R" "$tmp/nodebug.jsonl"
 has "$tmp/out" "report_symprog_nodebug+0x" "no debug info: module+offset"
 has "$tmp/out" " (main)" "no debug info: the ELF symbol"
+# Code past a unit's end (rel_prog's _start, crt1's, linked after its one unit here) gets no
+# source line: it printed rel_prog.c:448, the unit's last line before it.
+if [ -x "$B/reliability/rel_prog" ] && [ -x "$B/graphcheck" ] && [ "${ASAN:-0}" != 1 ] && [ "${TSAN:-0}" != 1 ]; then
+	"$B/graphcheck" --json-file="$tmp/rel.json" --log-file=/dev/null -- "$B/reliability/rel_prog" plain >/dev/null 2>&1
+	"$R" "$tmp/rel.json" >"$tmp/out" 2>&1
+	if grep -q 'rel_prog\.c:[0-9]* in _start' "$tmp/out"; then
+		bad "_start given a source line of another unit: $(grep ' in _start' "$tmp/out" | head -1)"
+	else
+		ok
+	fi
+fi
 
 if [ "$skip" -gt 0 ]; then
 	echo "$pass passed, $fail failed, $skip skipped"
