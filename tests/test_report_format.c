@@ -213,13 +213,15 @@ static void junit_counts_rules_and_entries(void **state)
 	read_fixture(&t, "tests/report/seed_pipeline.jsonl");
 	out_buf b = render(rp_format_junit, &t.fold, t.rd.records, t.rd.files, RP_FAIL_ERROR);
 	assert_int_equal(strncmp(b.text, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", 39), 0);
-	/* 10 rules + 3 entries; failed: the 3 rules with records and the 3 entries. */
+	/* The rules + 3 entries; failed at --fail-on=error: the 2 error rules with records and
+	 * the 2 error entries; the warning's rule and entry told in <system-out>. */
 	assert_int_equal(count(b.text, "<testcase "), GC_RULE__COUNT + 3);
 	assert_int_equal(count(b.text, "</testcase>"), GC_RULE__COUNT + 3);
-	assert_int_equal(count(b.text, "<failure "), 6);
-	assert_int_equal(count(b.text, "</failure>"), 6);
+	assert_int_equal(count(b.text, "<failure "), 4);
+	assert_int_equal(count(b.text, "</failure>"), 4);
+	assert_int_equal(count(b.text, "<system-out>"), 2);
 	char suite[80];
-	snprintf(suite, sizeof suite, "<testsuite name=\"graphcheck\" tests=\"%d\" failures=\"6\"",
+	snprintf(suite, sizeof suite, "<testsuite name=\"graphcheck\" tests=\"%d\" failures=\"4\"",
 	         GC_RULE__COUNT + 3);
 	assert_non_null(strstr(b.text, suite));
 	assert_non_null(strstr(b.text, "<testcase classname=\"graphcheck.double-free\" "
