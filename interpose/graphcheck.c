@@ -208,6 +208,9 @@ static void check_log_path(const char *var, const char *opt)
 		const char *why = log_refusal(&st);
 		if (why)
 			die("%s '%s' %s", opt, v, why);
+		if (S_ISREG(st.st_mode) && (st.st_mode & 0111))  /* it would be emptied: empty_logs */
+			die("%s '%s' is an executable file, not taken for a log (an option missing its "
+			    "value or its '='?)", opt, v);
 		if (access(path, W_OK) != 0)
 			die("%s '%s': cannot write to it: %s", opt, v, strerror(errno));
 		return;
@@ -220,6 +223,28 @@ static void check_log_path(const char *var, const char *opt)
 		die("%s '%s': '%s' is not a directory", opt, v, dir);
 	if (access(dir, W_OK | X_OK) != 0)
 		die("%s '%s': cannot write in '%s': %s", opt, v, dir, strerror(errno));
+}
+
+/* Each log the user named that exists already (a fixed name: no %p) is emptied before the
+ * program runs, as valgrind empties its --log-file: a CI job reusing one name must not read
+ * the last run's records as this one's. The processes of the run then append to it (O_APPEND:
+ * lines whole). Run once every check passed (a refused run leaves the files alone). */
+static void empty_logs(void)
+{
+	static const char *const var[] = {"GRAPHCHECK_LOG_FILE", "GRAPHCHECK_JSON_FILE",
+	                                  "GRAPHCHECK_TRACE_FILE"};
+	for (int k = 0; k < 3; k++) {
+		const char *v = getenv(var[k]);
+		char path[PATH_MAX];
+		struct stat st;
+		if (!v || !*v || expand_pattern(path, sizeof(path), v) != 0 ||
+		    lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+			continue;
+		int fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			die("cannot empty the log '%s': %s", path, strerror(errno));
+		close(fd);
+	}
 }
 
 /* The suppressions the user named: a file the object would not read (suppress.c: a regular
@@ -674,6 +699,7 @@ int main(int argc, char **argv)
 		sigaction(sig, &sa, NULL);
 	}
 	sigprocmask(SIG_BLOCK, &block, &saved);
+	empty_logs();
 	pid_t launcher = getpid();
 	pid_t child = fork();
 	if (child < 0)

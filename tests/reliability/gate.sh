@@ -363,6 +363,22 @@ gate "--log-file and --json-file both /dev/null: runs" 0 "$GC" --log-file=/dev/n
 gate "--log-file and --json-file at two files: runs" 0 "$GC" --log-file="$tmp/two.log" --json-file="$tmp/two.json" -- true
 rm -f "$tmp/one.log" "$tmp/two.log" "$tmp/two.json"
 
+# A log named again by the next run is emptied first, as valgrind's: a CI job reusing one
+# name must not gate on the last run's records (they were appended to: 2 start lines).
+rm -f "$tmp/again.json"
+for k in 1 2; do
+	launch "$GC" --json-file="$tmp/again.json" --log-file=/dev/null -- "$RELA" plain > /dev/null 2>&1
+done
+[ "$(grep -c '"type":"start"' "$tmp/again.json")" = 1 ] &&
+	ok "a log named by two runs in turn: the second run's records alone" ||
+	bad "a log named by two runs: $(grep -c '"type":"start"' "$tmp/again.json") start lines"
+# An executable where a log is named (a missing '=': `--log-file ./app2 ./app`): refused,
+# never emptied.
+cp "$RELA" "$tmp/app2"
+gate "--log-file naming an executable: refused" 2 "$GC" --log-file "$tmp/app2" "$RELA" plain
+cmp -s "$RELA" "$tmp/app2" && ok "the executable left as it was" || bad "the executable named as a log was changed"
+rm -f "$tmp/again.json" "$tmp/app2"
+
 # ---- row 13: signals to the launcher ------------------------------------------------------
 # (SIGINT cannot be shown from here: sh starts background jobs with it ignored, and the
 # launcher then leaves it ignored for the program, as without graphcheck.)
