@@ -117,8 +117,8 @@ static int option_value(int argc, char **argv, int *i, const char *name, const c
 		return 0;
 	if (a[n] == '=') {
 		*value = a + n + 1;
-	} else if (*i + 1 < argc) {
-		*value = argv[++*i];
+	} else if (*i + 1 < argc && strcmp(argv[*i + 1], "--") != 0) {
+		*value = argv[++*i];  /* "--" there is the program's separator, not a file name */
 	} else {
 		fprintf(stderr, "graphcheck: %s needs a value\n%s", name, usage);
 		exit(2);

@@ -378,6 +378,9 @@ cp "$RELA" "$tmp/app2"
 gate "--log-file naming an executable: refused" 2 "$GC" --log-file "$tmp/app2" "$RELA" plain
 cmp -s "$RELA" "$tmp/app2" && ok "the executable left as it was" || bad "the executable named as a log was changed"
 rm -f "$tmp/again.json" "$tmp/app2"
+# `--log-file -- prog`: the value forgotten, not a log named "--" (one was made before).
+gate "--log-file followed by --: needs a value" 2 sh -c 'cd "$1" && exec "$2" --log-file -- true' sh "$tmp" "$GC"
+[ ! -e "$tmp/--" ] && ok "no file named -- made" || { bad "a log named -- was made"; rm -f -- "$tmp/--"; }
 
 # ---- row 13: signals to the launcher ------------------------------------------------------
 # (SIGINT cannot be shown from here: sh starts background jobs with it ignored, and the
