@@ -231,6 +231,16 @@ int rp_read_stream(rp_reader *rd, FILE *f, const char *name)
 			          "its JSON log (--json-file); the rest of the file is skipped");
 			break;
 		}
+		static const char trace_head[] = "{\"type\":\"trace\",";
+		if (!content && lb.len >= sizeof(trace_head) - 1 &&
+		    !memcmp(lb.buf, trace_head, sizeof(trace_head) - 1)) {
+			/* A trace's header (trace.c writes it first, so): one message, not one a line. */
+			content = true;
+			rd->malformed++;
+			diag(&fs, "this is a --trace-file trace, not a --json-file log: read it with "
+			          "graphcheck-report --replay; the rest of the file is skipped");
+			break;
+		}
 		content = true;
 		take_line(&fs, lb.buf, lb.len, lb.newline);
 	}

@@ -95,6 +95,12 @@ has "$tmp/err" "graphcheck-report: $tmp/seed_link.jsonl is $T/seed_pipeline.json
 	"the same log through a link: said"
 expect 2 "a missing log named twice" "$R" "$T/no-such.jsonl" "$T/no-such.jsonl"
 [ "$(grep -c 'cannot open' "$tmp/err")" = 1 ] && ok || bad "a missing log named twice: $(grep -c 'cannot open' "$tmp/err") messages, want 1"
+# A --trace-file trace given without --replay: one message saying so, status 3 (malformed),
+# not a warning for each of its lines ("unknown record type" 18 times before).
+expect 3 "a trace without --replay" "$R" tests/traces/api-error.trace
+has "$tmp/err" "this is a --trace-file trace, not a --json-file log: read it with graphcheck-report --replay" \
+	"a trace without --replay: the message"
+if grep -q "unknown record type" "$tmp/err"; then bad "a trace without --replay: a warning a line"; else ok; fi
 # A process's start line without its summary (killed, _exit, or a cut log): a note
 head -n 1 "$T/clean.jsonl" > "$tmp/start_only.jsonl"
 expect 0 "start line only" "$R" "$tmp/start_only.jsonl"
