@@ -19,6 +19,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "interpose/edits.h"
 #include "interpose/outfile.h"
 #include "interpose/suppress.h"
 
@@ -613,6 +614,27 @@ static void check_distinct_outputs(void)
 		}
 }
 
+/* The launcher's option nearest an unknown one (its name before any '='), within two edits:
+ * for "did you mean". NULL when none is that near. */
+static const char *closest_option(const char *a)
+{
+	static const char *const known[] = {
+		"--log-file", "--json-file", "--trace-file", "--error-exitcode", "--abort-on-error",
+		"--backtrace-depth", "--no-leak-check", "--suppressions", "--gen-suppressions",
+		"--verbose", "--help", "--version"};
+	size_t len = strcspn(a, "=");
+	const char *best = NULL;
+	int best_d = 3;
+	for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
+		int d = gc_edits(a, len, known[k]);
+		if (d < best_d) {
+			best_d = d;
+			best = known[k];
+		}
+	}
+	return best;
+}
+
 int main(int argc, char **argv)
 {
 	long error_exitcode = -1;
@@ -653,7 +675,10 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--verbose")) {
 			setenv("GRAPHCHECK_VERBOSE", "1", 1);
 		} else {
-			fprintf(stderr, "graphcheck: unknown option '%s'\n%s", a, usage);
+			fprintf(stderr, "graphcheck: unknown option '%s'%s%s%s\n%s", a,
+			        closest_option(a) ? " (did you mean " : "",
+			        closest_option(a) ? closest_option(a) : "", closest_option(a) ? "?)" : "",
+			        usage);
 			return 2;
 		}
 	}

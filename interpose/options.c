@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "interpose/edits.h"
 #include "interpose/ledger.h"
 #include "interpose/sites.h"
 #include "interpose/textbuf.h"
@@ -201,32 +202,6 @@ int gc_options_path(const char *name, char *out, gc_getenv_fn getenv_fn)
 	return -1;
 }
 
-/* How many single-character edits turn a into b, capped: enough to find a misspelt name. */
-static int edits(const char *a, size_t na, const char *b)
-{
-	enum { MAX = 48 };
-	size_t nb = strlen(b);
-	if (na >= MAX || nb >= MAX)
-		return MAX;
-	unsigned char row[MAX + 1];
-	for (size_t j = 0; j <= nb; j++)
-		row[j] = (unsigned char)j;
-	for (size_t i = 1; i <= na; i++) {
-		unsigned char diag = row[0];
-		row[0] = (unsigned char)i;
-		for (size_t j = 1; j <= nb; j++) {
-			unsigned char up = row[j];
-			unsigned char best = (unsigned char)(diag + (a[i - 1] != b[j - 1]));
-			if (up + 1 < best)
-				best = (unsigned char)(up + 1);
-			if (row[j - 1] + 1 < best)
-				best = (unsigned char)(row[j - 1] + 1);
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[nb];
-}
 
 int gc_options_check_names(const char *const *env, int warn_fd)
 {
@@ -248,7 +223,7 @@ int gc_options_check_names(const char *const *env, int warn_fd)
 		for (i = 0; i < N_OPTS; i++) {
 			if (strlen(table[i].name) == len && !strncmp(table[i].name, name, len))
 				break;
-			int d = edits(name, len, table[i].name);
+			int d = gc_edits(name, len, table[i].name);
 			if (d < best) {
 				best = d;
 				nearest = table[i].name;

@@ -378,6 +378,10 @@ cp "$RELA" "$tmp/app2"
 gate "--log-file naming an executable: refused" 2 "$GC" --log-file "$tmp/app2" "$RELA" plain
 cmp -s "$RELA" "$tmp/app2" && ok "the executable left as it was" || bad "the executable named as a log was changed"
 rm -f "$tmp/again.json" "$tmp/app2"
+# A misspelt option: refused, with the one it is nearest.
+gate "a misspelt option: refused" 2 "$GC" --logfile=x.log -- true
+grep -q "unknown option '--logfile=x.log' (did you mean --log-file?)" "$tmp/err" &&
+	ok "a misspelt option: did you mean --log-file" || bad "a misspelt option: $(head -1 "$tmp/err")"
 # `--log-file -- prog`: the value forgotten, not a log named "--" (one was made before).
 gate "--log-file followed by --: needs a value" 2 sh -c 'cd "$1" && exec "$2" --log-file -- true' sh "$tmp" "$GC"
 [ ! -e "$tmp/--" ] && ok "no file named -- made" || { bad "a log named -- was made"; rm -f -- "$tmp/--"; }
