@@ -11,6 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "interpose/edits.h"
+#include "interpose/rule_table.h"
+
 #define SUPP_FRAMES_MAX 64
 
 enum pat_kind { PAT_OBJ, PAT_FUN, PAT_SRC, PAT_ANY };
@@ -74,6 +77,25 @@ static int prefix(const char *s, const char *p, const char **rest)
 	return 1;
 }
 
+/* NULL when glob pattern p matches some rule id; else the id nearest it (within two edits)
+ * or "". */
+static const char *rule_unmatched(const char *p)
+{
+	const char *near = "";
+	int best = 3;
+	for (int i = 0; i < GC_RULE__COUNT; i++) {
+		const char *id = gc_rule_id((gc_rule)i);
+		if (fnmatch(p, id, 0) == 0)
+			return NULL;
+		int d = gc_edits(p, strlen(p), id);
+		if (d < best) {
+			best = d;
+			near = id;
+		}
+	}
+	return near;
+}
+
 /* Reads one entry's body, up to its "}". Returns 1 for a complete entry, 0 for a malformed
  * one (warned and skipped), -1 at the end of the text inside an entry. */
 static int parse_entry(char **p, int *line, struct entry *e, const char *name,
@@ -103,6 +125,13 @@ static int parse_entry(char **p, int *line, struct entry *e, const char *name,
 			e->name = s;
 		} else if (prefix(s, "graphcheck:", &v) && !e->rule) {
 			e->rule = v;
+			const char *near = rule_unmatched(v);
+			if (near) {  /* a typo (double_free) would match nothing, silently */
+				warnf(warn, arg, "%s:%d: no rule matches 'graphcheck:%.60s'%s%s%s: entry skipped",
+				      name, *line, v, *near ? " (did you mean graphcheck:" : "", near,
+				      *near ? "?)" : "");
+				bad = 1;
+			}
 		} else if (prefix(s, "call:", &v) && !e->call) {
 			e->call = v;
 		} else if (e->npats == SUPP_FRAMES_MAX) {

@@ -87,11 +87,27 @@ static void source_lines_need_a_symbolizer(void **state)
 	gc_supp_free(s);
 }
 
+/* A rule pattern no rule id matches (a typo) would match nothing, silently: said, with the
+ * nearest id, and the entry skipped; a glob that matches some id is taken. */
+static void unknown_rule_warned_with_the_nearest(void **state)
+{
+	(void)state;
+	gc_supp_set *s = parse("{\n typo\n graphcheck:double_free\n}\n{\n far\n graphcheck:zzz\n}\n"
+	                       "{\n glob\n graphcheck:free-*\n}\n");
+	assert_int_equal(gc_supp_count(s), 1);
+	assert_string_equal(gc_supp_entry(s, 0, NULL), "glob");
+	assert_int_equal(n_warnings, 2);
+	assert_non_null(strstr(warnings, "t.supp:3: no rule matches 'graphcheck:double_free' "
+	                                 "(did you mean graphcheck:double-free?): entry skipped"));
+	assert_non_null(strstr(warnings, "t.supp:7: no rule matches 'graphcheck:zzz': entry skipped"));
+	gc_supp_free(s);
+}
+
 static void malformed_entries_warned_and_skipped(void **state)
 {
 	(void)state;
-	gc_supp_set *s = parse("junk\n{\n noRule\n obj:x\n}\n{\n bad\n graphcheck:x\n frob:y\n}\n"
-	                       "{\n good\n graphcheck:api-error\n}\n{\n open\n graphcheck:x\n");
+	gc_supp_set *s = parse("junk\n{\n noRule\n obj:x\n}\n{\n bad\n graphcheck:double-free\n frob:y\n}\n"
+	                       "{\n good\n graphcheck:api-error\n}\n{\n open\n graphcheck:double-free\n");
 	assert_int_equal(gc_supp_count(s), 1);
 	assert_string_equal(gc_supp_entry(s, 0, NULL), "good");
 	assert_int_equal(n_warnings, 4);
@@ -268,6 +284,7 @@ int main(void)
 		cmocka_unit_test(rule_call_and_frames),
 		cmocka_unit_test(ellipsis_and_any_rule),
 		cmocka_unit_test(source_lines_need_a_symbolizer),
+		cmocka_unit_test(unknown_rule_warned_with_the_nearest),
 		cmocka_unit_test(malformed_entries_warned_and_skipped),
 		cmocka_unit_test(generated_entry_matches_its_record),
 		cmocka_unit_test(generated_obj_is_literal),

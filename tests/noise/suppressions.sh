@@ -157,6 +157,12 @@ run mixed --suppressions="$tmp/s_mixed.supp"
 [ "$rc" -eq 0 ] && [ "$(grep -c "s_mixed.supp:4: 'what:ever'" "$tmp/mixed.err")" = 1 ] &&
 	ok "a malformed entry: one line, skipped; the good one still applies" ||
 	bad "malformed entry: status $rc, $(head -c 300 "$tmp/mixed.err")"
+# A rule that no rule id matches (a typo): said, with the nearest, instead of matching nothing.
+{ printf '{\n   typo\n   graphcheck:free_unknown\n}\n'; cat "$tmp/s_known.supp"; } > "$tmp/s_typo.supp"
+run typo --suppressions="$tmp/s_typo.supp"
+[ "$rc" -eq 0 ] && grep -q "s_typo.supp:3: no rule matches 'graphcheck:free_unknown' (did you mean graphcheck:free-unknown?)" "$tmp/typo.err" &&
+	ok "a rule no id matches: one line naming the nearest rule; the good entry still applies" ||
+	bad "a rule typo: status $rc, $(head -c 300 "$tmp/typo.err")"
 
 # graphcheck-report --suppressions, on the unsuppressed log; src: needs the source lines.
 "$REPORT" --suppressions="$tmp/s_known.supp" "$tmp/plain.json" > "$tmp/rep.out" 2>&1
