@@ -317,6 +317,10 @@ static int secure_exec(int fd, const struct stat *st)
  * paths there) would run unchecked, so it is refused. A script is judged by its interpreter,
  * as the kernel finds it: the path as written (relative to the working directory), an
  * interpreter itself a script up to the kernel's 5 levels. */
+/* A script's #! interpreter that does not exist (execve then fails with ENOENT, which a
+ * message would otherwise blame on the script). */
+static char missing_interpreter[PATH_MAX];
+
 static void check_preloadable(const char *name, int depth)
 {
 	char path[PATH_MAX];
@@ -325,6 +329,8 @@ static void check_preloadable(const char *name, int depth)
 		return;  /* execvp will say it cannot run it */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
+	if (fd < 0 && errno == ENOENT && depth > 0)
+		snprintf(missing_interpreter, sizeof(missing_interpreter), "%s", path);
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		if (fd >= 0)
 			close(fd);
@@ -725,6 +731,11 @@ int main(int argc, char **argv)
 	}
 	sigprocmask(SIG_BLOCK, &block, &saved);
 	empty_logs();
+	/* The child's exec failure comes back through this pipe (closed on a successful exec):
+	 * the launcher then knows the program never ran, rather than guess from 126 or 127. */
+	int exec_failed[2];
+	if (pipe2(exec_failed, O_CLOEXEC) != 0)
+		die("pipe: %s", strerror(errno));
 	pid_t launcher = getpid();
 	pid_t child = fork();
 	if (child < 0)
@@ -743,12 +754,23 @@ int main(int argc, char **argv)
 		if (getppid() != launcher)  /* the launcher died before the line above */
 			_exit(128 + SIGKILL);
 		sigprocmask(SIG_SETMASK, &saved, NULL);
+		close(exec_failed[0]);
 		execvp(argv[i], argv + i);
 		int e = errno;
-		fprintf(stderr, "graphcheck: cannot run '%s': %s\n", argv[i], strerror(e));
+		if (e == ENOENT && missing_interpreter[0])
+			fprintf(stderr, "graphcheck: cannot run '%s': its interpreter '%s' does not "
+			        "exist\n", argv[i], missing_interpreter);
+		else
+			fprintf(stderr, "graphcheck: cannot run '%s': %s\n", argv[i], strerror(e));
+		(void)!write(exec_failed[1], &e, sizeof(e));
 		_exit(e == ENOENT ? 127 : 126);  /* as a shell says: not found, or not runnable */
 	}
 	child_pid = child;
+	close(exec_failed[1]);
+	int exec_errno = 0;
+	while (read(exec_failed[0], &exec_errno, sizeof(exec_errno)) < 0 && errno == EINTR)
+		;
+	close(exec_failed[0]);
 	/* The launcher's own notes may go to a pipe its reader closed (`| head`): that must not
 	 * kill it before it has the program's status and removed its run directory. Ignored
 	 * only here, after the fork: an ignored signal stays ignored across exec. */
@@ -769,7 +791,7 @@ int main(int argc, char **argv)
 	unsigned long long errors = recorded_errors();
 	remove_run_dir();
 	tell_outer(errors);
-	if (!started)
+	if (!started && !exec_errno)  /* a program that never ran was said so by the child */
 		fprintf(stderr, "graphcheck: no process of this run made a CUDA driver call, so "
 		                "nothing was checked\n");
 	if (error_exitcode >= 0 && errors > 0) {

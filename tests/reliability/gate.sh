@@ -378,6 +378,17 @@ cp "$RELA" "$tmp/app2"
 gate "--log-file naming an executable: refused" 2 "$GC" --log-file "$tmp/app2" "$RELA" plain
 cmp -s "$RELA" "$tmp/app2" && ok "the executable left as it was" || bad "the executable named as a log was changed"
 rm -f "$tmp/again.json" "$tmp/app2"
+# A program that cannot run: the shell's status (127 not found), the reason once; a script
+# whose #! interpreter does not exist is said so (its own name was blamed: "No such file"),
+# and no "nothing was checked" note after it (the program never ran).
+printf '#!/nonexistent/interp\necho hi\n' > "$tmp/badi.sh" && chmod +x "$tmp/badi.sh"
+gate "a script whose interpreter does not exist: 127" 127 "$GC" -- "$tmp/badi.sh"
+grep -q "cannot run '$tmp/badi.sh': its interpreter '/nonexistent/interp' does not exist" "$tmp/err" &&
+	! grep -q "nothing was checked" "$tmp/err" &&
+	ok "a missing interpreter: named, no note after it" || bad "a missing interpreter: $(tr '\n' ' ' < "$tmp/err")"
+gate "a program that does not exist: 127" 127 "$GC" -- "$tmp/no-such-program"
+[ "$(grep -c . "$tmp/err")" = 1 ] && ok "a missing program: one line" || bad "a missing program: $(tr '\n' ' ' < "$tmp/err")"
+rm -f "$tmp/badi.sh"
 # A misspelt option: refused, with the one it is nearest.
 gate "a misspelt option: refused" 2 "$GC" --logfile=x.log -- true
 grep -q "unknown option '--logfile=x.log' (did you mean --log-file?)" "$tmp/err" &&
