@@ -1,5 +1,6 @@
 /* How many single-character edits turn a (na bytes) into b, capped at 48: enough to find a
- * misspelt name (the options' variables, the launcher's options). Small stack, no malloc. */
+ * misspelt name (the options' variables, the launcher's options, suppressions' rules).
+ * Small stack, no malloc. */
 #ifndef GC_EDITS_H
 #define GC_EDITS_H
 
@@ -30,6 +31,25 @@ static inline int gc_edits(const char *a, size_t na, const char *b)
 		}
 	}
 	return row[nb];
+}
+
+/* Of n names, the first at first and each stride bytes after the last (an array of names,
+ * or the name field of an array of structs), the one nearest a (na bytes) within two edits:
+ * a misspelt name's "did you mean". NULL when none is that near. */
+static inline const char *gc_nearest(const char *a, size_t na, const void *first, size_t stride,
+                                     size_t n)
+{
+	const char *best = NULL;
+	int best_d = 3;  /* farther than two edits is no suggestion */
+	for (size_t i = 0; i < n; i++) {
+		const char *name = *(const char *const *)(const void *)((const char *)first + i * stride);
+		int d = gc_edits(a, na, name);
+		if (d < best_d) {
+			best_d = d;
+			best = name;
+		}
+	}
+	return best;
 }
 
 #endif

@@ -628,17 +628,8 @@ static const char *closest_option(const char *a)
 		"--log-file", "--json-file", "--trace-file", "--error-exitcode", "--abort-on-error",
 		"--backtrace-depth", "--no-leak-check", "--suppressions", "--gen-suppressions",
 		"--verbose", "--help", "--version"};
-	size_t len = strcspn(a, "=");
-	const char *best = NULL;
-	int best_d = 3;
-	for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
-		int d = gc_edits(a, len, known[k]);
-		if (d < best_d) {
-			best_d = d;
-			best = known[k];
-		}
-	}
-	return best;
+	return gc_nearest(a, strcspn(a, "="), known, sizeof(known[0]),
+	                  sizeof(known) / sizeof(known[0]));
 }
 
 int main(int argc, char **argv)
@@ -681,10 +672,9 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--verbose")) {
 			setenv("GRAPHCHECK_VERBOSE", "1", 1);
 		} else {
+			const char *near = closest_option(a);
 			fprintf(stderr, "graphcheck: unknown option '%s'%s%s%s\n%s", a,
-			        closest_option(a) ? " (did you mean " : "",
-			        closest_option(a) ? closest_option(a) : "", closest_option(a) ? "?)" : "",
-			        usage);
+			        near ? " (did you mean " : "", near ? near : "", near ? "?)" : "", usage);
 			return 2;
 		}
 	}

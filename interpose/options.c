@@ -217,21 +217,13 @@ int gc_options_check_names(const char *const *env, int warn_fd)
 		/* The benchmarks' own settings (tests/bench), which reach the programs they run. */
 		if (!strncmp(name, "BENCH_", 6))
 			continue;
-		const char *nearest = NULL;
-		int best = 3;  /* farther than two edits is no suggestion */
-		size_t i;
-		for (i = 0; i < N_OPTS; i++) {
-			if (strlen(table[i].name) == len && !strncmp(table[i].name, name, len))
-				break;
-			int d = gc_edits(name, len, table[i].name);
-			if (d < best) {
-				best = d;
-				nearest = table[i].name;
-			}
-		}
+		size_t i = 0;
+		while (i < N_OPTS && (strlen(table[i].name) != len || strncmp(table[i].name, name, len)))
+			i++;
 		if (i < N_OPTS)
 			continue;
 		unknown++;
+		const char *nearest = gc_nearest(name, len, &table[0].name, sizeof(table[0]), N_OPTS);
 		/* As the log shows outside text (textbuf.h): nothing in the name moves the terminal
 		 * or breaks the line; at most 100 of its bytes, 4 each escaped: the buffer holds it. */
 		char buf[512];

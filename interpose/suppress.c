@@ -81,19 +81,12 @@ static int prefix(const char *s, const char *p, const char **rest)
  * or "". */
 static const char *rule_unmatched(const char *p)
 {
-	const char *near = "";
-	int best = 3;
-	for (int i = 0; i < GC_RULE__COUNT; i++) {
-		const char *id = gc_rule_id((gc_rule)i);
-		if (fnmatch(p, id, 0) == 0)
+	const char *ids[GC_RULE__COUNT];
+	for (int i = 0; i < GC_RULE__COUNT; i++)
+		if (fnmatch(p, ids[i] = gc_rule_id((gc_rule)i), 0) == 0)
 			return NULL;
-		int d = gc_edits(p, strlen(p), id);
-		if (d < best) {
-			best = d;
-			near = id;
-		}
-	}
-	return near;
+	const char *near = gc_nearest(p, strlen(p), ids, sizeof(ids[0]), GC_RULE__COUNT);
+	return near ? near : "";
 }
 
 /* Reads one entry's body, up to its "}". Returns 1 for a complete entry, 0 for a malformed
