@@ -184,6 +184,17 @@ static const char *log_refusal(const struct stat *st)
 	return gc_outfile_refusal(st);
 }
 
+/* The launcher's three outputs: the variable the object reads, the option, and the name
+ * the launcher's messages give them. */
+static const struct output {
+	const char *var, *option, *what;
+} outputs[] = {
+	{"GRAPHCHECK_LOG_FILE", "--log-file", "the log file"},
+	{"GRAPHCHECK_JSON_FILE", "--json-file", "the JSON file"},
+	{"GRAPHCHECK_TRACE_FILE", "--trace-file", "the trace file"},
+};
+#define N_OUTPUTS (sizeof(outputs) / sizeof(outputs[0]))
+
 /* A log the user named that the object could not write would go to stderr instead (its
  * fallback), or nowhere: refused before the program runs, as valgrind refuses its
  * --log-file. Checked as the object opens it (O_NOFOLLOW, outfile.c): an existing file must
@@ -232,10 +243,8 @@ static void check_log_path(const char *var, const char *opt)
  * lines whole). Run once every check passed (a refused run leaves the files alone). */
 static void empty_logs(void)
 {
-	static const char *const var[] = {"GRAPHCHECK_LOG_FILE", "GRAPHCHECK_JSON_FILE",
-	                                  "GRAPHCHECK_TRACE_FILE"};
-	for (int k = 0; k < 3; k++) {
-		const char *v = getenv(var[k]);
+	for (size_t k = 0; k < N_OUTPUTS; k++) {
+		const char *v = getenv(outputs[k].var);
 		char path[PATH_MAX];
 		struct stat st;
 		if (!v || !*v || expand_pattern(path, sizeof(path), v) != 0 ||
@@ -312,15 +321,15 @@ static int secure_exec(int fd, const struct stat *st)
 	return getuid() != 0 && fgetxattr(fd, "security.capability", NULL, 0) >= 0;
 }
 
+/* A script's #! interpreter that does not exist (execve then fails with ENOENT, which a
+ * message would otherwise blame on the script). */
+static char missing_interpreter[PATH_MAX];
+
 /* What the loader decides before the program runs: a program it will not preload into
  * (statically linked, of another ELF class, run in secure mode: ld.so ignores LD_PRELOAD
  * paths there) would run unchecked, so it is refused. A script is judged by its interpreter,
  * as the kernel finds it: the path as written (relative to the working directory), an
  * interpreter itself a script up to the kernel's 5 levels. */
-/* A script's #! interpreter that does not exist (execve then fails with ENOENT, which a
- * message would otherwise blame on the script). */
-static char missing_interpreter[PATH_MAX];
-
 static void check_preloadable(const char *name, int depth)
 {
 	char path[PATH_MAX];
@@ -598,12 +607,9 @@ static void landing(const char *v, char *out, size_t n)
  * both. Run after make_absolute and check_log_path (a path naming stderr is unset by then). */
 static void check_distinct_outputs(void)
 {
-	static const char *const var[] = {"GRAPHCHECK_LOG_FILE", "GRAPHCHECK_JSON_FILE",
-	                                  "GRAPHCHECK_TRACE_FILE"};
-	static const char *const opt[] = {"--log-file", "--json-file", "--trace-file"};
-	for (int a = 0; a < 3; a++)
-		for (int b = a + 1; b < 3; b++) {
-			const char *va = getenv(var[a]), *vb = getenv(var[b]);
+	for (size_t a = 0; a < N_OUTPUTS; a++)
+		for (size_t b = a + 1; b < N_OUTPUTS; b++) {
+			const char *va = getenv(outputs[a].var), *vb = getenv(outputs[b].var);
 			if (!va || !vb || !*va || !*vb)
 				continue;
 			struct stat sa, sb;
@@ -615,8 +621,8 @@ static void check_distinct_outputs(void)
 			landing(vb, lb, sizeof(lb));
 			if (!strcmp(la, lb) || (has_a && has_b && sa.st_dev == sb.st_dev &&
 			                        sa.st_ino == sb.st_ino))
-				die("%s '%s' and %s '%s' are one file: give each its own", opt[a], va,
-				    opt[b], vb);
+				die("%s '%s' and %s '%s' are one file: give each its own", outputs[a].option,
+				    va, outputs[b].option, vb);
 		}
 }
 
@@ -683,13 +689,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	make_absolute("GRAPHCHECK_LOG_FILE");
-	make_absolute("GRAPHCHECK_JSON_FILE");
-	make_absolute("GRAPHCHECK_TRACE_FILE");
+	for (size_t k = 0; k < N_OUTPUTS; k++)
+		make_absolute(outputs[k].var);
 	make_absolute("GRAPHCHECK_SUPPRESSIONS");
-	check_log_path("GRAPHCHECK_LOG_FILE", "the log file");
-	check_log_path("GRAPHCHECK_JSON_FILE", "the JSON file");
-	check_log_path("GRAPHCHECK_TRACE_FILE", "the trace file");
+	for (size_t k = 0; k < N_OUTPUTS; k++)
+		check_log_path(outputs[k].var, outputs[k].what);
 	check_distinct_outputs();
 	check_suppressions();
 
