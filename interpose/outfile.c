@@ -96,7 +96,7 @@ void gc_outfile_pipe_hold(gc_pipe_guard *g)
 	pipe_set(&pipe);
 	pthread_sigmask(SIG_BLOCK, &pipe, &g->old);
 	int got = sigpending(&pending) == 0;
-	g->was_pending = got && sigismember(&pending, SIGPIPE);
+	g->was_pipe = got && sigismember(&pending, SIGPIPE);
 	g->was_xfsz = got && sigismember(&pending, SIGXFSZ);
 }
 
@@ -116,18 +116,19 @@ static void take_raised(int sig, int was)
 void gc_outfile_pipe_release(gc_pipe_guard *g, int check)
 {
 	if (check) {
-		take_raised(SIGPIPE, g->was_pending);
+		take_raised(SIGPIPE, g->was_pipe);
 		take_raised(SIGXFSZ, g->was_xfsz);
 	}
 	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
 
-/* write(2) under the guard: a failed write raises nothing in the program. */
-static ssize_t guarded_write(int fd, const void *buf, size_t len)
+/* write(2), or pwrite(2) at off when off >= 0, under the guard: a failed write raises
+ * nothing in the program. */
+static ssize_t guarded_write(int fd, const void *buf, size_t len, off_t off)
 {
 	gc_pipe_guard g;
 	gc_outfile_pipe_hold(&g);
-	ssize_t w = write(fd, buf, len);
+	ssize_t w = off < 0 ? write(fd, buf, len) : pwrite(fd, buf, len, off);
 	int err = errno;
 	gc_outfile_pipe_release(&g, w < 0 && (err == EPIPE || err == EFBIG));
 	errno = err;
@@ -187,7 +188,12 @@ ssize_t gc_outfile_stderr_write(const void *buf, size_t len)
 		errno = EBADF;
 		return -1;
 	}
-	return guarded_write(fd, buf, len);
+	return guarded_write(fd, buf, len, -1);
+}
+
+ssize_t gc_outfile_guarded_pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	return guarded_write(fd, buf, len, off);
 }
 
 static int open_checked(const char *path, struct stat *st, const char **why)
@@ -270,7 +276,7 @@ void gc_outfile_write(gc_outfile *f, const char *buf, size_t len, int in_handler
 	int locked = lock_out(in_handler);
 	check_same(f, in_handler);
 	while (f->fd >= 0 && len) {
-		ssize_t w = f->fd == 2 ? gc_outfile_stderr_write(buf, len) : guarded_write(f->fd, buf, len);
+		ssize_t w = f->fd == 2 ? gc_outfile_stderr_write(buf, len) : guarded_write(f->fd, buf, len, -1);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {

@@ -75,10 +75,12 @@ int gc_outfile_move_high(int fd);
  * Async-signal-safe. */
 typedef struct gc_pipe_guard {
 	sigset_t old;
-	int was_pending, was_xfsz;
+	int was_pipe, was_xfsz;
 } gc_pipe_guard;
 void gc_outfile_pipe_hold(gc_pipe_guard *g);
 void gc_outfile_pipe_release(gc_pipe_guard *g, int check);
+/* pwrite(2) under that guard (a marker's bytes: runstatus.c). Async-signal-safe. */
+ssize_t gc_outfile_guarded_pwrite(int fd, const void *buf, size_t len, off_t off);
 /* graphcheck's stderr: fd 2 as it was when the object was loaded (noted by a constructor,
  * one fstat; tests that replace fd 2 call it again), copied high and close-on-exec at the
  * first use (the first CUDA call), so that a file the program puts at fd 2 later (dup2, or

@@ -1,14 +1,11 @@
 #include "interpose/runstatus.h"
 
-#include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "interpose/options.h"
@@ -54,28 +51,6 @@ static int open_marker(const char *what, int flags)
 	return fd;
 }
 
-/* pwrite with SIGXFSZ held: under a file size limit (ulimit -f) the write fails (EFBIG)
- * instead of raising a signal whose default kills a program that never wrote a file. A
- * SIGXFSZ pending before is left as it was. Async-signal-safe. */
-static ssize_t pwrite_no_xfsz(int fd, const void *buf, size_t n, off_t off)
-{
-	sigset_t xfsz, old, pending;
-	sigemptyset(&xfsz);
-	sigaddset(&xfsz, SIGXFSZ);
-	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
-	int was = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
-	ssize_t w = pwrite(fd, buf, n, off);
-	int err = errno;
-	if (w < 0 && err == EFBIG && !was && sigpending(&pending) == 0 &&
-	    sigismember(&pending, SIGXFSZ)) {
-		struct timespec zero = {0, 0};
-		sigtimedwait(&xfsz, NULL, &zero);
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	errno = err;
-	return w;
-}
-
 /* Whether fd's file system overwrites a written block in place (a store into the mapped page
  * needs no new room then): tmpfs, ext2/3/4, XFS (a file never reflinked). Not btrfs, ZFS,
  * bcachefs, NFS, nor overlayfs (its upper layer may be any of them). */
@@ -114,7 +89,7 @@ static int mark_held(const struct held *h, off_t off, char c)
 		return 1;
 	}
 	return h->fd >= 0 && gc_outfile_fd_is(h->fd, h->dev, h->ino) &&
-	       pwrite_no_xfsz(h->fd, &c, 1, off) == 1;
+	       gc_outfile_guarded_pwrite(h->fd, &c, 1, off) == 1;
 }
 
 static void hold_started(void)
@@ -128,8 +103,8 @@ static void hold_started(void)
 	 * the program; a pwrite that finds no room fails here instead. An exec'd image (the same
 	 * pid) finds its file already that long, its marks kept. */
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    (st.st_size < 2 &&
-	     pwrite_no_xfsz(fd, "\0\0", (size_t)(2 - st.st_size), st.st_size) != 2 - st.st_size)) {
+	    (st.st_size < 2 && gc_outfile_guarded_pwrite(fd, "\0\0", (size_t)(2 - st.st_size),
+	                                                 st.st_size) != 2 - st.st_size)) {
 		close(fd);
 		return;
 	}
