@@ -64,30 +64,21 @@ run LOG_FILE "$tmp/own.txt"
 [ "$(head -n 1 "$tmp/own.txt")" = kept ] && [ "$(grep -c '^==graphcheck== error: double-free' "$tmp/own.txt")" -eq 1 ] && [ "$msgs" -eq 0 ] &&
 	ok "an existing log file of this user is appended to" || bad "an existing own log file: $msgs messages, not appended"
 
-# The JSON log at the log file's path (GRAPHCHECK_* set directly; the launcher refuses it):
-# the text log keeps the file, no JSON line among it, one message.
-rm -f "$tmp/both.log"
-timeout 20 env GRAPHCHECK_LOG_FILE="$tmp/both.log" GRAPHCHECK_JSON_FILE="$tmp/both.log" \
-	LD_PRELOAD="$PRE" "$REL" plain > "$tmp/gc.out" 2> "$tmp/gc.err"
-grc=$?
-msgs=$(grep -c "^graphcheck: the JSON log '.*' is the log file" "$tmp/gc.err")
-[ $grc -eq $nrc ] && cmp -s "$tmp/native.out" "$tmp/gc.out" && [ "$msgs" -eq 1 ] &&
-	[ "$(grep -c '^==graphcheck== error: double-free' "$tmp/both.log")" -eq 1 ] &&
-	[ "$(grep -c '^{' "$tmp/both.log")" -eq 0 ] &&
-	ok "GRAPHCHECK_JSON_FILE = GRAPHCHECK_LOG_FILE: the text log alone in it, one message, same output" ||
-	bad "JSON and text log at one path: status $grc (native $nrc), $msgs messages, $(grep -c '^{' "$tmp/both.log") JSON lines in it"
-
-# The trace at the log file's path (set directly): the log keeps the file, no trace line in it.
-rm -f "$tmp/both.log"
-timeout 20 env GRAPHCHECK_LOG_FILE="$tmp/both.log" GRAPHCHECK_TRACE_FILE="$tmp/both.log" \
-	LD_PRELOAD="$PRE" "$REL" plain > "$tmp/gc.out" 2> "$tmp/gc.err"
-grc=$?
-msgs=$(grep -c "^graphcheck: the trace file '.*' is a log file" "$tmp/gc.err")
-[ $grc -eq $nrc ] && cmp -s "$tmp/native.out" "$tmp/gc.out" && [ "$msgs" -eq 1 ] &&
-	[ "$(grep -c '^==graphcheck== error: double-free' "$tmp/both.log")" -eq 1 ] &&
-	[ "$(grep -c '^{' "$tmp/both.log")" -eq 0 ] &&
-	ok "GRAPHCHECK_TRACE_FILE = GRAPHCHECK_LOG_FILE: the text log alone in it, one message, same output" ||
-	bad "trace and text log at one path: status $grc (native $nrc), $msgs messages, $(grep -c '^{' "$tmp/both.log") JSON lines in it"
+# The JSON log, or the trace, at the log file's path (GRAPHCHECK_* set directly; the launcher
+# refuses it): the text log keeps the file, no JSON line among it, one message.
+for row in "JSON_FILE:the JSON log '.*' is the log file" "TRACE_FILE:the trace file '.*' is a log file"; do
+	var=${row%%:*} said=${row#*:}
+	rm -f "$tmp/both.log"
+	timeout 20 env GRAPHCHECK_LOG_FILE="$tmp/both.log" "GRAPHCHECK_$var=$tmp/both.log" \
+		LD_PRELOAD="$PRE" "$REL" plain > "$tmp/gc.out" 2> "$tmp/gc.err"
+	grc=$?
+	msgs=$(grep -c "^graphcheck: $said" "$tmp/gc.err")
+	[ $grc -eq $nrc ] && cmp -s "$tmp/native.out" "$tmp/gc.out" && [ "$msgs" -eq 1 ] &&
+		[ "$(grep -c '^==graphcheck== error: double-free' "$tmp/both.log")" -eq 1 ] &&
+		[ "$(grep -c '^{' "$tmp/both.log")" -eq 0 ] &&
+		ok "GRAPHCHECK_$var = GRAPHCHECK_LOG_FILE: the text log alone in it, one message, same output" ||
+		bad "GRAPHCHECK_$var and the text log at one path: status $grc (native $nrc), $msgs messages, $(grep -c '^{' "$tmp/both.log") JSON lines in it"
+done
 
 # ---- row 7: the program closes graphcheck's fds and opens its own file -----------------------
 for mode in one fill; do
