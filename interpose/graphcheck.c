@@ -46,10 +46,11 @@ static const char usage[] =
 	"                         the program's status\n"
 	"  --abort-on-error       abort the program at the first error\n"
 	"  --backtrace-depth=N    host frames per record (0-64, default 8)\n"
-	"  --no-leak-check        do not report allocations live at exit\n"
+	"  --leak-check=WHAT      allocations live at exit: summary (the default, one brief\n"
+	"                         record), full (every site) or no; --no-leak-check: no\n"
 	"  --suppressions=FILE    records that FILE's entries match are not reported (README.md)\n"
 	"  --gen-suppressions     print after each record an entry that would suppress it\n"
-	"  --verbose              print the effective options\n"
+	"  -v, --verbose          print the effective options\n"
 	"  --help, --version\n"
 	"\n"
 	"Every option but --error-exitcode is also a GRAPHCHECK_* environment variable (README.md).\n";
@@ -626,13 +627,25 @@ static void check_distinct_outputs(void)
 		}
 }
 
+/* --leak-check's value as GRAPHCHECK_LEAK_CHECK's, in valgrind's words (summary and yes: the
+ * brief record; full: every site; no); anything else is refused with the words it takes. */
+static const char *leak_check_value(const char *v)
+{
+	static const char *const words[][2] = {
+		{"no", "0"}, {"summary", "1"}, {"yes", "1"}, {"full", "full"}};
+	for (size_t k = 0; k < sizeof(words) / sizeof(words[0]); k++)
+		if (!strcmp(v, words[k][0]))
+			return words[k][1];
+	die("--leak-check takes no, summary, yes or full, not '%s'", v);
+}
+
 /* The launcher's option nearest an unknown one (its name before any '='), within two edits:
  * for "did you mean". NULL when none is that near. */
 static const char *closest_option(const char *a)
 {
 	static const char *const known[] = {
 		"--log-file", "--json-file", "--trace-file", "--error-exitcode", "--abort-on-error",
-		"--backtrace-depth", "--no-leak-check", "--suppressions", "--gen-suppressions",
+		"--backtrace-depth", "--leak-check", "--no-leak-check", "--suppressions", "--gen-suppressions",
 		"--verbose", "--help", "--version"};
 	return gc_nearest(a, strcspn(a, "="), known, sizeof(known[0]),
 	                  sizeof(known) / sizeof(known[0]));
@@ -671,11 +684,13 @@ int main(int argc, char **argv)
 			setenv("GRAPHCHECK_BACKTRACE_DEPTH", v, 1);
 		} else if (!strcmp(a, "--no-leak-check")) {
 			setenv("GRAPHCHECK_LEAK_CHECK", "0", 1);
+		} else if (option_value(argc, argv, &i, "--leak-check", &v)) {
+			setenv("GRAPHCHECK_LEAK_CHECK", leak_check_value(v), 1);
 		} else if (option_value(argc, argv, &i, "--suppressions", &v)) {
 			setenv("GRAPHCHECK_SUPPRESSIONS", v, 1);
 		} else if (!strcmp(a, "--gen-suppressions")) {
 			setenv("GRAPHCHECK_GEN_SUPPRESSIONS", "1", 1);
-		} else if (!strcmp(a, "--verbose")) {
+		} else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
 			setenv("GRAPHCHECK_VERBOSE", "1", 1);
 		} else {
 			const char *near = closest_option(a);

@@ -393,6 +393,17 @@ rm -f "$tmp/badi.sh"
 gate "a misspelt option: refused" 2 "$GC" --logfile=x.log -- true
 grep -q "unknown option '--logfile=x.log' (did you mean --log-file?)" "$tmp/err" &&
 	ok "a misspelt option: did you mean --log-file" || bad "a misspelt option: $(head -1 "$tmp/err")"
+# --leak-check in valgrind's words (full: every site; no and summary), -v for --verbose; a
+# word it does not take is refused.
+for w in full:full no:0 summary:1 yes:1; do
+	gate "--leak-check=${w%%:*}" 0 "$GC" -v --leak-check="${w%%:*}" --log-file=/dev/null -- "$RELA" plain
+	grep -q "^graphcheck: GRAPHCHECK_LEAK_CHECK=${w#*:}\$" "$tmp/err" &&
+		ok "--leak-check=${w%%:*} -v: GRAPHCHECK_LEAK_CHECK=${w#*:}" ||
+		bad "--leak-check=${w%%:*}: $(grep LEAK_CHECK "$tmp/err")"
+done
+gate "--leak-check=everything: refused" 2 "$GC" --leak-check=everything -- "$RELA" plain
+grep -q "^graphcheck: --leak-check takes no, summary, yes or full, not 'everything'\$" "$tmp/err" &&
+	ok "--leak-check=everything: the words it takes" || bad "--leak-check=everything: $(head -1 "$tmp/err")"
 # `--log-file -- prog`: the value forgotten, not a log named "--" (one was made before).
 gate "--log-file followed by --: needs a value" 2 sh -c 'cd "$1" && exec "$2" --log-file -- true' sh "$tmp" "$GC"
 [ ! -e "$tmp/--" ] && ok "no file named -- made" || { bad "a log named -- was made"; rm -f -- "$tmp/--"; }
