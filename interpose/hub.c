@@ -20,6 +20,7 @@
 #include "interpose/options.h"
 #include "interpose/outfile.h"
 #include "interpose/pyframes.h"
+#include "interpose/repeats.h"
 #include "interpose/runstatus.h"
 #include "interpose/scratch.h"
 #include "interpose/self_time.h"
@@ -129,6 +130,7 @@ static void fork_child(void)
 	gc_py_fork_child();
 	my_tid = 0;
 	gc_log_reopen_child();
+	gc_repeats_fork_child();
 	gc_trace_reopen_child();
 }
 
@@ -444,10 +446,15 @@ static int write_verdict(gc_scratch *sc, const gc_record *r, const gc_verdict *v
 		gc_log_suppressed();  /* counted per entry by the set, in total by the log */
 		return 0;
 	}
-	if (sc)
-		gc_log_verdict(r, v);
-	else
+	if (!sc) {
 		gc_log_verdict_in_handler(r, v);
+	} else if (!opts.write_repeats && gc_repeats_seen((int)v->rule, r->py_frames,
+	                                                  r->n_py_frames, r->frames, r->nframes)) {
+		gc_log_verdict_repeat(r, v);  /* its first is in the text log, with its entry */
+		return gc_rule_severity(v->rule) == GC_SEV_ERROR;
+	} else {
+		gc_log_verdict(r, v);
+	}
 	if (described && opts.gen_suppressions)
 		gen_suppression(sc, r, v);
 	return gc_rule_severity(v->rule) == GC_SEV_ERROR;

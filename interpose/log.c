@@ -39,7 +39,7 @@ static int output_on(const struct output *out)
 	return __atomic_load_n(&out->f.fd, __ATOMIC_ACQUIRE) >= 0 || out->pending;
 }
 static char summary_path[GC_PATH_MAX];
-static uint64_t n_errors, n_warnings, n_records, n_suppressed;
+static uint64_t n_errors, n_warnings, n_records, n_suppressed, n_repeats;
 static int summary_written;  /* the summary is written once a process */
 
 /* ---- frames ----------------------------------------------------------------- */
@@ -462,7 +462,7 @@ void gc_log_open(const gc_options *o)
 
 void gc_log_reopen_child(void)
 {
-	n_errors = n_warnings = n_records = n_suppressed = 0;  /* the child reports its own */
+	n_errors = n_warnings = n_records = n_suppressed = n_repeats = 0;  /* the child: its own */
 	summary_written = 0;
 	/* Only %p paths change; a shared file is kept (O_APPEND keeps lines whole). They are
 	 * opened at the child's first record, so a child that only execs leaves no file. */
@@ -501,7 +501,9 @@ static size_t format_grown(gc_line *l, formatter fmt, fallback_formatter fallbac
 	return l->cap ? fallback(l->p, l->cap, r, v) : 0;
 }
 
-uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v)
+/* One verdict counted, and written to the JSON log, and to the text log unless text is 0
+ * (a repeat there). */
+static uint64_t log_verdict(const gc_record *r, const gc_verdict *v, int text)
 {
 	gc_scratch *sc = gc_scratch_get();
 	gc_record rec = *r;
@@ -510,16 +512,31 @@ uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v)
 		__atomic_add_fetch(&n_warnings, 1, __ATOMIC_RELAXED);
 	else
 		__atomic_add_fetch(&n_errors, 1, __ATOMIC_RELAXED);
+	if (!text)
+		__atomic_add_fetch(&n_repeats, 1, __ATOMIC_RELAXED);
 	if (!sc)
 		return rec.seq;  /* counted in the summary; no memory to write it */
 	gc_frame_memo_check(&sc->memo);
-	size_t n = format_grown(&sc->record, format_text, gc_log_format_text, &rec, v);
-	output_write(&text_out, sc->record.p, n);
+	size_t n;
+	if (text) {
+		n = format_grown(&sc->record, format_text, gc_log_format_text, &rec, v);
+		output_write(&text_out, sc->record.p, n);
+	}
 	if (output_on(&json_out)) {
 		n = format_grown(&sc->record, format_json, gc_log_format_json, &rec, v);
 		output_write(&json_out, sc->record.p, n);
 	}
 	return rec.seq;
+}
+
+uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v)
+{
+	return log_verdict(r, v, 1);
+}
+
+uint64_t gc_log_verdict_repeat(const gc_record *r, const gc_verdict *v)
+{
+	return log_verdict(r, v, 0);
 }
 
 /* From a fatal signal's handler: a record without frames, built with the async-signal-safe
@@ -623,6 +640,7 @@ static void summary(int sig, const char *no_leak_check)
 	uint64_t w = __atomic_load_n(&n_warnings, __ATOMIC_RELAXED);
 	uint64_t records = __atomic_load_n(&n_records, __ATOMIC_RELAXED);
 	uint64_t suppressed = __atomic_load_n(&n_suppressed, __ATOMIC_RELAXED);
+	uint64_t repeats = __atomic_load_n(&n_repeats, __ATOMIC_RELAXED);
 	uint64_t pid = (uint64_t)getpid();
 	const char *name = gc_signal_name(sig);
 	int in_handler = sig != 0 || no_leak_check;
@@ -636,6 +654,12 @@ static void summary(int sig, const char *no_leak_check)
 		gc_buf_str(&b, ", ");
 		gc_buf_u64(&b, suppressed);
 		gc_buf_str(&b, " suppressed");
+	}
+	if (repeats) {
+		gc_buf_str(&b, ", ");
+		gc_buf_u64(&b, repeats);
+		gc_buf_str(&b, " repeats of records above not written (GRAPHCHECK_WRITE_REPEATS=1 "
+		               "writes each)");
 	}
 	if (sig) {
 		gc_buf_str(&b, " (killed by ");

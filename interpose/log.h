@@ -37,6 +37,9 @@ void gc_log_reopen_child(void);
 void gc_log_activate(void);
 /* Writes one verdict (text and JSON); counts it for the summary. Returns its seq. */
 uint64_t gc_log_verdict(const gc_record *r, const gc_verdict *v);
+/* The same for a record like one the text log has (repeats.h): counted, in the JSON log,
+ * not written to the text log again (the summary line counts such repeats). */
+uint64_t gc_log_verdict_repeat(const gc_record *r, const gc_verdict *v);
 /* The same from a fatal signal's handler: no frames, async-signal-safe. */
 void gc_log_verdict_in_handler(const gc_record *r, const gc_verdict *v);
 /* A record a suppression matched: not written, counted for the summary. */

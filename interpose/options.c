@@ -66,6 +66,10 @@ static const opt table[] = {
 	 "written and not counted as errors; the summary counts them as suppressed."},
 	{"GEN_SUPPRESSIONS", T_BOOL, "0", OFF(gen_suppressions), 0, 0, NULL,
 	 "After each record in the text log, print a suppression entry that matches it."},
+	{"WRITE_REPEATS", T_BOOL, "0", OFF(write_repeats), 0, 0, NULL,
+	 "1 writes every record to the text log; 0: a record like one written there already "
+	 "(one rule, the same frames: a misuse in a loop) is counted and not written again, and "
+	 "the summary line says how many. The JSON log has every record."},
 	{"VERBOSE", T_BOOL, "0", OFF(verbose), 0, 0, NULL,
 	 "Print the effective options and start-up notes on stderr."},
 	{"PYTHON_FRAMES", T_ENUM, "auto", OFF(python_frames), 0, 0, python_frames_values,

@@ -26,6 +26,7 @@ typedef struct gc_options {
 	int signal_summary;
 	int verbose;
 	int gen_suppressions;
+	int write_repeats;
 	int graph_memory;
 	int python_frames;   /* GC_PY_AUTO, GC_PY_API or GC_PY_OFF */
 } gc_options;

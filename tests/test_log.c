@@ -16,6 +16,7 @@
 
 #include "interpose/log.h"
 #include "interpose/outfile.h"
+#include "interpose/repeats.h"
 #include "interpose/sites.h"
 
 /* Frames no module maps: dladdr finds nothing, so the output is the same everywhere. */
@@ -327,6 +328,40 @@ static void log_file_gets_whole_lines(void **state)
 	unlink(path);
 }
 
+/* Records alike (repeats.h): one rule and the same frames, or the same innermost Python
+ * frame; anything else is a record of its own; a full table writes records again. */
+static void repeats_are_one_rule_and_frames(void **state)
+{
+	(void)state;
+	gc_repeats_fork_child();
+	void *f[3] = {(void *)0x1000, (void *)0x2000, (void *)0x3000};
+	void *g[3] = {(void *)0x1000, (void *)0x2000, (void *)0x3004};
+	void *py[2] = {(void *)0x51, (void *)0x61}, *py2[2] = {(void *)0x51, (void *)0x71};
+	assert_int_equal(gc_repeats_seen(1, NULL, 0, f, 3), 0);
+	assert_int_equal(gc_repeats_seen(1, NULL, 0, f, 3), 1);
+	assert_int_equal(gc_repeats_seen(2, NULL, 0, f, 3), 0);  /* another rule */
+	assert_int_equal(gc_repeats_seen(1, NULL, 0, g, 3), 0);  /* another outer frame */
+	assert_int_equal(gc_repeats_seen(1, NULL, 0, f, 2), 0);  /* fewer frames */
+	assert_int_equal(gc_repeats_seen(1, py, 2, f, 3), 0);
+	assert_int_equal(gc_repeats_seen(1, py2, 2, g, 1), 1);  /* the script's line decides */
+	gc_repeats_fork_child();  /* a child's text log is its own */
+	assert_int_equal(gc_repeats_seen(1, NULL, 0, f, 3), 0);
+	/* Far more distinct records than the table holds: none is taken for a repeat, and the
+	 * ones past its room are written each time (never dropped unseen). */
+	int repeats = 0;
+	for (uintptr_t k = 1; k <= 20000; k++) {
+		void *h = (void *)(k << 4);
+		repeats += gc_repeats_seen(3, NULL, 0, &h, 1);
+	}
+	assert_int_equal(repeats, 0);
+	int seen_again = 0;
+	for (uintptr_t k = 1; k <= 20000; k++) {
+		void *h = (void *)(k << 4);
+		seen_again += gc_repeats_seen(3, NULL, 0, &h, 1);
+	}
+	assert_true(seen_again > 2000 && seen_again < 20000);
+}
+
 /* Each test starts from a fresh process's counts and summary state (what a forked child
  * starts from), so the counts a test asserts are its own records alone. */
 static int fresh_counts(void **state)
@@ -348,6 +383,7 @@ int main(void)
 		cmocka_unit_test_setup(unwritable_paths_fall_back_to_stderr, fresh_counts),
 		cmocka_unit_test_setup(symlink_at_log_path_is_refused, fresh_counts),
 		cmocka_unit_test_setup(log_file_gets_whole_lines, fresh_counts),
+		cmocka_unit_test(repeats_are_one_rule_and_frames),
 	};
 	return cmocka_run_group_tests_name("log", tests, NULL, NULL);
 }

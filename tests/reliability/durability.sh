@@ -10,6 +10,8 @@
 # after its first CUDA call, is left to work as without graphcheck. Also: 8 threads writing records when SIGKILL
 # comes (every line whole but the last, which SIGKILL may cut), and GRAPHCHECK_ON_ERROR=abort. Usage: sh tests/reliability/durability.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
+# The writer is what is tested here: every record written to the text log, repeats too.
+export GRAPHCHECK_WRITE_REPEATS=1
 [ "$TSAN" = 1 ] && skip_suite "under TSan: TSan takes SIGSEGV and SIGBUS itself, so the summary-on-signal checks cannot hold; the ASan and plain builds run them"
 
 # ASan would catch SIGSEGV and SIGBUS itself and exit 1: let the signals act as without it.

@@ -4,6 +4,8 @@
 # exit); forks while other threads are inside intercepted calls do not deadlock the child.
 # Usage: sh tests/reliability/fork.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
+# The writer is what is tested here: every record written to the text log, repeats too.
+export GRAPHCHECK_WRITE_REPEATS=1
 [ "$TSAN" = 1 ] && skip_suite "under TSan: the fork+exec children exec programs not built with TSan (the object cannot load there) and TSan does not support fork while threads start up"
 
 # pid_run DIR MODE [ARGS...]: rel_prog MODE ARGS under graphcheck, each process logging to

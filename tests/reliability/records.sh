@@ -9,6 +9,8 @@
 #   of the text and JSON logs, and in the trace's site lines.
 # Usage: sh tests/reliability/records.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
+# The writer is what is tested here: every record written to the text log, repeats too.
+export GRAPHCHECK_WRITE_REPEATS=1
 [ "$TSAN" = 1 ] && skip_suite "under TSan: 320 records of 64 frames through a slow pipe outrun the time limit, and the frame checks would read TSan's interceptor frames"
 FAKE=$(cd "$BUILD/fakecuda" && pwd)
 ESC=$(printf '\033')
@@ -97,4 +99,35 @@ for len in 1500 3000; do
 		ok "a ${#prog}-byte program path: whole in the start record and trace header, $jframes JSON frames, $tframes text frames, $sites trace site frames" ||
 		bad "a ${#prog}-byte program path: start record whole: $([ "$start" = "$prog" ] && echo yes || echo "no (${#start} bytes)"), trace header $([ "$theader" = "$prog" ] && echo yes || echo no), whole in $jframes JSON frames, $tframes text frames, $sites site frames"
 done
+
+# ---- repeats: a misuse in a loop is one record in the text log ----------------------------
+# 50 double frees from one line: the text log writes the first and counts the rest (its
+# summary says so); the JSON log keeps all 50, and the gate counts all 50 errors.
+# GRAPHCHECK_WRITE_REPEATS=1 writes each; 8 threads freeing twice from one line are one too.
+for w in 0 1; do
+	rm -f "$tmp/rep.txt" "$tmp/rep.json"
+	GRAPHCHECK_WRITE_REPEATS=$w GRAPHCHECK_LOG_FILE=$tmp/rep.txt GRAPHCHECK_JSON_FILE=$tmp/rep.json \
+		LD_LIBRARY_PATH=$FAKE timeout 60 env LD_PRELOAD="$PRE" "$REL" die exit 50 > /dev/null 2>&1
+	text=$(grep -c '^==graphcheck== error: double-free' "$tmp/rep.txt")
+	json=$(jq -r 'select(.type == "violation") | .rule' "$tmp/rep.json" | grep -cx double-free)
+	sum=$(tail -n 1 "$tmp/rep.txt")
+	if [ "$w" = 0 ]; then want_text=1 want_sum='==graphcheck== graphcheck: 50 errors, 0 warnings, 49 repeats of records above not written (GRAPHCHECK_WRITE_REPEATS=1 writes each)'
+	else want_text=50 want_sum='==graphcheck== graphcheck: 50 errors, 0 warnings'; fi
+	[ "$text" = "$want_text" ] && [ "$json" = 50 ] && [ "$sum" = "$want_sum" ] &&
+		ok "GRAPHCHECK_WRITE_REPEATS=$w: 50 double frees from one line: $text in the text log, $json in the JSON log, the summary counts 50" ||
+		bad "GRAPHCHECK_WRITE_REPEATS=$w: text $text (want $want_text), JSON $json (want 50), summary '$sum'"
+done
+rm -f "$tmp/rep.txt"
+GRAPHCHECK_WRITE_REPEATS=0 GRAPHCHECK_LOG_FILE=$tmp/rep.txt LD_LIBRARY_PATH=$FAKE timeout 60 \
+	env LD_PRELOAD="$PRE" "$REL" deep 8 5 4 > /dev/null 2>&1
+text=$(grep -c '^==graphcheck== error: double-free' "$tmp/rep.txt")
+grep -q ' 40 errors, 0 warnings, 39 repeats of records above' "$tmp/rep.txt" && [ "$text" = 1 ] &&
+	ok "8 threads x 5 double frees from one line: 1 record, 39 repeats counted" ||
+	bad "8 threads x 5 double frees: $text text records, summary '$(tail -n 1 "$tmp/rep.txt")'"
+if [ -x "$BUILD/graphcheck" ]; then
+	launch_rc=0
+	GRAPHCHECK_WRITE_REPEATS=0 LD_LIBRARY_PATH=$FAKE timeout 60 "$BUILD/graphcheck" --error-exitcode=7 \
+		--log-file=/dev/null -- "$REL" die exit 50 > /dev/null 2>&1 || launch_rc=$?
+	[ "$launch_rc" = 7 ] && ok "repeats still fail the gate: status 7" || bad "repeats and the gate: status $launch_rc, want 7"
+fi
 finish

@@ -6,6 +6,8 @@
 # records exact: 16 double-free, nothing else, in the JSON and the text log.
 # Usage: sh tests/reliability/threads.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
+# The writer is what is tested here: every record written to the text log, repeats too.
+export GRAPHCHECK_WRITE_REPEATS=1
 [ "$TSAN" = 1 ] && skip_suite "under TSan: 16 threads x 100,000 pairs under TSan take minutes; the threads of tests/interpose/run_fake.sh run under TSan instead"
 
 THREADS=16 OPS=${REL_THREAD_OPS:-100000} SHARED=2 EVERY=100
