@@ -1,7 +1,11 @@
 /* Folding: a misuse inside a loop writes one record per iteration, but it is one problem.
- * Records of one rule whose backtraces name the same module+offset list become one entry
- * with a count; the first record read stands for the rest. Only that one is kept, so memory
- * grows with the number of distinct sites, not with the log. */
+ * Records become one entry with a count when everything a suppression entry can look at is
+ * the same in them (report/suppress.c matches an entry's first record for all of it): the
+ * rule, the call, the native frames (module+offset, which decide symbol and source line),
+ * and for leak-at-exit each leak's call and frames and whether the record lists every leak;
+ * and, in a Python program, the innermost Python frame, the script's line the entry is named
+ * by. The first record read stands for the rest. Only that one is kept, so memory grows
+ * with the number of distinct sites, not with the log. */
 #include "report/report.h"
 
 #include <stdlib.h>
@@ -16,10 +20,49 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
+static uint64_t fnv_str(uint64_t h, const char *s)
+{
+	return s ? fnv(h, s, strlen(s) + 1) : fnv(h, "", 1);
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
 /* A Python program's call site is its innermost Python frame: the script's line. */
 static const rp_frame *py_site(const rp_record *r)
 {
 	return r->py_backtrace.n ? &r->py_backtrace.v[0] : NULL;
+}
+
+static uint64_t frames_hash(uint64_t h, const rp_frames *bt)
+{
+	h = fnv(h, &bt->n, sizeof(bt->n));
+	for (size_t i = 0; i < bt->n; i++) {
+		h = fnv_str(h, bt->v[i].module);
+		h = fnv(h, &bt->v[i].offset, sizeof(bt->v[i].offset));
+	}
+	return h;
+}
+
+static bool same_frames(const rp_frames *a, const rp_frames *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].offset != b->v[i].offset || !same_str(a->v[i].module, b->v[i].module))
+			return false;
+	return true;
+}
+
+/* Whether a leak record lists every leak (a brief one does not, and is never suppressed). */
+static bool lists_every_leak(const rp_record *r)
+{
+	uint64_t listed = 0;
+	for (size_t i = 0; i < r->n_leaks; i++)
+		listed += r->leaks[i].count;
+	return listed >= r->leak_count;
 }
 
 static uint64_t site_hash(const rp_record *r)
@@ -27,15 +70,17 @@ static uint64_t site_hash(const rp_record *r)
 	uint64_t h = 0xcbf29ce484222325ull;
 	int rule = (int)r->rule;
 	h = fnv(h, &rule, sizeof(rule));
+	h = fnv_str(h, r->call);
+	h = frames_hash(h, &r->backtrace);
 	const rp_frame *py = py_site(r);
 	if (py) {
-		h = fnv(h, py->module, strlen(py->module) + 1);
-		return fnv(h, &py->loc.line, sizeof(py->loc.line));
+		h = fnv_str(h, py->module);
+		h = fnv(h, &py->loc.line, sizeof(py->loc.line));
 	}
-	for (size_t i = 0; i < r->backtrace.n; i++) {
-		const rp_frame *f = &r->backtrace.v[i];
-		h = fnv(h, f->module, strlen(f->module) + 1);
-		h = fnv(h, &f->offset, sizeof(f->offset));
+	h = fnv(h, &r->n_leaks, sizeof(r->n_leaks));
+	for (size_t i = 0; i < r->n_leaks; i++) {
+		h = fnv_str(h, r->leaks[i].call);
+		h = frames_hash(h, &r->leaks[i].backtrace);
 	}
 	return h;
 }
@@ -43,18 +88,16 @@ static uint64_t site_hash(const rp_record *r)
 static bool same_site(const rp_record *a, const rp_record *b)
 {
 	const rp_frame *pa = py_site(a), *pb = py_site(b);
-	if (a->rule != b->rule || !pa != !pb)
+	if (a->rule != b->rule || !pa != !pb || !same_str(a->call, b->call) ||
+	    !same_frames(&a->backtrace, &b->backtrace) || a->n_leaks != b->n_leaks)
 		return false;
-	if (pa)
-		return pa->loc.line == pb->loc.line && strcmp(pa->module, pb->module) == 0;
-	if (a->backtrace.n != b->backtrace.n)
+	if (pa && (pa->loc.line != pb->loc.line || !same_str(pa->module, pb->module)))
 		return false;
-	for (size_t i = 0; i < a->backtrace.n; i++) {
-		const rp_frame *x = &a->backtrace.v[i], *y = &b->backtrace.v[i];
-		if (x->offset != y->offset || strcmp(x->module, y->module) != 0)
+	for (size_t i = 0; i < a->n_leaks; i++)
+		if (!same_str(a->leaks[i].call, b->leaks[i].call) ||
+		    !same_frames(&a->leaks[i].backtrace, &b->leaks[i].backtrace))
 			return false;
-	}
-	return true;
+	return !a->n_leaks || lists_every_leak(a) == lists_every_leak(b);
 }
 
 void rp_fold_init(rp_fold *f)

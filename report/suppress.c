@@ -1,7 +1,8 @@
 /* --suppressions: the object's suppression entries (interpose/suppress.c) applied to the
  * records read. Here, unlike in the preloaded object, frames have source lines, so src:
- * lines can match. Each folded entry's records share the rule and the frames, so the first
- * record decides for all of them. */
+ * lines can match. Each folded entry's records share all that an entry matches (fold.c's
+ * key: the rule, the call, the frames, each leak's call and frames), so the first record
+ * decides for all of them. */
 #include "report/report.h"
 
 #include <stdio.h>

@@ -258,6 +258,41 @@ else
 	echo "test_cli: no python3: json, sarif and junit parse-back skipped"
 fi
 
+# ---- a suppression drops only the records it matches --------------------------------------
+# A folded entry's first record decides for all its records (report/suppress.c), so records
+# an entry would match differently must never fold together: two double frees from one
+# Python line through two libraries (an entry for the vendor's must leave ours), and two
+# processes' leaks at exit with one exit path but their own allocation sites.
+python3 - "$tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+def frames(m, o): return [{"addr": "0x1", "module": m, "offset": o}]
+def rec(pid, seq, rule, sev, call, bt, **kw):
+    r = {"type": "violation", "seq": seq, "pid": pid, "tid": pid, "rule": rule, "severity": sev,
+         "call": call, "result": 1, "message": "m", "backtrace": bt}
+    r.update(kw)
+    return r
+def log(name, pid, recs):
+    lines = [{"type": "start", "pid": pid}] + recs + [{"type": "summary", "pid": pid,
+             "errors": sum(r["severity"] == "error" for r in recs),
+             "warnings": sum(r["severity"] == "warning" for r in recs), "records": len(recs)}]
+    open(d + "/" + name, "w").write("".join(json.dumps(x) + "\n" for x in lines))
+py = [{"file": "/app/train.py", "line": 42, "function": "step"}]
+log("py2.json", 100, [rec(100, 1, "double-free", "error", "cuMemFreeAsync", frames("/opt/vendor/libvendor.so", "0x10"), py_backtrace=py),
+                      rec(100, 2, "double-free", "error", "cuMemFreeAsync", frames("/app/libmine.so", "0x20"), py_backtrace=py)])
+exit_bt = frames("/lib/libc.so.6", "0x47a76")
+for name, pid, m in (("la.json", 200, "/opt/vendor/libvendor.so"), ("lb.json", 201, "/app/libmine.so")):
+    log(name, pid, [rec(pid, 1, "leak-at-exit", "warning", "exit", exit_bt, result=0, leak_count=1, leak_bytes=64,
+                        leaks=[{"count": 1, "bytes": 64, "call": "cuMemAllocAsync", "in_graph": False, "backtrace": frames(m, "0x30")}])])
+PY
+printf '{\n vendor\n graphcheck:double-free\n obj:/opt/vendor/libvendor.so\n}\n{\n vendor-leak\n graphcheck:leak-at-exit\n call:cuMemAllocAsync\n obj:/opt/vendor/libvendor.so\n}\n' >"$tmp/vendor.supp"
+expect 1 "an entry for one library's record of a Python line, not the other's" \
+	"$R" --no-symbolize --suppressions="$tmp/vendor.supp" "$tmp/py2.json"
+has "$tmp/out" "1 errors, 0 warnings (2 records in 1 files), 1 suppressed" "one of a Python line's two records suppressed"
+expect 1 "an entry for one process's leak, not the other's" \
+	"$R" --no-symbolize --fail-on=warning --suppressions="$tmp/vendor.supp" "$tmp/la.json" "$tmp/lb.json"
+has "$tmp/out" "0 errors, 1 warnings (2 records in 2 files), 1 suppressed" "one of two processes' leaks suppressed"
+
 # ---- symbols ------------------------------------------------------------------------------
 line=$(grep -n 'call-site:' "$T/symprog.c" | cut -d: -f1)
 "$B/tests/report_symprog" >"$tmp/sym.jsonl"
