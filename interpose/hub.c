@@ -354,24 +354,50 @@ static void split_py(gc_record *r)
 	r->nframes -= k;
 }
 
-/* The record's frames as suppressions see them: module and symbol (no source lines here). */
-static void supp_frames(const gc_record *r, gc_supp_frame *sf)
+/* The record's frames as suppressions see them (suppress.h's order): its native frames,
+ * module and symbol (no source lines here), then its Python frames, innermost first, each
+ * its "FILE:LINE" alone (the strings in sc->supp_src), at most GC_SITE_DEPTH_MAX with the
+ * Python ones kept. Returns how many are in sc->supp. */
+static int supp_frames(gc_scratch *sc, const gc_record *r)
 {
-	for (int i = 0; i < r->nframes; i++) {
+	int npy = r->n_py_frames < GC_SITE_DEPTH_MAX ? r->n_py_frames : GC_SITE_DEPTH_MAX;
+	int n = r->nframes < GC_SITE_DEPTH_MAX - npy ? r->nframes : GC_SITE_DEPTH_MAX - npy;
+	gc_supp_frame *sf = sc->supp;
+	for (int i = 0; i < n; i++) {
 		gc_frame f;
 		gc_frame_describe(r->frames[i], &f);
 		sf[i] = (gc_supp_frame){f.module, f.symbol, NULL};
 	}
+	uint32_t at[GC_SITE_DEPTH_MAX];  /* each Python frame's string, by offset (the line grows) */
+	int k;
+	gc_buf b;
+	do {
+		b = gc_line_buf(&sc->supp_src);
+		k = 0;
+		for (int i = 0; i < npy; i++) {
+			gc_py_frame p;
+			if (!gc_py_frame_get(r->py_frames[i], &p))
+				continue;
+			at[k++] = (uint32_t)b.len;
+			gc_buf_printf(&b, "%s:%d", p.file, p.line);
+			gc_buf_put(&b, "", 1);
+		}
+	} while (b.overflow && gc_line_grow(&sc->supp_src));
+	if (b.overflow)
+		return n;  /* no room for them: the native frames alone */
+	for (int i = 0; i < k; i++)
+		sf[n + i] = (gc_supp_frame){NULL, NULL, sc->supp_src.p + at[i]};
+	return n + k;
 }
 
 /* GRAPHCHECK_GEN_SUPPRESSIONS: after the record, an entry that matches it, unprefixed so
  * that it can be pasted into a file. Its buffer grows as the record's does (long C++ names,
  * up to GC_SUPP_NAME_MAX each); with fewer frames only when it cannot (never cut). */
-static void gen_suppression(gc_scratch *sc, const gc_record *r, const gc_verdict *v)
+static void gen_suppression(gc_scratch *sc, const gc_record *r, const gc_verdict *v, int nsf)
 {
 	gc_line *l = &sc->supp_entry;
 	gc_line_buf(l);  /* allocated at first use */
-	for (int n = r->nframes; n >= 0;) {
+	for (int n = nsf; n >= 0;) {
 		int len = gc_supp_format(l->p, l->cap, gc_rule_id(v->rule), r->call, sc->supp, n);
 		if (len >= 0 && (size_t)len < l->cap) {
 			gc_log_text(l->p, (size_t)len);
@@ -405,8 +431,8 @@ static int write_leak_verdict(gc_scratch *sc, const gc_record *r, const gc_verdi
 	int all = supps != NULL && listed >= v->leak_count;
 	for (int g = 0; all && g < v->n_leaks; g++) {
 		gc_record a = leak_site(sc, &v->leaks[g]);
-		supp_frames(&a, sc->supp);
-		all = gc_supp_match(supps, gc_rule_id(v->rule), a.call, sc->supp, a.nframes) != NULL;
+		int nsf = supp_frames(sc, &a);
+		all = gc_supp_match(supps, gc_rule_id(v->rule), a.call, sc->supp, nsf) != NULL;
 	}
 	if (all) {
 		gc_log_suppressed();
@@ -415,8 +441,7 @@ static int write_leak_verdict(gc_scratch *sc, const gc_record *r, const gc_verdi
 	gc_log_verdict(r, v);
 	for (int g = 0; opts.gen_suppressions && g < v->n_leaks; g++) {
 		gc_record a = leak_site(sc, &v->leaks[g]);
-		supp_frames(&a, sc->supp);
-		gen_suppression(sc, &a, v);
+		gen_suppression(sc, &a, v, supp_frames(sc, &a));
 	}
 	return gc_rule_severity(v->rule) == GC_SEV_ERROR;
 }
@@ -439,10 +464,8 @@ static int write_verdict(gc_scratch *sc, const gc_record *r, const gc_verdict *v
 	int described = (supps || opts.gen_suppressions) && sc;
 	if (described && v->rule == GC_RULE_LEAK_AT_EXIT && v->n_leaks > 0 && !v->is_held)
 		return write_leak_verdict(sc, r, v);  /* r's frames are not in held_frames */
-	if (described)
-		supp_frames(r, sc->supp);
-	if (described && supps &&
-	    gc_supp_match(supps, gc_rule_id(v->rule), r->call, sc->supp, r->nframes)) {
+	int nsf = described ? supp_frames(sc, r) : 0;
+	if (described && supps && gc_supp_match(supps, gc_rule_id(v->rule), r->call, sc->supp, nsf)) {
 		gc_log_suppressed();  /* counted per entry by the set, in total by the log */
 		return 0;
 	}
@@ -456,7 +479,7 @@ static int write_verdict(gc_scratch *sc, const gc_record *r, const gc_verdict *v
 		gc_log_verdict(r, v);
 	}
 	if (described && opts.gen_suppressions)
-		gen_suppression(sc, r, v);
+		gen_suppression(sc, r, v, nsf);
 	return gc_rule_severity(v->rule) == GC_SEV_ERROR;
 }
 

@@ -19,8 +19,10 @@ static uint64_t mix(uint64_t h, uint64_t x)
 int gc_repeats_seen(int rule, void *const *py_frames, int n_py, void *const *frames, int n)
 {
 	uint64_t h = mix(0x243F6A8885A308D3ull, (uint64_t)(unsigned)rule);
-	if (n_py > 0) {  /* the script's line; the interpreter's native frames vary by call */
-		h = mix(h, (uint64_t)(uintptr_t)py_frames[0]);
+	if (n_py > 0) {  /* the script's lines; the interpreter's native frames vary by call */
+		for (int i = 0; i < n_py; i++)
+			h = mix(h, (uint64_t)(uintptr_t)py_frames[i]);
+		h = mix(h, (uint64_t)(unsigned)n_py);
 	} else {
 		for (int i = 0; i < n; i++)
 			h = mix(h, (uint64_t)(uintptr_t)frames[i]);

@@ -1,8 +1,8 @@
 /* Records alike in the text log: a misuse inside a loop is one problem, so its record is
  * written once and its repeats only counted (valgrind's way: one record per error and
  * stack). Alike means one rule and the same frames: the call's native frames, or in a Python
- * program its innermost Python frame (the script's line), as graphcheck-report folds the
- * JSON log. Remembered by a 64-bit hash in a fixed table: when the table is full, records
+ * program its Python frames (the script's lines; the interpreter's native frames change as
+ * it specializes a call), as graphcheck-report shows the JSON log's entries. Remembered by a 64-bit hash in a fixed table: when the table is full, records
  * are written again (never dropped unseen). GRAPHCHECK_WRITE_REPEATS=1 writes every one. */
 #ifndef GC_REPEATS_H
 #define GC_REPEATS_H

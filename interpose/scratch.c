@@ -16,6 +16,7 @@ static void release(void *p)
 	free(s->record.p);
 	free(s->line.p);
 	free(s->supp_entry.p);
+	free(s->supp_src.p);
 	free(s);
 }
 

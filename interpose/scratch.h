@@ -35,6 +35,7 @@ typedef struct gc_scratch {
 	gc_py_cache py_cache;                   /* pyframes: frames interned before */
 	gc_supp_frame supp[GC_SITE_DEPTH_MAX];  /* hub: a record's frames for suppressions */
 	gc_line supp_entry;                     /* hub: a generated suppression */
+	gc_line supp_src;                       /* hub: a record's Python frames, "FILE:LINE" */
 	char path[GC_PATH_MAX];                 /* log, trace: a path being opened */
 	gc_line record;                         /* log: one record */
 	gc_line line;                           /* log, trace: a start, header or site line */

@@ -370,9 +370,18 @@ int gc_supp_format(char *buf, size_t n, const char *rule, const char *call,
 		puts_(&o, "\n   call:");
 		put_literal(&o, call);
 	}
-	for (int i = 0; i < nframes; i++) {
+	int py = 0;  /* the first Python frame (a source alone), or nframes */
+	while (py < nframes && (frames[py].module || frames[py].symbol || !frames[py].source))
+		py++;
+	if (py < nframes)
+		puts_(&o, "\n   ...");
+	for (int i = py < nframes ? py : 0; i < nframes; i++) {
 		const char *m = frames[i].module, *base = m ? strrchr(m, '/') : NULL;
-		if (frames[i].symbol && *frames[i].symbol) {
+		if (i >= py) {  /* the script's file name, in any directory, and line */
+			const char *src = frames[i].source, *slash = strrchr(src, '/');
+			puts_(&o, slash ? "\n   src:*" : "\n   src:");
+			put_literal(&o, slash ? slash : src);
+		} else if (frames[i].symbol && *frames[i].symbol) {
 			puts_(&o, "\n   fun:");
 			put_literal(&o, frames[i].symbol);
 		} else {  /* the module's file name, in any directory */

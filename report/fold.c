@@ -2,10 +2,10 @@
  * Records become one entry with a count when everything a suppression entry can look at is
  * the same in them (report/suppress.c matches an entry's first record for all of it): the
  * rule, the call, the native frames (module+offset, which decide symbol and source line),
- * and for leak-at-exit each leak's call and frames and whether the record lists every leak;
- * and, in a Python program, the innermost Python frame, the script's line the entry is named
- * by. The first record read stands for the rest. Only that one is kept, so memory grows
- * with the number of distinct sites, not with the log. */
+ * the Python frames (file and line: src: lines match them), and for leak-at-exit each leak's
+ * call and frames and whether the record lists every leak. The first record read stands for
+ * the rest. Only that one is kept, so memory grows with the number of distinct sites, not
+ * with the log. */
 #include "report/report.h"
 
 #include <stdlib.h>
@@ -30,12 +30,6 @@ static bool same_str(const char *a, const char *b)
 	return strcmp(a ? a : "", b ? b : "") == 0;
 }
 
-/* A Python program's call site is its innermost Python frame: the script's line. */
-static const rp_frame *py_site(const rp_record *r)
-{
-	return r->py_backtrace.n ? &r->py_backtrace.v[0] : NULL;
-}
-
 static uint64_t frames_hash(uint64_t h, const rp_frames *bt)
 {
 	h = fnv(h, &bt->n, sizeof(bt->n));
@@ -56,6 +50,27 @@ static bool same_frames(const rp_frames *a, const rp_frames *b)
 	return true;
 }
 
+/* Python frames: file and line each (a src: line matches those). */
+static uint64_t py_hash(uint64_t h, const rp_frames *py)
+{
+	h = fnv(h, &py->n, sizeof(py->n));
+	for (size_t i = 0; i < py->n; i++) {
+		h = fnv_str(h, py->v[i].module);
+		h = fnv(h, &py->v[i].loc.line, sizeof(py->v[i].loc.line));
+	}
+	return h;
+}
+
+static bool same_py(const rp_frames *a, const rp_frames *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].loc.line != b->v[i].loc.line || !same_str(a->v[i].module, b->v[i].module))
+			return false;
+	return true;
+}
+
 /* Whether a leak record lists every leak (a brief one does not, and is never suppressed). */
 static bool lists_every_leak(const rp_record *r)
 {
@@ -72,30 +87,26 @@ static uint64_t site_hash(const rp_record *r)
 	h = fnv(h, &rule, sizeof(rule));
 	h = fnv_str(h, r->call);
 	h = frames_hash(h, &r->backtrace);
-	const rp_frame *py = py_site(r);
-	if (py) {
-		h = fnv_str(h, py->module);
-		h = fnv(h, &py->loc.line, sizeof(py->loc.line));
-	}
+	h = py_hash(h, &r->py_backtrace);
 	h = fnv(h, &r->n_leaks, sizeof(r->n_leaks));
 	for (size_t i = 0; i < r->n_leaks; i++) {
 		h = fnv_str(h, r->leaks[i].call);
 		h = frames_hash(h, &r->leaks[i].backtrace);
+		h = py_hash(h, &r->leaks[i].py_backtrace);
 	}
 	return h;
 }
 
 static bool same_site(const rp_record *a, const rp_record *b)
 {
-	const rp_frame *pa = py_site(a), *pb = py_site(b);
-	if (a->rule != b->rule || !pa != !pb || !same_str(a->call, b->call) ||
-	    !same_frames(&a->backtrace, &b->backtrace) || a->n_leaks != b->n_leaks)
-		return false;
-	if (pa && (pa->loc.line != pb->loc.line || !same_str(pa->module, pb->module)))
+	if (a->rule != b->rule || !same_str(a->call, b->call) ||
+	    !same_frames(&a->backtrace, &b->backtrace) || !same_py(&a->py_backtrace, &b->py_backtrace) ||
+	    a->n_leaks != b->n_leaks)
 		return false;
 	for (size_t i = 0; i < a->n_leaks; i++)
 		if (!same_str(a->leaks[i].call, b->leaks[i].call) ||
-		    !same_frames(&a->leaks[i].backtrace, &b->leaks[i].backtrace))
+		    !same_frames(&a->leaks[i].backtrace, &b->leaks[i].backtrace) ||
+		    !same_py(&a->leaks[i].py_backtrace, &b->leaks[i].py_backtrace))
 			return false;
 	return !a->n_leaks || lists_every_leak(a) == lists_every_leak(b);
 }
@@ -177,6 +188,55 @@ void rp_fold_sort(rp_fold *f)
 		qsort(f->v, f->n, sizeof(*f->v), entry_cmp);
 	/* The slots point at the old order; rp_fold_add rebuilds them if it is called again. */
 	free(f->slots);
+	f->slots = NULL;
+	f->n_slots = 0;
+}
+
+/* Records of one rule and call at one Python stack, by script line, whatever the
+ * interpreter's native frames (which change as CPython specializes a call: a loop's first
+ * call and its later ones differ there): one entry. */
+static uint64_t line_hash(const rp_record *r)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	int rule = (int)r->rule;
+	h = fnv(h, &rule, sizeof(rule));
+	h = fnv_str(h, r->call);
+	return py_hash(h, &r->py_backtrace);
+}
+
+void rp_fold_merge_lines(rp_fold *f)
+{
+	size_t n_slots = 16;
+	while (n_slots < 2 * f->n)
+		n_slots *= 2;
+	size_t *slots = rp_xcalloc(n_slots, sizeof(*slots));  /* kept entry index + 1 */
+	size_t kept = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		rp_entry *e = &f->v[i];
+		const rp_record *r = e->first;
+		if (!r->py_backtrace.n || r->n_leaks) {
+			f->v[kept++] = *e;
+			continue;
+		}
+		size_t k = (size_t)line_hash(r) & (n_slots - 1);
+		for (; slots[k]; k = (k + 1) & (n_slots - 1)) {
+			rp_entry *o = &f->v[slots[k] - 1];
+			if (o->first->rule == r->rule && same_str(o->first->call, r->call) &&
+			    same_py(&o->first->py_backtrace, &r->py_backtrace))
+				break;
+		}
+		if (slots[k]) {  /* later in the report's order: counted into the earlier one */
+			f->v[slots[k] - 1].count += e->count;
+			f->entries[r->severity]--;
+			rp_record_free(e->first);
+			continue;
+		}
+		f->v[kept] = *e;
+		slots[k] = ++kept;
+	}
+	f->n = kept;
+	free(slots);
+	free(f->slots);  /* indices moved: rp_fold_add rebuilds them if it is called again */
 	f->slots = NULL;
 	f->n_slots = 0;
 }

@@ -124,8 +124,8 @@ int rp_read_file(rp_reader *rd, const char *path);
 
 /* ---- folding (fold.c) ----------------------------------------------------------------- */
 
-/* Every record of one rule with one backtrace (module+offset list; in Python programs the
- * innermost Python frame): the first one stands for the others. */
+/* Every record alike for suppressions (fold.c: the rule, the call, the frames, a leak's
+ * sites): the first one stands for the others. */
 typedef struct rp_entry {
 	rp_record *first;
 	uint64_t count;
@@ -148,6 +148,10 @@ void rp_fold_add(rp_fold *f, rp_record *r);
 /* Errors before warnings, then rule table order, then first seen. Adding after a sort
  * still folds: the hash is rebuilt. */
 void rp_fold_sort(rp_fold *f);
+/* After suppressions (which match an entry's first record for all of its records): a
+ * Python program's entries of one rule, call and Python stack become one, whatever their
+ * native frames, in the report's order (the earlier stands). */
+void rp_fold_merge_lines(rp_fold *f);
 void rp_fold_free(rp_fold *f);
 /* An rp_sink for rp_reader: ctx is the rp_fold. */
 void rp_fold_sink(void *ctx, rp_record *r);

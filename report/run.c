@@ -105,6 +105,7 @@ int rp_run(const rp_options *o)
 		rep.suppressed += rp_suppress(&fold, supps);
 		gc_supp_free(supps);
 	}
+	rp_fold_merge_lines(&fold);
 	int wrote = write_report(o, fmt, &rep);
 	/* The text report ends with the totals; other formats, or a file, get them on stderr
 	 * too, so that a CI log always shows the outcome. */

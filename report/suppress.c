@@ -10,24 +10,31 @@
 
 #include "interpose/suppress.h"
 
-/* Source strings of one record's frames, "file:line", kept while it is matched. */
-#define SRC_MAX 512
-
+/* A record's frames as the object's matcher takes them (suppress.h): the native ones, with
+ * their source lines here, then the Python ones, each its "FILE:LINE" alone; 64 in all, the
+ * Python ones kept. */
 static int matches_frames(gc_supp_set *set, const rp_record *r, const char *call,
-                          const rp_frames *bt)
+                          const rp_frames *bt, const rp_frames *py)
 {
-	size_t n = bt->n < 64 ? bt->n : 64;
+	size_t npy = py->n < 64 ? py->n : 64, nn = bt->n < 64 - npy ? bt->n : 64 - npy;
+	size_t n = nn + npy;
 	gc_supp_frame sf[64];
-	char (*src)[SRC_MAX] = n ? rp_xcalloc(n, SRC_MAX) : NULL;
+	char **src = n ? rp_xcalloc(n, sizeof(*src)) : NULL;
 	for (size_t i = 0; i < n; i++) {
-		const rp_frame *f = &bt->v[i];
-		if (f->loc.file)
-			snprintf(src[i], SRC_MAX, "%s:%u", f->loc.file, f->loc.line);
+		const rp_frame *f = i < nn ? &bt->v[i] : &py->v[i - nn];
+		if (f->loc.file) {
+			int len = snprintf(NULL, 0, "%s:%u", f->loc.file, f->loc.line);
+			src[i] = rp_xcalloc((size_t)len + 1, 1);
+			snprintf(src[i], (size_t)len + 1, "%s:%u", f->loc.file, f->loc.line);
+		}
 		/* The logged symbol is the one the object matched and --gen-suppressions wrote. */
-		sf[i] = (gc_supp_frame){f->module, f->symbol ? f->symbol : f->loc.function,
-		                        f->loc.file ? src[i] : NULL};
+		sf[i] = i < nn ? (gc_supp_frame){f->module, f->symbol ? f->symbol : f->loc.function,
+		                                 src[i]}
+		               : (gc_supp_frame){NULL, NULL, src[i]};
 	}
 	int hit = gc_supp_match(set, gc_rule_id(r->rule), call, sf, (int)n) != NULL;
+	for (size_t i = 0; i < n; i++)
+		free(src[i]);
 	free(src);
 	return hit;
 }
@@ -38,14 +45,15 @@ static int matches_frames(gc_supp_set *set, const rp_record *r, const char *call
 static int matches(gc_supp_set *set, const rp_record *r)
 {
 	if (r->rule != GC_RULE_LEAK_AT_EXIT || !r->n_leaks)
-		return matches_frames(set, r, r->call, &r->backtrace);
+		return matches_frames(set, r, r->call, &r->backtrace, &r->py_backtrace);
 	uint64_t listed = 0;  /* a brief record's other sites are not listed: never suppressed */
 	for (size_t i = 0; i < r->n_leaks; i++)
 		listed += r->leaks[i].count;
 	if (listed < r->leak_count)
 		return 0;
 	for (size_t i = 0; i < r->n_leaks; i++)
-		if (!matches_frames(set, r, r->leaks[i].call, &r->leaks[i].backtrace))
+		if (!matches_frames(set, r, r->leaks[i].call, &r->leaks[i].backtrace,
+		                    &r->leaks[i].py_backtrace))
 			return 0;
 	return 1;
 }

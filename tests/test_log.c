@@ -343,7 +343,8 @@ static void repeats_are_one_rule_and_frames(void **state)
 	assert_int_equal(gc_repeats_seen(1, NULL, 0, g, 3), 0);  /* another outer frame */
 	assert_int_equal(gc_repeats_seen(1, NULL, 0, f, 2), 0);  /* fewer frames */
 	assert_int_equal(gc_repeats_seen(1, py, 2, f, 3), 0);
-	assert_int_equal(gc_repeats_seen(1, py2, 2, g, 1), 1);  /* the script's line decides */
+	assert_int_equal(gc_repeats_seen(1, py, 2, g, 1), 1);  /* the script's lines decide */
+	assert_int_equal(gc_repeats_seen(1, py2, 2, f, 3), 0);  /* another caller */
 	gc_repeats_fork_child();  /* a child's text log is its own */
 	assert_int_equal(gc_repeats_seen(1, NULL, 0, f, 3), 0);
 	/* Far more distinct records than the table holds: none is taken for a repeat, and the

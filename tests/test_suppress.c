@@ -145,6 +145,33 @@ static void generated_entry_matches_its_record(void **state)
 	assert_int_equal(strlen(buf), 15);
 }
 
+/* A Python program's record: its native frames are the interpreter's (alike for every call
+ * a script makes), so the entry has "..." for them and a src: line of each Python frame's
+ * file name and line: it matches its own record, not one of another line or script. */
+static void generated_python_entry_names_script_lines(void **state)
+{
+	(void)state;
+	gc_supp_frame f[] = {
+		{"/usr/lib/libffi.so.8", "ffi_call", NULL},
+		{"/usr/bin/python3.11", "_PyEval_EvalFrameDefault", NULL},
+		{NULL, NULL, "/home/u/train.py:35"},
+		{NULL, NULL, "<frozen runpy>:88"},
+	};
+	char buf[1024];
+	int n = gc_supp_format(buf, sizeof buf, "double-free", "cuMemFreeAsync", f, 4);
+	assert_int_equal(n, (int)strlen(buf));
+	assert_string_equal(buf, "{\n   <insert_a_name_here>\n   graphcheck:double-free\n"
+	                         "   call:cuMemFreeAsync\n   ...\n   src:*/train.py:35\n"
+	                         "   src:<frozen runpy>:88\n}\n");
+	gc_supp_set *s = parse(buf);
+	assert_non_null(gc_supp_match(s, "double-free", "cuMemFreeAsync", f, 4));
+	f[2].source = "/home/u/train.py:36";  /* another line of the script */
+	assert_null(gc_supp_match(s, "double-free", "cuMemFreeAsync", f, 4));
+	f[2].source = "/srv/ci/checkout/train.py:35";  /* the script elsewhere: its entry still */
+	assert_non_null(gc_supp_match(s, "double-free", "cuMemFreeAsync", f, 4));
+	gc_supp_free(s);
+}
+
 /* The entry for one frame, parsed back: NULL when it does not match f. */
 static const char *own_entry_matches(const gc_supp_frame *f, const char *other_module,
                                      const char *other_symbol, char *buf, size_t n)
@@ -289,6 +316,7 @@ int main(void)
 		cmocka_unit_test(generated_entry_matches_its_record),
 		cmocka_unit_test(generated_obj_is_literal),
 		cmocka_unit_test(generated_long_symbol_matches),
+		cmocka_unit_test(generated_python_entry_names_script_lines),
 		cmocka_unit_test(many_ellipses_stay_fast),
 		cmocka_unit_test(load_refuses_what_is_not_a_file),
 	};

@@ -179,6 +179,29 @@ for py in $PYS; do
 		ok "$t ctypes.CDLL, non-ASCII function and a call past column 128: the C API's stack, 二重解放 :$UNI" ||
 		bad "$t unicode: '$got' vs '$api_u' ($want)"
 
+	# --gen-suppressions for a Python record: "..." for the interpreter's native frames (alike
+	# for every call a script makes), then the script's lines as src: lines; pasted into a
+	# file it silences its own record, in the object and the report, not the unicode mode's
+	# (another line of the script): the entry of native frames alone silenced every Python
+	# double free.
+	export GRAPHCHECK_GEN_SUPPRESSIONS=1; run "$py" double-free cdll; unset GRAPHCHECK_GEN_SUPPRESSIONS
+	sed -n '/^{$/,/^}$/p' "$tmp/double-free.txt" > "$tmp/py.supp"
+	grep -qx '   \.\.\.' "$tmp/py.supp" && grep -qx "   src:\*/misuse.py:$DF" "$tmp/py.supp" &&
+	! grep -q '^   fun:\|^   obj:' "$tmp/py.supp" &&
+		ok "$t generated entry: ... and src:*/misuse.py:$DF, no interpreter frame" ||
+		bad "$t generated entry: $(tr '\n' ' ' < "$tmp/py.supp")"
+	export GRAPHCHECK_SUPPRESSIONS=$tmp/py.supp
+	run "$py" double-free cdll
+	run "$py" unicode cdll
+	unset GRAPHCHECK_SUPPRESSIONS
+	own=$(grep -c '"type":"violation"' "$tmp/double-free.json")
+	other=$(grep -c '"type":"violation"' "$tmp/unicode.json")
+	"$R" --suppressions="$tmp/py.supp" "$tmp/unicode.json" > /dev/null 2>&1
+	rrc=$?
+	[ "$own" = 0 ] && grep -q ', 1 suppressed' "$tmp/double-free.txt" && [ "$other" = 1 ] && [ "$rrc" = 1 ] &&
+		ok "$t the pasted entry silences its own record, not another line's (object and report)" ||
+		bad "$t pasted Python entry: own records $own, other line's $other, report status $rrc"
+
 	run "$py" clean
 	[ ! -s "$tmp/clean.txt" ] || grep -q "0 errors, 0 warnings" "$tmp/clean.txt" &&
 		! grep -q '"violation"' "$tmp/clean.json" && ok "$t clean twin: no record" ||
