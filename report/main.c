@@ -2,6 +2,7 @@
  * row of long_options, a case in parse_options and a line of the help text. */
 #include "report/report.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,7 +144,7 @@ static int replay(const rp_options *o)
 		const char *name = o->inputs[i];
 		FILE *in = strcmp(name, "-") ? fopen(name, "r") : stdin;
 		if (!in) {
-			fprintf(stderr, "graphcheck-report: cannot open %s\n", name);
+			fprintf(stderr, "graphcheck-report: %s: cannot open: %s\n", name, strerror(errno));
 			rc = RP_EXIT_USAGE;
 			continue;
 		}

@@ -153,46 +153,6 @@ static void take_line(file_state *fs, const char *buf, size_t len, bool newline)
 	}
 }
 
-typedef struct line_buf {
-	char *buf;
-	size_t len, cap;
-	bool too_long, nul, newline;
-} line_buf;
-
-/* The next line into lb, without its newline; false at the end of the stream. Stops at a
- * NUL byte (the caller gives up on the file); past RP_LINE_MAX bytes it only skips. */
-static bool read_line(FILE *f, line_buf *lb)
-{
-	int c;
-	bool any = false;
-	lb->len = 0;
-	lb->too_long = lb->nul = lb->newline = false;
-	while ((c = getc_unlocked(f)) != EOF) {
-		any = true;
-		if (c == '\n') {
-			lb->newline = true;
-			break;
-		}
-		if (c == '\0') {
-			lb->nul = true;
-			break;
-		}
-		if (lb->len == RP_LINE_MAX) {
-			lb->too_long = true;
-			continue;
-		}
-		/* Grown as needed, so that small logs do not cost the maximum. */
-		if (lb->len == lb->cap) {
-			lb->cap = lb->cap ? 2 * lb->cap : 4096;
-			if (lb->cap > RP_LINE_MAX)
-				lb->cap = RP_LINE_MAX;
-			lb->buf = rp_xrealloc(lb->buf, lb->cap);
-		}
-		lb->buf[lb->len++] = (char)c;
-	}
-	return any;
-}
-
 static bool blank(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -204,9 +164,9 @@ static bool blank(const char *s, size_t n)
 int rp_read_stream(rp_reader *rd, FILE *f, const char *name)
 {
 	file_state fs = {.rd = rd, .name = name};
-	line_buf lb = {0};
+	rp_line lb = {0};
 	bool content = false;
-	while (read_line(f, &lb)) {
+	while (rp_read_line(f, &lb)) {
 		fs.line++;
 		if (lb.nul) {
 			content = true;

@@ -1,5 +1,6 @@
 #include "report/replay.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -134,26 +135,57 @@ static gc_ledger *new_ledger(json_t *header)
 	return gc_ledger_new(&cfg);
 }
 
+/* A file's first line that says it is not a trace: graphcheck's text log or its JSON log
+ * (read without --replay). One message for the file, not one a line. */
+static int not_a_trace(FILE *err, const char *name, const char *buf, size_t len)
+{
+	static const char text_log[] = "==graphcheck==", json_log[] = "{\"type\":\"start\",";
+	const char *what = NULL;
+	if (len >= sizeof(text_log) - 1 && !memcmp(buf, text_log, sizeof(text_log) - 1))
+		what = "graphcheck's text log (--log-file)";
+	else if (len >= sizeof(json_log) - 1 && !memcmp(buf, json_log, sizeof(json_log) - 1))
+		what = "a --json-file log (read it without --replay)";
+	if (what)
+		fprintf(err, "graphcheck-report: %s:1: this is %s, not a --trace-file trace; the rest "
+		             "of the file is skipped\n", name, what);
+	return what != NULL;
+}
+
 int gc_replay(FILE *in, const char *name, FILE *out, int json, FILE *err,
               gc_replay_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	gc_ledger *l = NULL;  /* made at the header, whose options configure it, or first event */
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
+	rp_line lb = {0};
 	unsigned long lineno = 0, seq = 0;
 	uint64_t pid = 0;
-	int saw_header = 0;
-	while ((len = getline(&line, &cap, in)) >= 0) {
+	int saw_header = 0, content = 0, stopped = 0, oom = 0;
+	while (rp_read_line(in, &lb)) {
 		lineno++;
-		if ((size_t)len > RP_LINE_MAX || memchr(line, '\0', (size_t)len)) {
-			fprintf(err, "graphcheck-report: %s:%lu: not a text line; skipped\n", name, lineno);
+		if (lb.nul) {
+			fprintf(err, "graphcheck-report: %s:%lu: binary data (a NUL byte): not a trace; "
+			             "the rest of the file is skipped\n", name, lineno);
 			res->bad_lines++;
+			stopped = 1;
+			break;
+		}
+		if (lb.too_long) {
+			fprintf(err, "graphcheck-report: %s:%lu: line longer than %u bytes, skipped\n",
+			        name, lineno, RP_LINE_MAX);
+			res->bad_lines++;
+			content = 1;
 			continue;
 		}
+		if (!lb.len)
+			continue;
+		if (!content && not_a_trace(err, name, lb.buf, lb.len)) {
+			res->bad_lines++;
+			stopped = 1;
+			break;
+		}
+		content = 1;
 		json_error_t je;
-		json_t *o = json_loadb(line, (size_t)len, 0, &je);
+		json_t *o = json_loadb(lb.buf, lb.len, 0, &je);
 		if (!o || !json_is_object(o)) {
 			fprintf(err, "graphcheck-report: %s:%lu: invalid JSON (%s); skipped\n", name,
 			        lineno, o ? "not an object" : je.text);
@@ -167,12 +199,14 @@ int gc_replay(FILE *in, const char *name, FILE *out, int json, FILE *err,
 			pid = (uint64_t)json_integer_value(json_object_get(o, "pid"));
 			if (!l && !(l = new_ledger(o))) {
 				json_decref(o);
+				oom = 1;
 				break;
 			}
 		} else if (type && !strcmp(type, "event")) {
 			gc_event ev;
 			if (!l && !(l = new_ledger(NULL))) {
 				json_decref(o);
+				oom = 1;
 				break;
 			}
 			const char *why = parse_event(o, &ev);
@@ -192,21 +226,26 @@ int gc_replay(FILE *in, const char *name, FILE *out, int json, FILE *err,
 		}
 		json_decref(o);
 	}
-	free(line);
+	free(lb.buf);
+	if (ferror(in)) {
+		fprintf(err, "graphcheck-report: %s: cannot read: %s\n", name, strerror(errno));
+		gc_ledger_free(l);
+		return -1;
+	}
 	if (l) {  /* the end of the trace is the end of the process: what is held is reported */
 		gc_verdict v;
 		while (gc_ledger_take_held(l, &v))
 			emit_all(out, json, &v.held, &v, 1, &seq, pid, res);
 		gc_ledger_free(l);
 	}
-	else if (len >= 0) {  /* left the loop early: the ledger could not be made */
+	else if (oom) {
 		fprintf(err, "graphcheck-report: %s: out of memory\n", name);
 		return -1;
 	}
-	if (!saw_header && !res->events) {
+	if (!stopped && !saw_header && !res->events) {
 		fprintf(err, "graphcheck-report: %s: no trace header and no events: not a trace\n",
 		        name);
-		return -1;
+		res->bad_lines++;
 	}
 	return 0;
 }

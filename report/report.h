@@ -13,9 +13,22 @@
 
 #include "interpose/rule_table.h"
 
-/* Longest line accepted. The writer's records are at most 24 KiB (interpose/log.c), so a
- * longer line is not one of them; the limit also bounds what one line can make us hold. */
-#define RP_LINE_MAX (1u << 20)
+/* Longest line accepted: the writer's longest (interpose/scratch.h's GC_LINE_MAX: a record
+ * of 64-frame stacks with 4 KiB names, a trace's site line), so that every line it writes is
+ * read; the limit also bounds what one line can make us hold. */
+#define RP_LINE_MAX (4u << 20)
+
+/* One line of a log or trace, read by rp_read_line. */
+typedef struct rp_line {
+	char *buf;
+	size_t len, cap;
+	bool too_long, nul, newline;
+} rp_line;
+
+/* The next line into lb, without its newline; false at the end of the stream. Stops at a
+ * NUL byte (the caller gives up on the file: binary data); past RP_LINE_MAX bytes it only
+ * skips (too_long), so that no line makes it hold more. */
+bool rp_read_line(FILE *f, rp_line *lb);
 
 /* ---- records (parse.c) ---------------------------------------------------------------- */
 

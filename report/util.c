@@ -1,5 +1,6 @@
 /* Allocation for a command-line tool: running out of memory has no useful recovery, so it
- * is said once and the tool exits with the status of a failure to read its input. */
+ * is said once and the tool exits with the status of a failure to read its input. Then
+ * UTF-8 repair and the bounded line reader. */
 #include "report/report.h"
 
 #include <stdlib.h>
@@ -105,4 +106,36 @@ json_t *rp_json_utf8(const char *s)
 	json_t *v = checked(json_string(copy));
 	free(copy);
 	return v;
+}
+
+bool rp_read_line(FILE *f, rp_line *lb)
+{
+	int c;
+	bool any = false;
+	lb->len = 0;
+	lb->too_long = lb->nul = lb->newline = false;
+	while ((c = getc_unlocked(f)) != EOF) {
+		any = true;
+		if (c == '\n') {
+			lb->newline = true;
+			break;
+		}
+		if (c == '\0') {
+			lb->nul = true;
+			break;
+		}
+		if (lb->len == RP_LINE_MAX) {
+			lb->too_long = true;
+			continue;
+		}
+		/* Grown as needed, so that small logs do not cost the maximum. */
+		if (lb->len == lb->cap) {
+			lb->cap = lb->cap ? 2 * lb->cap : 4096;
+			if (lb->cap > RP_LINE_MAX)
+				lb->cap = RP_LINE_MAX;
+			lb->buf = rp_xrealloc(lb->buf, lb->cap);
+		}
+		lb->buf[lb->len++] = (char)c;
+	}
+	return any;
 }

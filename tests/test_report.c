@@ -516,7 +516,7 @@ static void line_over_the_limit(void **state)
 	huge[n] = '\n';
 	rp_test_log t;
 	read_with_bad_line(&t, "long.jsonl", huge, n + 1);
-	assert_diag(&t, "long.jsonl:3", "line longer than 1048576 bytes");
+	assert_diag(&t, "long.jsonl:3", "line longer than 4194304 bytes");
 	assert_int_equal(t.rd.malformed, 1);
 	assert_int_equal(t.rd.records, 2);
 	rp_test_log_free(&t);

@@ -101,6 +101,39 @@ expect 3 "a trace without --replay" "$R" tests/traces/api-error.trace
 has "$tmp/err" "this is a --trace-file trace, not a --json-file log: read it with graphcheck-report --replay" \
 	"a trace without --replay: the message"
 if grep -q "unknown record type" "$tmp/err"; then bad "a trace without --replay: a warning a line"; else ok; fi
+# And the other way: a log given to --replay, one message and status 3 (input that is not
+# a trace), not a message a line and 2; binary data, an empty file and a line past the limit
+# (read in bounded memory, never held) the same; a missing trace names the reason.
+expect 3 "a JSON log with --replay" "$R" --replay tests/report/clean.jsonl
+has "$tmp/err" "clean.jsonl:1: this is a --json-file log (read it without --replay), not a --trace-file trace" \
+	"a JSON log with --replay: the message"
+[ "$(grep -c graphcheck-report: "$tmp/err")" = 1 ] && ok || bad "a JSON log with --replay: $(grep -c . "$tmp/err") messages"
+head -c 100 /dev/zero >"$tmp/zeros.trace"
+expect 3 "binary data with --replay" "$R" --replay "$tmp/zeros.trace"
+has "$tmp/err" "zeros.trace:1: binary data (a NUL byte): not a trace" "binary data with --replay: the message"
+: >"$tmp/empty.trace"
+expect 3 "an empty file with --replay" "$R" --replay "$tmp/empty.trace"
+{ head -c 4300000 /dev/zero | tr '\000' x; echo; cat tests/traces/api-error.trace; } >"$tmp/long.trace"
+expect 3 "a trace line past the limit" "$R" --replay "$tmp/long.trace"
+has "$tmp/err" "long.trace:1: line longer than 4194304 bytes, skipped" "a trace line past the limit: the message"
+has "$tmp/out" "replayed 5 events: 1 errors" "a trace line past the limit: the rest replayed"
+expect 2 "a missing trace" "$R" --replay "$tmp/no-such.trace"
+has "$tmp/err" "no-such.trace: cannot open: No such file or directory" "a missing trace: the reason"
+# A record as long as the writer makes one (a 64-frame stack of 4 KiB names: 2 MB and more
+# when several leaks' sites are listed), past the old 1 MiB limit: read.
+python3 - "$tmp/big.jsonl" <<'PY'
+import json, sys
+name = "f" * 4000
+bt = [{"addr": "0x%x" % (i + 1), "module": "/app/" + name, "offset": "0x%x" % (i + 1), "symbol": name} for i in range(64)]
+leaks = [{"count": 1, "bytes": 8, "call": "cuMemAllocAsync", "in_graph": False, "backtrace": bt} for _ in range(3)]
+rec = {"type": "violation", "seq": 1, "pid": 7, "tid": 7, "rule": "leak-at-exit", "severity": "warning",
+       "call": "exit", "result": 0, "message": "m", "backtrace": bt, "leaks": leaks, "leak_count": 3, "leak_bytes": 24}
+open(sys.argv[1], "w").write("".join(json.dumps(x) + "\n" for x in
+    [{"type": "start", "pid": 7}, rec, {"type": "summary", "pid": 7, "errors": 0, "warnings": 1, "records": 1}]))
+PY
+[ "$(wc -c <"$tmp/big.jsonl")" -gt 2000000 ] && ok || bad "the long record is not long"
+expect 1 "a 2 MB record" "$R" --no-symbolize --fail-on=warning "$tmp/big.jsonl"
+has "$tmp/out" "0 errors, 1 warnings (1 records in 1 files)" "a 2 MB record: read"
 # A process's start line without its summary (killed, _exit, or a cut log): a note
 head -n 1 "$T/clean.jsonl" > "$tmp/start_only.jsonl"
 expect 0 "start line only" "$R" "$tmp/start_only.jsonl"
@@ -125,7 +158,7 @@ good=$(cat "$tmp/good.jsonl")
 {
 	cat "$tmp/good.jsonl"
 	printf '{"type":"start","pad":"'
-	head -c 1100000 /dev/zero | tr '\000' x
+	head -c 4300000 /dev/zero | tr '\000' x
 	printf '"}\n'
 	cat "$tmp/good.jsonl"
 } >"$tmp/long.jsonl"
@@ -150,7 +183,7 @@ $M/unknown_rule.jsonl|3|unknown rule "free-twice-maybe"|2
 $M/empty.jsonl|1|empty file|0
 $tmp/binary.jsonl|2|binary data (a NUL byte)|1
 $tmp/latin1.jsonl|2|not valid UTF-8: byte 0xe9|2
-$tmp/long.jsonl|2|line longer than 1048576 bytes|2
+$tmp/long.jsonl|2|line longer than 4194304 bytes|2
 $tmp/other_types.jsonl|1|no graphcheck log lines|0
 $tmp/text.log|1|this is graphcheck's text log (--log-file); graphcheck-report reads its JSON log (--json-file)|0
 EOF
