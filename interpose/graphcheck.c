@@ -588,6 +588,25 @@ static void __attribute__((noreturn)) die_of(int sig, const sigset_t *mask)
 	exit(128 + sig);  /* a signal whose default is not to end a process */
 }
 
+/* Output pattern v as the object opens it (log.c's gc_log_expand_path): "%%" one '%', and
+ * "%p" a byte no path holds in place of each process's id (the same in both of a pair); v
+ * itself when it would not fit. */
+static void expanded(const char *v, char *out, size_t n)
+{
+	size_t o = 0;
+	for (const char *p = v; *p; p++) {
+		if (o + 1 >= n) {  /* too long to hold: as given */
+			snprintf(out, n, "%s", v);
+			return;
+		}
+		if (p[0] == '%' && (p[1] == '%' || p[1] == 'p'))
+			out[o++] = *++p == 'p' ? '\001' : '%';
+		else
+			out[o++] = *p;
+	}
+	out[o] = '\0';
+}
+
 /* Where output path v (absolute, make_absolute's) lands: its directory resolved (links, "..",
  * "./") and its file name; v itself where the directory cannot be resolved (a %p in it, or
  * none yet: the object then says why it writes nothing). */
@@ -613,13 +632,16 @@ static void check_distinct_outputs(void)
 			const char *va = getenv(outputs[a].var), *vb = getenv(outputs[b].var);
 			if (!va || !vb || !*va || !*vb)
 				continue;
+			char ea[PATH_MAX], eb[PATH_MAX];  /* the names the object opens */
+			expanded(va, ea, sizeof(ea));
+			expanded(vb, eb, sizeof(eb));
 			struct stat sa, sb;
-			int has_a = stat(va, &sa) == 0, has_b = stat(vb, &sb) == 0;
+			int has_a = stat(ea, &sa) == 0, has_b = stat(eb, &sb) == 0;
 			if (has_a && !S_ISREG(sa.st_mode))
 				continue;
 			char la[PATH_MAX + 8], lb[PATH_MAX + 8];
-			landing(va, la, sizeof(la));
-			landing(vb, lb, sizeof(lb));
+			landing(ea, la, sizeof(la));
+			landing(eb, lb, sizeof(lb));
 			if (!strcmp(la, lb) || (has_a && has_b && sa.st_dev == sb.st_dev &&
 			                        sa.st_ino == sb.st_ino))
 				die("%s '%s' and %s '%s' are one file: give each its own", outputs[a].option,
@@ -804,10 +826,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "graphcheck: no process of this run made a CUDA driver call, so "
 		                "nothing was checked\n");
 	if (error_exitcode >= 0 && errors > 0) {
-		if (WIFSIGNALED(status))  /* else its status would say nothing of it */
+		/* The program's own failure, replaced by the gate's status, is said. */
+		if (WIFSIGNALED(status))
 			fprintf(stderr, "graphcheck: the program died of signal %d (%s); the gate's "
 			        "status %ld is returned, as errors were recorded\n", WTERMSIG(status),
 			        strsignal(WTERMSIG(status)), error_exitcode);
+		else if (WEXITSTATUS(status) && WEXITSTATUS(status) != error_exitcode)
+			fprintf(stderr, "graphcheck: the program exited with status %d; the gate's "
+			        "status %ld is returned, as errors were recorded\n", WEXITSTATUS(status),
+			        error_exitcode);
 		return (int)error_exitcode;
 	}
 	if (WIFSIGNALED(status))

@@ -53,6 +53,9 @@ rd=$(cat "$tmp/rd" 2>/dev/null)
 gate "SIGKILL after 3 errors" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" die kill 3
 gate "exec into /bin/true after an error" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" exec /bin/true
 gate "exit() after 3 errors" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" die exit 3
+# The program's own failure (exit 3), replaced by the gate's status, is said.
+grep -qx "graphcheck: the program exited with status 3; the gate's status 9 is returned, as errors were recorded" "$tmp/err" &&
+	ok "exit 3 replaced by the gate's 9: said" || bad "exit 3 replaced by the gate's 9: $(tr '\n' ' ' < "$tmp/err")"
 # A process that took every fd, or gave up root (the run directory is the launcher's), after
 # its first CUDA call: its error is still counted (written into the file it opened then).
 gate "an error after the program took every fd" 9 "$GC" --error-exitcode=9 --log-file=/dev/null \
@@ -359,6 +362,10 @@ gate "--log-file and --json-file at one new file spelled two ways (./, ..): refu
 	"$GC" --log-file="$tmp/one.log" --json-file="$tmp/sub/.././one.log" -- true
 gate "--json-file and --trace-file at one new file spelled two ways: refused" 2 \
 	"$GC" --json-file="$tmp/sub/one.json" --trace-file="$tmp/./sub/one.json" -- true
+# Patterns as the object opens them: "%%" is one '%' (a%%b and a%b are one file); "%p" is
+# each process's id, never a literal name (a%p and a%%p are two).
+gate "--log-file a%%b and --json-file a%b: refused" 2 "$GC" --log-file="$tmp/a%%b" --json-file="$tmp/a%b" -- true
+gate "--log-file a%p.log and --json-file a%%p.log: runs" 0 "$GC" --log-file="$tmp/a%p.log" --json-file="$tmp/a%%p.log" -- true
 gate "--log-file and --json-file both /dev/null: runs" 0 "$GC" --log-file=/dev/null --json-file=/dev/null -- true
 gate "--log-file and --json-file at two files: runs" 0 "$GC" --log-file="$tmp/two.log" --json-file="$tmp/two.json" -- true
 rm -f "$tmp/one.log" "$tmp/two.log" "$tmp/two.json"
