@@ -113,6 +113,37 @@ static void put_entry(FILE *out, size_t index, const rp_entry *e, bool fails)
 	free(where);
 }
 
+/* The input's problems as a test case of their own: an <error> when lines or logs were not
+ * read (the exit status fails then too, and a published report must not look clean),
+ * notes and warnings (a process with no summary: not checked to its end) in <system-err>. */
+static void put_input(FILE *out, const rp_reader *rd)
+{
+	size_t kept = rd->n_problems < RP_PROBLEMS_MAX ? rd->n_problems : RP_PROBLEMS_MAX;
+	fputs("    <testcase classname=\"graphcheck-report\" name=\"input\">\n", out);
+	if (rd->malformed || rd->io_errors) {
+		fprintf(out, "      <error type=\"input\" message=\"%" PRIu64 " malformed line%s, "
+		        "%zu unreadable log%s\">", rd->malformed, rd->malformed == 1 ? "" : "s",
+		        rd->io_errors, rd->io_errors == 1 ? "" : "s");
+		for (size_t i = 0; i < kept; i++)
+			if (rd->problems[i].level == RP_PROBLEM_ERROR) {
+				xml_put(out, rd->problems[i].text, false);
+				fputc('\n', out);
+			}
+		fputs("</error>\n", out);
+	}
+	bool any = false;
+	for (size_t i = 0; i < kept; i++)
+		if (rd->problems[i].level != RP_PROBLEM_ERROR) {
+			fputs(any ? "" : "      <system-err>", out);
+			any = true;
+			xml_put(out, rd->problems[i].text, false);
+			fputc('\n', out);
+		}
+	if (any)
+		fputs("</system-err>\n", out);
+	fputs("    </testcase>\n", out);
+}
+
 int rp_format_junit(FILE *out, const rp_report *rep)
 {
 	const rp_fold *fold = rep->fold;
@@ -124,15 +155,20 @@ int rp_format_junit(FILE *out, const rp_report *rep)
 	}
 	for (int i = 0; i < GC_RULE__COUNT; i++)
 		failures += by_rule[i] && rp_gate_fails(rep->fail_on, gc_rule_severity((gc_rule)i));
-	size_t tests = GC_RULE__COUNT + fold->n;
+	const rp_reader *in = rep->input;
+	bool input_error = in && (in->malformed || in->io_errors);
+	bool input_case = input_error || (in && in->n_problems);
+	size_t tests = GC_RULE__COUNT + fold->n + input_case;
 
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
-	fprintf(out, "<testsuites name=\"graphcheck-report\" tests=\"%zu\" failures=\"%zu\">\n",
-	        tests, failures);
+	fprintf(out, "<testsuites name=\"graphcheck-report\" tests=\"%zu\" failures=\"%zu\" "
+	        "errors=\"%d\">\n", tests, failures, input_error);
 	fprintf(out,
-	        "  <testsuite name=\"graphcheck\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+	        "  <testsuite name=\"graphcheck\" tests=\"%zu\" failures=\"%zu\" errors=\"%d\" "
 	        "skipped=\"0\">\n",
-	        tests, failures);
+	        tests, failures, input_error);
+	if (input_case)
+		put_input(out, in);
 	for (int i = 0; i < GC_RULE__COUNT; i++) {
 		gc_rule r = (gc_rule)i;
 		put_case_open(out, gc_rule_id(r), gc_rule_id(r));

@@ -152,6 +152,22 @@ static json_t *result(const rp_entry *e)
 	return res;
 }
 
+/* The run's invocation: successful only when every log was read whole (a viewer shows a
+ * broken or missing log as a failed run, not as a clean one), with the input's problems as
+ * notifications. */
+static json_t *invocations(const rp_reader *rd)
+{
+	static const char *const level[] = {"error", "warning", "note"};
+	json_t *notes = must(json_array());
+	size_t kept = rd->n_problems < RP_PROBLEMS_MAX ? rd->n_problems : RP_PROBLEMS_MAX;
+	for (size_t i = 0; i < kept; i++)
+		json_array_append_new(notes, must(json_pack("{s:s, s:{s:o}}", "level",
+		                                            level[rd->problems[i].level], "message",
+		                                            "text", rp_json_utf8(rd->problems[i].text))));
+	return must(json_pack("[{s:b, s:o}]", "executionSuccessful",
+	                      !rd->malformed && !rd->io_errors, "toolExecutionNotifications", notes));
+}
+
 int rp_format_sarif(FILE *out, const rp_report *rep)
 {
 	json_t *results = must(json_array());
@@ -161,6 +177,9 @@ int rp_format_sarif(FILE *out, const rp_report *rep)
 	    "{s:s, s:s, s:[{s:{s:{s:s, s:s, s:s, s:o}}, s:o}]}", "version", "2.1.0", "$schema",
 	    SARIF_SCHEMA, "runs", "tool", "driver", "name", "graphcheck", "version", GC_VERSION,
 	    "informationUri", RP_INFO_URI, "rules", rules(), "results", results));
+	if (rep->input)
+		json_object_set_new(json_array_get(json_object_get(doc, "runs"), 0), "invocations",
+		                    invocations(rep->input));
 	int rc = json_dumpf(doc, out, JSON_INDENT(2));
 	json_decref(doc);
 	if (rc == 0)

@@ -31,21 +31,56 @@ typedef struct file_state {
 
 static void diag(file_state *fs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A problem said on diag, kept for the machine formats (the first RP_PROBLEMS_MAX). */
+static void keep(rp_reader *rd, rp_problem_level level, char *text)
+{
+	if (rd->n_problems++ >= RP_PROBLEMS_MAX) {
+		free(text);
+		return;
+	}
+	if (!rd->problems)
+		rd->problems = rp_xcalloc(RP_PROBLEMS_MAX, sizeof(*rd->problems));
+	rd->problems[rd->n_problems - 1] = (rp_problem){level, text};
+}
+
+/* "FILE:LINE: " and the message, malloc'd. */
+static char *located(const char *name, unsigned long line, const char *msg)
+{
+	int len = line ? snprintf(NULL, 0, "%s:%lu: %s", name, line, msg)
+	               : snprintf(NULL, 0, "%s: %s", name, msg);
+	char *text = rp_xmalloc((size_t)len + 1);
+	if (line)
+		snprintf(text, (size_t)len + 1, "%s:%lu: %s", name, line, msg);
+	else
+		snprintf(text, (size_t)len + 1, "%s: %s", name, msg);
+	return text;
+}
+
+/* Said on diag and kept: a message beginning "note: " or "warning: " has that level, any
+ * other is an error (a line or a log that was not read). */
 static void diag(file_state *fs, const char *fmt, ...)
 {
 	FILE *d = fs->rd->diag;
-	if (!d || fs->diags > DIAG_MAX)
+	if (fs->diags > DIAG_MAX)
 		return;
 	if (fs->diags++ == DIAG_MAX) {
-		fprintf(d, "graphcheck-report: %s: more problems, not shown\n", fs->name);
+		if (d)
+			fprintf(d, "graphcheck-report: %s: more problems, not shown\n", fs->name);
 		return;
 	}
+	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(d, "graphcheck-report: %s:%lu: ", fs->name, fs->line);
-	vfprintf(d, fmt, ap);
-	fputc('\n', d);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	char *text = located(fs->name, fs->line, msg);
+	if (d)
+		fprintf(d, "graphcheck-report: %s\n", text);
+	keep(fs->rd,
+	     !strncmp(fmt, "note: ", 6)      ? RP_PROBLEM_NOTE
+	     : !strncmp(fmt, "warning: ", 9) ? RP_PROBLEM_WARNING
+	                                     : RP_PROBLEM_ERROR,
+	     text);
 }
 
 static size_t pid_slot(const file_state *fs, uint64_t pid)
@@ -207,8 +242,12 @@ int rp_read_stream(rp_reader *rd, FILE *f, const char *name)
 	int err = ferror(f) ? (errno ? errno : EIO) : 0;
 	int rc = 0;
 	if (err) {
+		char why[256];
+		snprintf(why, sizeof(why), "cannot read: %s", strerror(err));
+		char *text = located(name, 0, why);
 		if (rd->diag)
-			fprintf(rd->diag, "graphcheck-report: %s: cannot read: %s\n", name, strerror(err));
+			fprintf(rd->diag, "graphcheck-report: %s\n", text);
+		keep(rd, RP_PROBLEM_ERROR, text);
 		rd->io_errors++;
 		rc = -1;
 	} else {
@@ -241,15 +280,28 @@ int rp_read_stream(rp_reader *rd, FILE *f, const char *name)
 	return rc;
 }
 
+void rp_reader_free(rp_reader *rd)
+{
+	size_t kept = rd->n_problems < RP_PROBLEMS_MAX ? rd->n_problems : RP_PROBLEMS_MAX;
+	for (size_t i = 0; i < kept; i++)
+		free(rd->problems[i].text);
+	free(rd->problems);
+	rd->problems = NULL;
+	rd->n_problems = 0;
+}
+
 int rp_read_file(rp_reader *rd, const char *path)
 {
 	if (strcmp(path, "-") == 0)
 		return rp_read_stream(rd, stdin, "<stdin>");
 	FILE *f = fopen(path, "r");
 	if (!f) {
+		char why[256];
+		snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
+		char *text = located(path, 0, why);
 		if (rd->diag)
-			fprintf(rd->diag, "graphcheck-report: %s: cannot open: %s\n", path,
-			        strerror(errno));
+			fprintf(rd->diag, "graphcheck-report: %s\n", text);
+		keep(rd, RP_PROBLEM_ERROR, text);
 		rd->io_errors++;
 		return -1;
 	}

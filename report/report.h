@@ -116,6 +116,15 @@ void rp_record_free(rp_record *r);
 /* Receives each good violation record and owns it from then on. */
 typedef void (*rp_sink)(void *ctx, rp_record *r);
 
+/* A problem with the input, as said on diag, kept for the machine formats (a CI job that
+ * publishes a JUnit or SARIF file must see a broken log there too, not only on stderr). */
+typedef enum rp_problem_level { RP_PROBLEM_ERROR, RP_PROBLEM_WARNING, RP_PROBLEM_NOTE } rp_problem_level;
+typedef struct rp_problem {
+	rp_problem_level level;  /* error: a line or log not read; note: a process unchecked */
+	char *text;              /* "FILE:LINE: what", as on diag without the tool's name */
+} rp_problem;
+#define RP_PROBLEMS_MAX 200  /* kept; past them only counted (n_problems) */
+
 typedef struct rp_reader {
 	FILE *diag;          /* "FILE:LINE: ..." messages; NULL for none */
 	rp_sink sink;
@@ -127,7 +136,11 @@ typedef struct rp_reader {
 	uint64_t unknown;    /* lines of an unknown type, skipped */
 	uint64_t suppressed; /* what the logs' summaries count as suppressed at run time */
 	size_t io_errors;    /* logs that could not be opened or read */
+	rp_problem *problems;  /* the first RP_PROBLEMS_MAX said */
+	size_t n_problems;     /* all said */
 } rp_reader;
+
+void rp_reader_free(rp_reader *rd);
 
 /* Reads one log; name is used in messages and kept in records. Returns -1 when the stream
  * failed (a read error), 0 otherwise: malformed lines are counted, not failures. */
@@ -205,6 +218,7 @@ typedef enum rp_fail_on { RP_FAIL_ERROR, RP_FAIL_WARNING, RP_FAIL_NEVER } rp_fai
 
 typedef struct rp_report {
 	const rp_fold *fold;  /* sorted */
+	const rp_reader *input;  /* its problems, malformed lines and unreadable logs */
 	uint64_t records;
 	size_t files;
 	rp_fail_on fail_on;

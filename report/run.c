@@ -99,7 +99,7 @@ int rp_run(const rp_options *o)
 		rp_sym_free(s);
 	}
 
-	rp_report rep = {.fold = &fold, .records = rd.records, .files = rd.files,
+	rp_report rep = {.fold = &fold, .input = &rd, .records = rd.records, .files = rd.files,
 	                 .fail_on = o->fail_on, .suppressed = rd.suppressed};
 	if (supps) {  /* after symbolizing: src: lines match resolved frames */
 		rep.suppressed += rp_suppress(&fold, supps);
@@ -124,5 +124,6 @@ int rp_run(const rp_options *o)
 	if (rd.io_errors || wrote)
 		status = RP_EXIT_USAGE;
 	rp_fold_free(&fold);
+	rp_reader_free(&rd);
 	return status;
 }

@@ -291,6 +291,42 @@ else
 	echo "test_cli: no python3: json, sarif and junit parse-back skipped"
 fi
 
+# ---- the input's problems in the machine formats ------------------------------------------
+# A cut or missing log fails the exit status, and the published JUnit, SARIF or JSON says so
+# too (they showed a clean pass: a CI job that publishes them went green): JUnit an <error>
+# test case "input" (errors="1"), SARIF executionSuccessful false with notifications, JSON an
+# "input" object; a process without its summary line is a note there. A clean log: none.
+head -c 300 "$T/seed_pipeline.jsonl" >"$tmp/cut.jsonl"
+python3 - "$R" "$tmp" "$T/clean.jsonl" <<'PY' && ok || bad "input problems in junit, sarif and json"
+import json, subprocess, sys, xml.etree.ElementTree as E
+R, tmp, clean = sys.argv[1:]
+def run(fmt, *logs):
+    p = subprocess.run([R, "--format=" + fmt, *logs], capture_output=True, text=True)
+    return p.returncode, p.stdout
+rc, out = run("junit", tmp + "/cut.jsonl", tmp + "/missing.jsonl")
+root = E.fromstring(out)
+suite = root.find("testsuite")
+case = [c for c in suite.iter("testcase") if c.get("name") == "input"]
+assert rc == 2 and suite.get("errors") == "1" and root.get("errors") == "1", (rc, suite.attrib)
+err = case[0].find("error")
+assert "1 malformed line, 1 unreadable log" == err.get("message"), err.attrib
+assert "cut.jsonl:" in err.text and "missing.jsonl: cannot open" in err.text, err.text
+assert "note: pid" in case[0].find("system-err").text
+rc, out = run("sarif", tmp + "/cut.jsonl")
+inv = json.loads(out)["runs"][0]["invocations"][0]
+assert rc == 3 and inv["executionSuccessful"] is False, inv
+assert {n["level"] for n in inv["toolExecutionNotifications"]} == {"error", "note"}, inv
+rc, out = run("json", tmp + "/cut.jsonl")
+inp = json.loads(out)["input"]
+assert inp["malformed_lines"] == 1 and inp["unreadable_logs"] == 0 and inp["problems"], inp
+rc, out = run("junit", clean)
+suite = E.fromstring(out).find("testsuite")
+assert suite.get("errors") == "0" and not [c for c in suite.iter("testcase") if c.get("name") == "input"]
+rc, out = run("sarif", clean)
+inv = json.loads(out)["runs"][0]["invocations"][0]
+assert inv["executionSuccessful"] is True and inv["toolExecutionNotifications"] == [], inv
+PY
+
 # ---- a suppression drops only the records it matches --------------------------------------
 # A folded entry's first record decides for all its records (report/suppress.c), so records
 # an entry would match differently must never fold together: two double frees from one
