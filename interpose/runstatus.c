@@ -33,6 +33,9 @@ static pid_t status_pid;  /* whose own is */
  * its own marks (it gave up the rights to the run directory: a server's worker), it marks
  * its parent's, so that its CUDA use and its errors still reach the gate. */
 static struct held parent = {.fd = -1};
+/* Set by drop_unused when it may remove this process's marker at exit; a first CUDA call
+ * after that makes it again (see gc_runstatus_start). */
+static int dropping;
 
 /* The file what.PID in the run directory, never followed through a symlink; one already
  * there (the same pid after exec) is opened again. -1 when it cannot be. */
@@ -169,6 +172,43 @@ void gc_runstatus_start(const char *dir)
 	}
 	if (!mark(0, 'c'))
 		mark_parent(0, 'c');
+	/* A first call while the process is exiting (another thread's, after drop_unused read no
+	 * mark and removed the file): the marker is made again, so that its errors count. The
+	 * mark and this load, and drop_unused's store and its load of the mark, are sequentially
+	 * consistent: one of the two sees the other. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&dropping, __ATOMIC_SEQ_CST) && status_pid == getpid()) {
+		let_go(&own);
+		hold_started();
+		mark(0, 'c');
+	}
+}
+
+/* At exit, a process that made no CUDA call (a shell, make, a compiler, under `graphcheck --
+ * make test`) removes its marker: the launcher counts only marked ones, and each such
+ * process's file (a block of /tmp, often memory) would stay until the run ends, a million
+ * for a million processes. Not after _exit or a signal: those leave it, as before. */
+__attribute__((destructor)) static void drop_unused(void)
+{
+	if (!run_dir[0] || status_pid != getpid())
+		return;
+	__atomic_store_n(&dropping, 1, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	char c = 0;
+	if (own.map)
+		c = __atomic_load_n(&own.map[0], __ATOMIC_SEQ_CST);
+	else if (!(own.fd >= 0 && gc_outfile_fd_is(own.fd, own.dev, own.ino) &&
+	           pread(own.fd, &c, 1, 0) == 1))
+		return;
+	if (c == 'c')
+		return;
+	char name[48];
+	int dir = open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0)
+		return;
+	if (snprintf(name, sizeof(name), "started.%ld", (long)getpid()) < (int)sizeof(name))
+		unlinkat(dir, name, 0);
+	close(dir);
 }
 
 void gc_runstatus_error(void)

@@ -362,6 +362,14 @@ gate "--log-file and --json-file at one new file spelled two ways (./, ..): refu
 	"$GC" --log-file="$tmp/one.log" --json-file="$tmp/sub/.././one.log" -- true
 gate "--json-file and --trace-file at one new file spelled two ways: refused" 2 \
 	"$GC" --json-file="$tmp/sub/one.json" --trace-file="$tmp/./sub/one.json" -- true
+# 300 processes that make no CUDA call (a script's commands) leave no marker each in the
+# run directory (they did: one file each, until the run ended); one that does keeps its own,
+# and its error still fails the gate.
+gate "300 processes without a CUDA call, then one with an error" 9 "$GC" --error-exitcode=9 \
+	--log-file=/dev/null -- sh -c 'i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done
+		"$1" plain; ls "$GRAPHCHECK_RUN_DIR" | grep -c "^started\." > "$2"' sh "$RELA" "$tmp/markers"
+[ "$(cat "$tmp/markers")" -le 4 ] && ok "markers left by 301 processes: $(cat "$tmp/markers") (the shell, ls, grep, the CUDA one)" ||
+	bad "markers left by 301 processes: $(cat "$tmp/markers")"
 # Patterns as the object opens them: "%%" is one '%' (a%%b and a%b are one file); "%p" is
 # each process's id, never a literal name (a%p and a%%p are two).
 gate "--log-file a%%b and --json-file a%b: refused" 2 "$GC" --log-file="$tmp/a%%b" --json-file="$tmp/a%b" -- true
