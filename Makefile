@@ -110,9 +110,10 @@ $(LIB): $(LIB_OBJS) $(BUILD)/exports.map
 	$(Q)$(CC) -shared $(SANFLAGS) $(LDFLAGS) -Wl,--version-script=$(BUILD)/exports.map \
 		$(ZDEFS) -Wl,-soname,libgraphcheck.so -o $@ $(LIB_OBJS) -ldl -lpthread
 
-$(LAUNCHER): $(BUILD)/obj/interpose/graphcheck.o
+# The launcher shows outside strings (paths, arguments) in its messages as the object does.
+$(LAUNCHER): $(BUILD)/obj/interpose/graphcheck.o $(BUILD)/obj/interpose/textbuf.o
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $<
+	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^
 
 all: $(LIB) $(LAUNCHER)
 

@@ -22,6 +22,7 @@
 #include "interpose/edits.h"
 #include "interpose/outfile.h"
 #include "interpose/suppress.h"
+#include "interpose/textbuf.h"
 
 #if defined(__x86_64__)
 #define EM_HOST EM_X86_64
@@ -76,16 +77,33 @@ static void remove_run_dir(void)
 	run_dir_made = 0;
 }
 
+/* "graphcheck: " and the message on one line of stderr: what it quotes from outside (a path,
+ * an argument) cannot start a line of its own or mean anything to a terminal (textbuf.h:
+ * control characters and bytes that are not UTF-8 as \xNN). */
+static void vsay(const char *fmt, va_list ap)
+{
+	char msg[2 * PATH_MAX + 512], shown[sizeof(msg) * 2];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "graphcheck: %s\n", gc_text_shown(shown, sizeof(shown), msg));
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsay(fmt, ap);
+	va_end(ap);
+}
+
 /* Also for a run refused: the message ends in "not run unchecked". */
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "graphcheck: ");
-	vfprintf(stderr, fmt, ap);
+	vsay(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	remove_run_dir();
 	exit(2);
 }
@@ -495,8 +513,8 @@ static void tell_outer(unsigned long long errors)
 	int fd = dir < 0 ? -1 : openat(dir, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	ssize_t marks = errors ? 2 : 1;
 	if (fd < 0 || pwrite(fd, "ce", (size_t)marks, 0) != marks)
-		fprintf(stderr, "graphcheck: cannot mark this run in the outer launcher's directory "
-		        "'%s': %s\n", outer_dir, strerror(errno));
+		say("cannot mark this run in the outer launcher's directory '%s': %s", outer_dir,
+		    strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	if (dir >= 0)
@@ -511,8 +529,7 @@ static void tell_outer(unsigned long long errors)
 	if (!why && write(fd, line, (size_t)n) != n)
 		why = strerror(errno);
 	if (why)
-		fprintf(stderr, "graphcheck: cannot tell the outer launcher's summary file '%s': %s\n",
-		        outer_summary, why);
+		say("cannot tell the outer launcher's summary file '%s': %s", outer_summary, why);
 	if (fd >= 0)
 		close(fd);
 }
@@ -716,8 +733,9 @@ int main(int argc, char **argv)
 			setenv("GRAPHCHECK_VERBOSE", "1", 1);
 		} else {
 			const char *near = closest_option(a);
-			fprintf(stderr, "graphcheck: unknown option '%s'%s%s%s\n%s", a,
-			        near ? " (did you mean " : "", near ? near : "", near ? "?)" : "", usage);
+			say("unknown option '%s'%s%s%s", a, near ? " (did you mean " : "",
+			    near ? near : "", near ? "?)" : "");
+			fputs(usage, stderr);
 			return 2;
 		}
 	}
@@ -789,10 +807,10 @@ int main(int argc, char **argv)
 		execvp(argv[i], argv + i);
 		int e = errno;
 		if (e == ENOENT && missing_interpreter[0])
-			fprintf(stderr, "graphcheck: cannot run '%s': its interpreter '%s' does not "
-			        "exist\n", argv[i], missing_interpreter);
+			say("cannot run '%s': its interpreter '%s' does not exist", argv[i],
+			    missing_interpreter);
 		else
-			fprintf(stderr, "graphcheck: cannot run '%s': %s\n", argv[i], strerror(e));
+			say("cannot run '%s': %s", argv[i], strerror(e));
 		(void)!write(exec_failed[1], &e, sizeof(e));
 		_exit(e == ENOENT ? 127 : 126);  /* as a shell says: not found, or not runnable */
 	}

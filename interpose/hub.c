@@ -137,7 +137,8 @@ static void fork_child(void)
 static void supp_warning(const char *msg, void *arg)
 {
 	(void)arg;
-	gc_log_note("suppressions: %s", msg);
+	char shown[512];  /* the file's own text in it, shown on one line */
+	gc_log_note("suppressions: %s", gc_text_shown(shown, sizeof(shown), msg));
 }
 
 /* A file that cannot be read is said once and the program goes on unsuppressed; each
@@ -147,11 +148,14 @@ static void load_suppressions(void)
 	if (!opts.suppressions[0])
 		return;
 	supps = gc_supp_load(opts.suppressions, supp_warning, NULL);
+	int e = errno;
+	char shown[256];  /* the path on one line, meaning nothing to a terminal */
+	gc_text_shown(shown, sizeof(shown), opts.suppressions);
 	if (!supps)
-		gc_log_note("cannot read the suppressions '%.200s': %s; nothing is suppressed",
-		            opts.suppressions, strerror(errno));
+		gc_log_note("cannot read the suppressions '%s': %s; nothing is suppressed", shown,
+		            strerror(e));
 	else if (opts.verbose)
-		gc_log_note("%zu suppressions from '%.200s'", gc_supp_count(supps), opts.suppressions);
+		gc_log_note("%zu suppressions from '%s'", gc_supp_count(supps), shown);
 }
 
 /* Runs on the first intercepted call, never in a constructor (outfile.c's only notes which

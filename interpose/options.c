@@ -87,10 +87,7 @@ static const opt table[] = {
 static void warn(int fd, const char *name, const char *value, const char *why, const char *dflt)
 {
 	char buf[512], shown[201];
-	size_t i = 0;
-	for (; value[i] && i < sizeof(shown) - 1; i++)  /* one line, whatever the value holds */
-		shown[i] = (unsigned char)value[i] < 0x20 || value[i] == 0x7f ? '?' : value[i];
-	shown[i] = '\0';
+	gc_text_shown(shown, sizeof(shown), value);  /* one line, whatever the value holds */
 	int n = snprintf(buf, sizeof(buf), "graphcheck: GRAPHCHECK_%s='%s' %s; using %s\n",
 	                 name, shown, why, *dflt ? dflt : "the default");
 	if (fd >= 0 && n > 0)
@@ -255,9 +252,14 @@ void gc_options_print(const gc_options *o, int fd)
 		char buf[GC_PATH_MAX + 96];
 		int n;
 		switch (d->type) {
-		case T_PATH:
-			n = snprintf(buf, sizeof(buf), "graphcheck: GRAPHCHECK_%s=%s\n", d->name, field);
+		case T_PATH: {  /* a path from outside: on its line, meaning nothing to a terminal */
+			gc_buf b = {buf, 0, sizeof(buf) - 1, 0};
+			gc_buf_printf(&b, "graphcheck: GRAPHCHECK_%s=", d->name);
+			gc_buf_text_str(&b, field, GC_PATH_MAX);
+			gc_buf_put(&b, "\n", 1);
+			n = (int)b.len;
 			break;
+		}
 		case T_INT:
 			n = snprintf(buf, sizeof(buf), "graphcheck: GRAPHCHECK_%s=%d\n", d->name,
 			             *(const int *)field);

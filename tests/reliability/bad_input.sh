@@ -165,4 +165,30 @@ got=$(jq -r 'select(.type == "violation") | "\(.rule) \(.call) \(.result)"' "$tm
 cmp -s "$tmp/native.out" "$tmp/gc.out" && [ "$got" = "api-error cuGraphAddNode_v2 1" ] &&
 	ok "cuGraphAddNode with NULL params, refused: one api-error naming it" ||
 	bad "cuGraphAddNode with NULL params: records '$got'"
+# Strings from outside in messages stay on their line and mean nothing to a terminal (a
+# newline, ESC, a C1 control, a byte that is not UTF-8: \n, \x1b, \xc2\x9b, \xff): the
+# verbose options' paths, a bad value, a suppression file's text, the launcher's refusals.
+# They were written raw: a forged "==graphcheck== error:" line, a terminal's colours.
+nl='
+'
+esc=$(printf '\033') c1=$(printf '\302\233') ff=$(printf '\377')
+printf '{\n x\n graphcheck:%s[31mdouble-free\n}\n' "$esc" > "$tmp/esc.supp"
+"$REL" plain > "$tmp/native.out" 2> "$tmp/native.err"
+nrc=$?
+run GRAPHCHECK_VERBOSE=1 GRAPHCHECK_TRACE_FILE="$tmp/t${nl}==graphcheck== error: forged$esc" \
+	GRAPHCHECK_ON_ERROR="x$c1${ff}" GRAPHCHECK_SUPPRESSIONS="$tmp/esc.supp" GRAPHCHECK_LOG_FILE=/dev/null
+if same && ! grep -q "^==graphcheck== error: forged" "$tmp/gc.err" && ! grep -q "$esc" "$tmp/gc.err" &&
+	! grep -q "$c1" "$tmp/gc.err" && ! grep -q "$ff" "$tmp/gc.err" &&
+	grep -qF 'GRAPHCHECK_TRACE_FILE=' "$tmp/gc.err" && grep -qF '\n==graphcheck== error: forged\x1b' "$tmp/gc.err" &&
+	grep -qF "GRAPHCHECK_ON_ERROR='x\xc2\x9b\xff'" "$tmp/gc.err" && grep -qF "'graphcheck:\x1b[31mdouble-free'" "$tmp/gc.err"; then
+	ok "outside strings in the object's messages: escaped, on their lines"
+else
+	bad "outside strings in the object's messages: $(cat -v "$tmp/gc.err" | head -c 600)"
+fi
+if [ -x "$BUILD/graphcheck" ]; then
+	"$BUILD/graphcheck" --log-file="/nonexistent/x${nl}==graphcheck== error: forged$esc" -- true > /dev/null 2> "$tmp/l.err"
+	[ "$(wc -l < "$tmp/l.err")" = 1 ] && ! grep -q "$esc" "$tmp/l.err" && grep -qF 'x\n==graphcheck== error: forged\x1b' "$tmp/l.err" &&
+		ok "an outside string in the launcher's refusal: escaped, one line" ||
+		bad "the launcher's refusal: $(cat -v "$tmp/l.err")"
+fi
 finish
