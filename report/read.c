@@ -85,7 +85,13 @@ static void diag(file_state *fs, const char *fmt, ...)
 
 static size_t pid_slot(const file_state *fs, uint64_t pid)
 {
-	size_t mask = fs->n_slots - 1, i = (size_t)((pid * 0x9e3779b97f4a7c15ull) >> 17) & mask;
+	/* splitmix64's finalizer: every bit of the pid moves the slot (a multiply alone left
+	 * pids that are multiples of 2^47 in one slot: quadratic, from the hostile review) */
+	uint64_t h = pid;
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+	h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+	h ^= h >> 31;
+	size_t mask = fs->n_slots - 1, i = (size_t)h & mask;
 	while (fs->slots[i] && fs->pids[fs->slots[i] - 1].pid != pid)
 		i = (i + 1) & mask;
 	return i;
