@@ -349,6 +349,10 @@ static char missing_interpreter[PATH_MAX];
  * paths there) would run unchecked, so it is refused. A script is judged by its interpreter,
  * as the kernel finds it: the path as written (relative to the working directory), an
  * interpreter itself a script up to the kernel's 5 levels. */
+/* The program's path when it is an ELF file (check_preloadable's): run by execv, since
+ * execvp would hand a file the kernel refuses (ENOEXEC) to /bin/sh as a script. */
+static char elf_program[PATH_MAX];
+
 static void check_preloadable(const char *name, int depth)
 {
 	char path[PATH_MAX];
@@ -379,6 +383,8 @@ static void check_preloadable(const char *name, int depth)
 	if (secure_exec(fd, &st))
 		die("'%s' would run in secure mode (set-user-ID, set-group-ID, file capabilities, or this launcher's effective ids): the loader ignores LD_PRELOAD for it; not run unchecked", path);
 	Elf64_Ehdr eh;
+	if (depth == 0 && len >= SELFMAG && memcmp(buf, ELFMAG, SELFMAG) == 0)
+		snprintf(elf_program, sizeof(elf_program), "%s", path);  /* never a shell's script */
 	if (len < (ssize_t)sizeof(eh) || memcmp(buf, ELFMAG, SELFMAG) != 0) {
 		close(fd);
 		return;  /* not ELF: not the loader's to decide */
@@ -387,15 +393,16 @@ static void check_preloadable(const char *name, int depth)
 	if (buf[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_HOST)
 		die("'%s' is not a %s program: libgraphcheck.so cannot be loaded into it; not run unchecked", path,
 		       EM_HOST_NAME);
-	int interp = 0;
-	for (unsigned i = 0; i < eh.e_phnum && !interp; i++) {
+	int interp = 0, whole = eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum > 0;
+	for (unsigned i = 0; whole && i < eh.e_phnum && !interp; i++) {
 		Elf64_Phdr ph;
-		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) !=
-		    (ssize_t)sizeof(ph))
-			break;
-		interp = ph.p_type == PT_INTERP;
+		whole = pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) ==
+		        (ssize_t)sizeof(ph);
+		interp = whole && ph.p_type == PT_INTERP;
 	}
 	close(fd);
+	if (!whole)
+		return;  /* a cut or broken ELF file: the kernel refuses it (exec says so), not static */
 	if (!interp)
 		die("'%s' is statically linked: libgraphcheck.so cannot be preloaded into it; not run unchecked", path);
 }
@@ -449,7 +456,7 @@ static unsigned long long recorded_errors(void)
 	}
 	if (f)
 		fclose(f);
-	unsigned long long marked = 0, unsummed = 0;
+	unsigned long long marked = 0, unsummed = 0, running = 0;
 	DIR *d = opendir(run_dir);
 	struct dirent *ent;
 	while (d && (ent = readdir(d)) != NULL) {
@@ -472,7 +479,14 @@ static unsigned long long recorded_errors(void)
 			size_t i = 0;
 			while (i < n_summed && summed[i] != pid)
 				i++;
-			unsummed += i == n_summed;
+			if (i < n_summed)
+				continue;
+			/* A process still running (it outlives the program: a daemon, a background
+			 * job) has not ended; one whose pid was taken again since is taken for one. */
+			if (kill((pid_t)pid, 0) == 0 || errno == EPERM)
+				running++;
+			else
+				unsummed++;
 		}
 	}
 	if (d)
@@ -483,6 +497,11 @@ static unsigned long long recorded_errors(void)
 		        "exec, or a signal): %s errors are counted, %s leaks were not checked\n",
 		        unsummed, unsummed == 1 ? "" : "es", unsummed == 1 ? "its" : "their",
 		        unsummed == 1 ? "its" : "their");
+	if (running)
+		fprintf(stderr, "graphcheck: %llu process%s still running after the program ended: "
+		        "%s errors so far are counted, %s leaks were not checked\n", running,
+		        running == 1 ? " is" : "es are", running == 1 ? "its" : "their",
+		        running == 1 ? "its" : "their");
 	return total > marked ? total : marked;
 }
 
@@ -804,7 +823,10 @@ int main(int argc, char **argv)
 			_exit(128 + SIGKILL);
 		sigprocmask(SIG_SETMASK, &saved, NULL);
 		close(exec_failed[0]);
-		execvp(argv[i], argv + i);
+		if (elf_program[0])
+			execv(elf_program, argv + i);
+		else
+			execvp(argv[i], argv + i);
 		int e = errno;
 		if (e == ENOENT && missing_interpreter[0])
 			say("cannot run '%s': its interpreter '%s' does not exist", argv[i],

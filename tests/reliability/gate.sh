@@ -56,6 +56,13 @@ gate "exit() after 3 errors" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- 
 # The program's own failure (exit 3), replaced by the gate's status, is said.
 grep -qx "graphcheck: the program exited with status 3; the gate's status 9 is returned, as errors were recorded" "$tmp/err" &&
 	ok "exit 3 replaced by the gate's 9: said" || bad "exit 3 replaced by the gate's 9: $(tr '\n' ' ' < "$tmp/err")"
+# A process still running when the program ends (a background job): its error so far
+# counts, and it is said to be running, not to have ended without its summary.
+gate "a background process with an error, still running" 9 "$GC" --error-exitcode=9 \
+	--log-file=/dev/null -- sh -c '"$1" die linger 1 > /dev/null & sleep 1' sh "$RELA"
+grep -q "1 process is still running after the program ended: its errors so far are counted" "$tmp/err" &&
+	! grep -q "ended without an exit summary" "$tmp/err" &&
+	ok "a background process: said to be still running" || bad "a background process: $(tr '\n' ' ' < "$tmp/err")"
 # A process that took every fd, or gave up root (the run directory is the launcher's), after
 # its first CUDA call: its error is still counted (written into the file it opened then).
 gate "an error after the program took every fd" 9 "$GC" --error-exitcode=9 --log-file=/dev/null \

@@ -14,7 +14,8 @@
  *   rel_prog die MODE N
  *       N double frees (N records), then ends by MODE: kill abort segv term term-handled
  *       term-handled-late quit bus exit
- *       return thread-exit _exit.
+ *       return thread-exit _exit, or linger (exits 0 after 3 s: a process outliving its
+ *       parent, the launcher's program).
  *   rel_prog die-threads NTHREADS MS
  *       NTHREADS threads commit double frees without end; after MS ms, SIGKILL.
  *   rel_prog fork-cuda
@@ -333,6 +334,11 @@ static int run_die(const char *mode, int n)
 		raise(SIGBUS);
 	else if (!strcmp(mode, "exit"))
 		exit(3);
+	else if (!strcmp(mode, "linger")) {
+		struct timespec t = {3, 0};
+		nanosleep(&t, NULL);
+		return 0;
+	}
 	else if (!strcmp(mode, "return"))
 		return 4;
 	else if (!strcmp(mode, "_exit"))
