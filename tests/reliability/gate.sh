@@ -411,6 +411,16 @@ grep -q "cannot run '$tmp/badi.sh': its interpreter '/nonexistent/interp' does n
 gate "a program that does not exist: 127" 127 "$GC" -- "$tmp/no-such-program"
 [ "$(grep -c . "$tmp/err")" = 1 ] && ok "a missing program: one line" || bad "a missing program: $(tr '\n' ' ' < "$tmp/err")"
 rm -f "$tmp/badi.sh"
+# A cut ELF program, and a file with only ELF's magic: the kernel's refusal, 126, as from a
+# shell (they were "statically linked", and run by /bin/sh as a script: 127).
+cp "$RELA" "$tmp/cut.bin" && truncate -s 100 "$tmp/cut.bin"
+printf '\177ELF junk' > "$tmp/magic.bin" && chmod +x "$tmp/cut.bin" "$tmp/magic.bin"
+for b in cut magic; do
+	gate "a $b ELF file: 126" 126 "$GC" -- "$tmp/$b.bin"
+	grep -q "cannot run '$tmp/$b.bin': Exec format error" "$tmp/err" && ok "a $b ELF file: Exec format error" ||
+		bad "a $b ELF file: $(tr '\n' ' ' < "$tmp/err")"
+done
+rm -f "$tmp/cut.bin" "$tmp/magic.bin"
 # A misspelt option: refused, with the one it is nearest.
 gate "a misspelt option: refused" 2 "$GC" --logfile=x.log -- true
 grep -q "unknown option '--logfile=x.log' (did you mean --log-file?)" "$tmp/err" &&
