@@ -303,7 +303,12 @@ int rp_read_file(rp_reader *rd, const char *path)
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		char why[256];
-		snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
+		int e = errno;
+		/* The object makes its logs at a process's first CUDA call: a run that made none
+		 * (or whose CUDA calls escaped the preload) leaves no log to read. */
+		snprintf(why, sizeof(why), "cannot open: %s%s", strerror(e),
+		         e == ENOENT ? " (graphcheck writes a log at a process's first CUDA call: "
+		                       "did the run make one?)" : "");
 		char *text = located(path, 0, why);
 		if (rd->diag)
 			fprintf(rd->diag, "graphcheck-report: %s\n", text);
