@@ -80,6 +80,7 @@ static void remove_run_dir(void)
 /* "graphcheck: " and the message on one line of stderr: what it quotes from outside (a path,
  * an argument) cannot start a line of its own or mean anything to a terminal (textbuf.h:
  * control characters and bytes that are not UTF-8 as \xNN). */
+static void vsay(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 static void vsay(const char *fmt, va_list ap)
 {
 	char msg[2 * PATH_MAX + 512], shown[sizeof(msg) * 2];
@@ -429,6 +430,25 @@ static void preloadable_library(char *lib, size_t n)
 	snprintf(lib, n, "%s", alias);
 }
 
+/* Whether process pid still runs: it exists and is not a zombie (a process that ended but
+ * was not reaped yet: a container's init that does not reap, a subreaper). Without /proc,
+ * kill's answer alone. */
+static int still_running(pid_t pid)
+{
+	char path[64], stat[512];
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT && (kill(pid, 0) == 0 || errno == EPERM);
+	ssize_t n = read(fd, stat, sizeof(stat) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	stat[n] = '\0';
+	const char *state = strrchr(stat, ')');  /* "pid (comm) S ...": comm may hold ')' */
+	return state && state[1] == ' ' && state[2] != 'Z' && state[2] != 'X';
+}
+
 /* The verdict: every "pid errors warnings" line of the summary file, and every error marker
  * (error.PID, or a second byte in started.PID), which a process leaves at its first error
  * whether or not it reaches its exit summary (_exit, exec, SIGKILL, a summary file it could
@@ -483,7 +503,7 @@ static unsigned long long recorded_errors(void)
 				continue;
 			/* A process still running (it outlives the program: a daemon, a background
 			 * job) has not ended; one whose pid was taken again since is taken for one. */
-			if (kill((pid_t)pid, 0) == 0 || errno == EPERM)
+			if (still_running((pid_t)pid))
 				running++;
 			else
 				unsummed++;
@@ -685,12 +705,13 @@ static void check_distinct_outputs(void)
 		}
 }
 
-/* --leak-check's value as GRAPHCHECK_LEAK_CHECK's, in valgrind's words (summary and yes: the
- * brief record; full: every site; no); anything else is refused with the words it takes. */
+/* --leak-check's value as GRAPHCHECK_LEAK_CHECK's, in valgrind's words (summary: the brief
+ * record; full, and yes as valgrind takes it: every site; no); anything else is refused with
+ * the words it takes. */
 static const char *leak_check_value(const char *v)
 {
 	static const char *const words[][2] = {
-		{"no", "0"}, {"summary", "1"}, {"yes", "1"}, {"full", "full"}};
+		{"no", "0"}, {"summary", "1"}, {"yes", "full"}, {"full", "full"}};
 	for (size_t k = 0; k < sizeof(words) / sizeof(words[0]); k++)
 		if (!strcmp(v, words[k][0]))
 			return words[k][1];

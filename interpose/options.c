@@ -253,10 +253,14 @@ void gc_options_print(const gc_options *o, int fd)
 		int n;
 		switch (d->type) {
 		case T_PATH: {  /* a path from outside: on its line, meaning nothing to a terminal */
-			gc_buf b = {buf, 0, sizeof(buf) - 1, 0};
+			gc_buf b = {buf, 0, sizeof(buf) - 5, 0};  /* room kept for "...\n" */
 			gc_buf_printf(&b, "graphcheck: GRAPHCHECK_%s=", d->name);
 			gc_buf_text_str(&b, field, GC_PATH_MAX);
-			gc_buf_put(&b, "\n", 1);
+			if (b.overflow) {  /* escaped, a path can be 4 times as long: cut, and said */
+				memcpy(buf + b.len, "...", 3);
+				b.len += 3;
+			}
+			buf[b.len++] = '\n';
 			n = (int)b.len;
 			break;
 		}

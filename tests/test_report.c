@@ -50,6 +50,7 @@ void rp_test_log_free(rp_test_log *t)
 {
 	rp_test_log_finish(t);
 	rp_fold_free(&t->fold);
+	rp_reader_free(&t->rd);
 	free(t->diag);
 }
 

@@ -41,5 +41,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (total != rd.records || fold.records[0] + fold.records[1] != rd.records)
 		abort();
 	rp_fold_free(&fold);
+	rp_reader_free(&rd);
 	return 0;
 }

@@ -427,7 +427,7 @@ grep -q "unknown option '--logfile=x.log' (did you mean --log-file?)" "$tmp/err"
 	ok "a misspelt option: did you mean --log-file" || bad "a misspelt option: $(head -1 "$tmp/err")"
 # --leak-check in valgrind's words (full: every site; no and summary), -v for --verbose; a
 # word it does not take is refused.
-for w in full:full no:0 summary:1 yes:1; do
+for w in full:full no:0 summary:1 yes:full; do
 	gate "--leak-check=${w%%:*}" 0 "$GC" -v --leak-check="${w%%:*}" --log-file=/dev/null -- "$RELA" plain
 	grep -q "^graphcheck: GRAPHCHECK_LEAK_CHECK=${w#*:}\$" "$tmp/err" &&
 		ok "--leak-check=${w%%:*} -v: GRAPHCHECK_LEAK_CHECK=${w#*:}" ||
