@@ -360,12 +360,12 @@ static void split_py(gc_record *r)
 
 /* The record's frames as suppressions see them (suppress.h's order): its native frames,
  * module and symbol (no source lines here), then its Python frames, innermost first, each
- * its "FILE:LINE" alone (the strings in sc->supp_src), at most GC_SITE_DEPTH_MAX with the
- * Python ones kept. Returns how many are in sc->supp. */
+ * its "FILE:LINE" alone (the strings in sc->supp_src). Returns how many are in sc->supp. */
 static int supp_frames(gc_scratch *sc, const gc_record *r)
 {
+	_Static_assert(GC_SUPP_RECORD_FRAMES >= 2 * GC_SITE_DEPTH_MAX, "both kinds kept whole");
 	int npy = r->n_py_frames < GC_SITE_DEPTH_MAX ? r->n_py_frames : GC_SITE_DEPTH_MAX;
-	int n = r->nframes < GC_SITE_DEPTH_MAX - npy ? r->nframes : GC_SITE_DEPTH_MAX - npy;
+	int n = r->nframes < GC_SITE_DEPTH_MAX ? r->nframes : GC_SITE_DEPTH_MAX;
 	gc_supp_frame *sf = sc->supp;
 	for (int i = 0; i < n; i++) {
 		gc_frame f;
@@ -475,7 +475,7 @@ static int write_verdict(gc_scratch *sc, const gc_record *r, const gc_verdict *v
 	}
 	if (!sc) {
 		gc_log_verdict_in_handler(r, v);
-	} else if (!opts.write_repeats && gc_repeats_seen((int)v->rule, r->py_frames,
+	} else if (!opts.write_repeats && gc_repeats_seen((int)v->rule, r->call, r->py_frames,
 	                                                  r->n_py_frames, r->frames, r->nframes)) {
 		gc_log_verdict_repeat(r, v);  /* its first is in the text log, with its entry */
 		return gc_rule_severity(v->rule) == GC_SEV_ERROR;

@@ -16,10 +16,15 @@ static uint64_t mix(uint64_t h, uint64_t x)
 	return h ^ (h >> 29);
 }
 
-int gc_repeats_seen(int rule, void *const *py_frames, int n_py, void *const *frames, int n)
+int gc_repeats_seen(int rule, const char *call, void *const *py_frames, int n_py,
+                    void *const *frames, int n)
 {
 	uint64_t h = mix(0x243F6A8885A308D3ull, (uint64_t)(unsigned)rule);
-	if (n_py > 0) {  /* the script's lines; the interpreter's native frames vary by call */
+	for (const char *c = call ? call : ""; *c; c++)  /* cuMemFree and cuMemFreeAsync apart */
+		h = mix(h, (unsigned char)*c);
+	if (n_py > 0) {  /* the script's lines and the library that made the call (the innermost
+	                  * native frame); the interpreter's frames between vary by call */
+		h = mix(h, n > 0 ? (uint64_t)(uintptr_t)frames[0] : 0);
 		for (int i = 0; i < n_py; i++)
 			h = mix(h, (uint64_t)(uintptr_t)py_frames[i]);
 		h = mix(h, (uint64_t)(unsigned)n_py);

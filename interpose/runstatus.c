@@ -1,6 +1,8 @@
 #include "interpose/runstatus.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -33,9 +35,14 @@ static pid_t status_pid;  /* whose own is */
  * its own marks (it gave up the rights to the run directory: a server's worker), it marks
  * its parent's, so that its CUDA use and its errors still reach the gate. */
 static struct held parent = {.fd = -1};
-/* Set by drop_unused when it may remove this process's marker at exit; a first CUDA call
- * after that makes it again (see gc_runstatus_start). */
-static int dropping;
+/* drop_unused's progress with this process's marker at exit: DROP_NONE, DROP_DECIDING (it
+ * read no mark and may remove the file), DROP_DONE (removed). A first CUDA call on another
+ * thread waits out DECIDING and makes the marker again after DONE (gc_runstatus_start). */
+enum { DROP_NONE, DROP_DECIDING, DROP_DONE };
+static int drop_state;
+/* The process forked: a child that goes on without exec keeps this file as its fallback
+ * (inherit), so it stays. */
+static int forked;
 
 /* The file what.PID in the run directory, never followed through a symlink; one already
  * there (the same pid after exec) is opened again. -1 when it cannot be. */
@@ -139,10 +146,17 @@ static int mark_parent(off_t off, char c)
 
 /* At load, before the program can give up what the run directory needs: a server drops
  * root as often before its first CUDA call as after. The file stays zeros until then. */
+static void note_forked(void)
+{
+	__atomic_store_n(&forked, 1, __ATOMIC_RELAXED);
+}
+
 __attribute__((constructor)) static void hold_at_load(void)
 {
-	if (gc_options_path("RUN_DIR", run_dir, gc_options_secure_env) == 0 && run_dir[0])
+	if (gc_options_path("RUN_DIR", run_dir, gc_options_secure_env) == 0 && run_dir[0]) {
 		hold_started();
+		pthread_atfork(NULL, note_forked, NULL);  /* in the parent, after each fork */
+	}
 }
 
 /* In a forked child: its parent's file becomes its fallback (a grandparent's is let go). */
@@ -172,12 +186,17 @@ void gc_runstatus_start(const char *dir)
 	}
 	if (!mark(0, 'c'))
 		mark_parent(0, 'c');
-	/* A first call while the process is exiting (another thread's, after drop_unused read no
-	 * mark and removed the file): the marker is made again, so that its errors count. The
-	 * mark and this load, and drop_unused's store and its load of the mark, are sequentially
-	 * consistent: one of the two sees the other. */
+	/* A first call while the process is exiting (another thread's, while drop_unused decides
+	 * or after it removed the file): the marker is made again, so that the call and its
+	 * errors count. The mark and this load, and drop_unused's store and its load of the
+	 * mark, are sequentially consistent: one of the two sees the other; and the file is
+	 * made again only once drop_unused is done with it (never unlinked after, nor its map
+	 * let go while it reads it). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&dropping, __ATOMIC_SEQ_CST) && status_pid == getpid()) {
+	int st;
+	while ((st = __atomic_load_n(&drop_state, __ATOMIC_SEQ_CST)) == DROP_DECIDING)
+		sched_yield();
+	if (st == DROP_DONE && status_pid == getpid()) {
 		let_go(&own);
 		hold_started();
 		mark(0, 'c');
@@ -190,25 +209,23 @@ void gc_runstatus_start(const char *dir)
  * for a million processes. Not after _exit or a signal: those leave it, as before. */
 __attribute__((destructor)) static void drop_unused(void)
 {
-	if (!run_dir[0] || status_pid != getpid())
+	if (!run_dir[0] || status_pid != getpid() || __atomic_load_n(&forked, __ATOMIC_RELAXED))
 		return;
-	__atomic_store_n(&dropping, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&drop_state, DROP_DECIDING, __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	char c = 0;
 	if (own.map)
 		c = __atomic_load_n(&own.map[0], __ATOMIC_SEQ_CST);
 	else if (!(own.fd >= 0 && gc_outfile_fd_is(own.fd, own.dev, own.ino) &&
 	           pread(own.fd, &c, 1, 0) == 1))
-		return;
-	if (c == 'c')
-		return;
+		c = 'c';  /* cannot tell: kept */
+	int dir = c == 'c' ? -1 : open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	char name[48];
-	int dir = open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dir < 0)
-		return;
-	if (snprintf(name, sizeof(name), "started.%ld", (long)getpid()) < (int)sizeof(name))
+	if (dir >= 0 && snprintf(name, sizeof(name), "started.%ld", (long)getpid()) < (int)sizeof(name))
 		unlinkat(dir, name, 0);
-	close(dir);
+	if (dir >= 0)
+		close(dir);
+	__atomic_store_n(&drop_state, dir >= 0 ? DROP_DONE : DROP_NONE, __ATOMIC_SEQ_CST);
 }
 
 void gc_runstatus_error(void)

@@ -33,7 +33,7 @@ typedef struct gc_scratch {
 	void *py_frames[GC_SITE_DEPTH_MAX];     /* hub: the call's Python frames (pyframes.h) */
 	void *site_new[GC_SITE_DEPTH_MAX];      /* hub: Python and native frames of a new site */
 	gc_py_cache py_cache;                   /* pyframes: frames interned before */
-	gc_supp_frame supp[GC_SITE_DEPTH_MAX];  /* hub: a record's frames for suppressions */
+	gc_supp_frame supp[GC_SUPP_RECORD_FRAMES];  /* hub: a record's frames for suppressions */
 	gc_line supp_entry;                     /* hub: a generated suppression */
 	gc_line supp_src;                       /* hub: a record's Python frames, "FILE:LINE" */
 	char path[GC_PATH_MAX];                 /* log, trace: a path being opened */

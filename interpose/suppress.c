@@ -257,9 +257,9 @@ static int frame_matches(const struct pat *p, const gc_supp_frame *f)
  * at[k] says patterns so far match frames [0, k). */
 static int frames_match(const struct pat *pats, int np, const gc_supp_frame *f, int nf)
 {
-	unsigned char at[SUPP_FRAMES_MAX + 1], next[SUPP_FRAMES_MAX + 1];
-	if (nf > SUPP_FRAMES_MAX)
-		nf = SUPP_FRAMES_MAX;
+	unsigned char at[GC_SUPP_RECORD_FRAMES + 1], next[GC_SUPP_RECORD_FRAMES + 1];
+	if (nf > GC_SUPP_RECORD_FRAMES)
+		nf = GC_SUPP_RECORD_FRAMES;
 	memset(at, 0, sizeof at);
 	at[0] = 1;
 	for (int pi = 0; pi < np; pi++) {
@@ -373,10 +373,16 @@ int gc_supp_format(char *buf, size_t n, const char *rule, const char *call,
 	int py = 0;  /* the first Python frame (a source alone), or nframes */
 	while (py < nframes && (frames[py].module || frames[py].symbol || !frames[py].source))
 		py++;
-	if (py < nframes)
-		puts_(&o, "\n   ...");
-	for (int i = py < nframes ? py : 0; i < nframes; i++) {
+	/* With Python frames: the innermost native frame (the library that made the call), "..."
+	 * for the rest (the interpreter's, alike for every call a script makes, and changing as
+	 * CPython specializes a call), then the script's lines. */
+	int natives = py < nframes ? (py > 0) : nframes;
+	for (int i = 0; i < nframes; i++) {
 		const char *m = frames[i].module, *base = m ? strrchr(m, '/') : NULL;
+		if (i >= natives && i < py)
+			continue;
+		if (i == py && py < nframes)
+			puts_(&o, "\n   ...");
 		if (i >= py) {  /* the script's file name, in any directory, and line */
 			const char *src = frames[i].source, *slash = strrchr(src, '/');
 			puts_(&o, slash ? "\n   src:*" : "\n   src:");

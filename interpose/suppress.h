@@ -30,7 +30,8 @@
 
 /* One frame as a matcher sees it; NULL for what is not known. A record's frames are its
  * native frames, innermost first, then (a Python program's) its Python frames, innermost
- * first, each with its source "FILE:LINE" alone: 64 in all, the Python ones kept. */
+ * first, each with its source "FILE:LINE" alone: up to GC_SUPP_RECORD_FRAMES, 64 of each. */
+#define GC_SUPP_RECORD_FRAMES 128
 typedef struct gc_supp_frame {
 	const char *module, *symbol, *source;  /* source: "file:line" */
 } gc_supp_frame;
@@ -54,9 +55,10 @@ const char *gc_supp_entry(const gc_supp_set *s, size_t i, unsigned long *matched
 
 /* Writes an entry that would match this record (valgrind's --gen-suppressions): fun: for
  * frames with a symbol, obj: with the module's file name otherwise, each name a glob that
- * matches only itself (up to GC_SUPP_NAME_MAX, then *); with Python frames, "..." for the
- * native ones (the interpreter's, alike for every call a script makes) and a src: line of
- * each Python frame's file name and line. Returns the length, as snprintf does; writes
+ * matches only itself (up to GC_SUPP_NAME_MAX, then *); with Python frames, the innermost
+ * native frame (the library that made the call), "..." for the other native ones (the
+ * interpreter's, alike for every call a script makes) and a src: line of each Python
+ * frame's file name and line. Returns the length, as snprintf does; writes
  * nothing past n and allocates nothing. */
 int gc_supp_format(char *buf, size_t n, const char *rule, const char *call,
                    const gc_supp_frame *frames, int nframes);

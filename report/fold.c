@@ -192,16 +192,29 @@ void rp_fold_sort(rp_fold *f)
 	f->n_slots = 0;
 }
 
-/* Records of one rule and call at one Python stack, by script line, whatever the
- * interpreter's native frames (which change as CPython specializes a call: a loop's first
- * call and its later ones differ there): one entry. */
+/* Records of one rule and call at one Python stack, by script line, made by one library
+ * (the innermost native frame), whatever the interpreter's native frames between (which
+ * change as CPython specializes a call: a loop's first call and its later ones differ
+ * there): one entry. */
 static uint64_t line_hash(const rp_record *r)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 	int rule = (int)r->rule;
 	h = fnv(h, &rule, sizeof(rule));
 	h = fnv_str(h, r->call);
+	if (r->backtrace.n) {
+		h = fnv_str(h, r->backtrace.v[0].module);
+		h = fnv(h, &r->backtrace.v[0].offset, sizeof(r->backtrace.v[0].offset));
+	}
 	return py_hash(h, &r->py_backtrace);
+}
+
+static bool same_innermost(const rp_record *a, const rp_record *b)
+{
+	if (a->backtrace.n != b->backtrace.n && (!a->backtrace.n || !b->backtrace.n))
+		return false;
+	return !a->backtrace.n || (a->backtrace.v[0].offset == b->backtrace.v[0].offset &&
+	                           same_str(a->backtrace.v[0].module, b->backtrace.v[0].module));
 }
 
 void rp_fold_merge_lines(rp_fold *f)
@@ -222,6 +235,7 @@ void rp_fold_merge_lines(rp_fold *f)
 		for (; slots[k]; k = (k + 1) & (n_slots - 1)) {
 			rp_entry *o = &f->v[slots[k] - 1];
 			if (o->first->rule == r->rule && same_str(o->first->call, r->call) &&
+			    same_innermost(o->first, r) &&
 			    same_py(&o->first->py_backtrace, &r->py_backtrace))
 				break;
 		}

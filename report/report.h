@@ -175,8 +175,9 @@ void rp_fold_add(rp_fold *f, rp_record *r);
  * still folds: the hash is rebuilt. */
 void rp_fold_sort(rp_fold *f);
 /* After suppressions (which match an entry's first record for all of its records): a
- * Python program's entries of one rule, call and Python stack become one, whatever their
- * native frames, in the report's order (the earlier stands). */
+ * Python program's entries of one rule, call, innermost native frame and Python stack
+ * become one, whatever the interpreter's frames between, in the report's order (the
+ * earlier stands). */
 void rp_fold_merge_lines(rp_fold *f);
 void rp_fold_free(rp_fold *f);
 /* An rp_sink for rp_reader: ctx is the rp_fold. */

@@ -11,14 +11,14 @@
 #include "interpose/suppress.h"
 
 /* A record's frames as the object's matcher takes them (suppress.h): the native ones, with
- * their source lines here, then the Python ones, each its "FILE:LINE" alone; 64 in all, the
- * Python ones kept. */
+ * their source lines here, then the Python ones, each its "FILE:LINE" alone; 64 of each. */
 static int matches_frames(gc_supp_set *set, const rp_record *r, const char *call,
                           const rp_frames *bt, const rp_frames *py)
 {
-	size_t npy = py->n < 64 ? py->n : 64, nn = bt->n < 64 - npy ? bt->n : 64 - npy;
+	size_t npy = py->n < 64 ? py->n : 64, nn = bt->n < 64 ? bt->n : 64;
 	size_t n = nn + npy;
-	gc_supp_frame sf[64];
+	gc_supp_frame sf[GC_SUPP_RECORD_FRAMES];
+	_Static_assert(GC_SUPP_RECORD_FRAMES >= 128, "64 frames of each kind");
 	char **src = n ? rp_xcalloc(n, sizeof(*src)) : NULL;
 	for (size_t i = 0; i < n; i++) {
 		const rp_frame *f = i < nn ? &bt->v[i] : &py->v[i - nn];

@@ -337,28 +337,33 @@ static void repeats_are_one_rule_and_frames(void **state)
 	void *f[3] = {(void *)0x1000, (void *)0x2000, (void *)0x3000};
 	void *g[3] = {(void *)0x1000, (void *)0x2000, (void *)0x3004};
 	void *py[2] = {(void *)0x51, (void *)0x61}, *py2[2] = {(void *)0x51, (void *)0x71};
-	assert_int_equal(gc_repeats_seen(1, NULL, 0, f, 3), 0);
-	assert_int_equal(gc_repeats_seen(1, NULL, 0, f, 3), 1);
-	assert_int_equal(gc_repeats_seen(2, NULL, 0, f, 3), 0);  /* another rule */
-	assert_int_equal(gc_repeats_seen(1, NULL, 0, g, 3), 0);  /* another outer frame */
-	assert_int_equal(gc_repeats_seen(1, NULL, 0, f, 2), 0);  /* fewer frames */
-	assert_int_equal(gc_repeats_seen(1, py, 2, f, 3), 0);
-	assert_int_equal(gc_repeats_seen(1, py, 2, g, 1), 1);  /* the script's lines decide */
-	assert_int_equal(gc_repeats_seen(1, py2, 2, f, 3), 0);  /* another caller */
+	assert_int_equal(gc_repeats_seen(1, "cuMemFreeAsync", NULL, 0, f, 3), 0);
+	assert_int_equal(gc_repeats_seen(1, "cuMemFreeAsync", NULL, 0, f, 3), 1);
+	assert_int_equal(gc_repeats_seen(2, "cuMemFreeAsync", NULL, 0, f, 3), 0);  /* another rule */
+	assert_int_equal(gc_repeats_seen(1, "cuMemFreeAsync", NULL, 0, g, 3), 0);  /* another outer frame */
+	assert_int_equal(gc_repeats_seen(1, "cuMemFreeAsync", NULL, 0, f, 2), 0);  /* fewer frames */
+	assert_int_equal(gc_repeats_seen(1, "cuMemFree_v2", NULL, 0, f, 3), 0);  /* another call */
+	assert_int_equal(gc_repeats_seen(1, "cuMemFree_v2", NULL, 0, f, 0), 0);  /* no frames: */
+	assert_int_equal(gc_repeats_seen(1, "cuMemFreeAsync", NULL, 0, f, 0), 0);  /* the call */
+	assert_int_equal(gc_repeats_seen(1, "cuMemFreeAsync", py, 2, f, 3), 0);
+	void *h1[3] = {(void *)0x1000, (void *)0x2000, (void *)0x3008};  /* the interpreter's */
+	assert_int_equal(gc_repeats_seen(1, "cuMemFreeAsync", py, 2, h1, 3), 1);  /* differ */
+	assert_int_equal(gc_repeats_seen(1, "cuMemFreeAsync", py, 2, g + 1, 2), 0);  /* a library */
+	assert_int_equal(gc_repeats_seen(1, "cuMemFreeAsync", py2, 2, f, 3), 0);  /* another caller */
 	gc_repeats_fork_child();  /* a child's text log is its own */
-	assert_int_equal(gc_repeats_seen(1, NULL, 0, f, 3), 0);
+	assert_int_equal(gc_repeats_seen(1, "cuMemFreeAsync", NULL, 0, f, 3), 0);
 	/* Far more distinct records than the table holds: none is taken for a repeat, and the
 	 * ones past its room are written each time (never dropped unseen). */
 	int repeats = 0;
 	for (uintptr_t k = 1; k <= 20000; k++) {
 		void *h = (void *)(k << 4);
-		repeats += gc_repeats_seen(3, NULL, 0, &h, 1);
+		repeats += gc_repeats_seen(3, "cuMemFreeAsync", NULL, 0, &h, 1);
 	}
 	assert_int_equal(repeats, 0);
 	int seen_again = 0;
 	for (uintptr_t k = 1; k <= 20000; k++) {
 		void *h = (void *)(k << 4);
-		seen_again += gc_repeats_seen(3, NULL, 0, &h, 1);
+		seen_again += gc_repeats_seen(3, "cuMemFreeAsync", NULL, 0, &h, 1);
 	}
 	assert_true(seen_again > 2000 && seen_again < 20000);
 }

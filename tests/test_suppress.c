@@ -145,9 +145,10 @@ static void generated_entry_matches_its_record(void **state)
 	assert_int_equal(strlen(buf), 15);
 }
 
-/* A Python program's record: its native frames are the interpreter's (alike for every call
- * a script makes), so the entry has "..." for them and a src: line of each Python frame's
- * file name and line: it matches its own record, not one of another line or script. */
+/* A Python program's record: its native frames past the innermost (the library that made
+ * the call) are the interpreter's, alike for every call a script makes, so the entry has
+ * "..." for them and a src: line of each Python frame's file name and line: it matches its
+ * own record, not one of another line, script or library. */
 static void generated_python_entry_names_script_lines(void **state)
 {
 	(void)state;
@@ -161,14 +162,16 @@ static void generated_python_entry_names_script_lines(void **state)
 	int n = gc_supp_format(buf, sizeof buf, "double-free", "cuMemFreeAsync", f, 4);
 	assert_int_equal(n, (int)strlen(buf));
 	assert_string_equal(buf, "{\n   <insert_a_name_here>\n   graphcheck:double-free\n"
-	                         "   call:cuMemFreeAsync\n   ...\n   src:*/train.py:35\n"
-	                         "   src:<frozen runpy>:88\n}\n");
+	                         "   call:cuMemFreeAsync\n   fun:ffi_call\n   ...\n"
+	                         "   src:*/train.py:35\n   src:<frozen runpy>:88\n}\n");
 	gc_supp_set *s = parse(buf);
 	assert_non_null(gc_supp_match(s, "double-free", "cuMemFreeAsync", f, 4));
 	f[2].source = "/home/u/train.py:36";  /* another line of the script */
 	assert_null(gc_supp_match(s, "double-free", "cuMemFreeAsync", f, 4));
 	f[2].source = "/srv/ci/checkout/train.py:35";  /* the script elsewhere: its entry still */
 	assert_non_null(gc_supp_match(s, "double-free", "cuMemFreeAsync", f, 4));
+	f[0].symbol = "b_teardown";  /* another library's call from the same line */
+	assert_null(gc_supp_match(s, "double-free", "cuMemFreeAsync", f, 4));
 	gc_supp_free(s);
 }
 
