@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -40,6 +41,7 @@ static struct held parent = {.fd = -1};
  * thread waits out DECIDING and makes the marker again after DONE (gc_runstatus_start). */
 enum { DROP_NONE, DROP_DECIDING, DROP_DONE };
 static int drop_state;
+static pid_t dropper;  /* the thread in drop_unused */
 /* The process forked: a child that goes on without exec keeps this file as its fallback
  * (inherit), so it stays. */
 static int forked;
@@ -191,10 +193,12 @@ void gc_runstatus_start(const char *dir)
 	 * errors count. The mark and this load, and drop_unused's store and its load of the
 	 * mark, are sequentially consistent: one of the two sees the other; and the file is
 	 * made again only once drop_unused is done with it (never unlinked after, nor its map
-	 * let go while it reads it). */
+	 * let go while it reads it). A signal handler on the dropping thread itself does not
+	 * wait: that wait would never end. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	int st;
-	while ((st = __atomic_load_n(&drop_state, __ATOMIC_SEQ_CST)) == DROP_DECIDING)
+	while ((st = __atomic_load_n(&drop_state, __ATOMIC_SEQ_CST)) == DROP_DECIDING &&
+	       __atomic_load_n(&dropper, __ATOMIC_RELAXED) != (pid_t)syscall(SYS_gettid))
 		sched_yield();
 	if (st == DROP_DONE && status_pid == getpid()) {
 		let_go(&own);
@@ -211,6 +215,7 @@ __attribute__((destructor)) static void drop_unused(void)
 {
 	if (!run_dir[0] || status_pid != getpid() || __atomic_load_n(&forked, __ATOMIC_RELAXED))
 		return;
+	__atomic_store_n(&dropper, (pid_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
 	__atomic_store_n(&drop_state, DROP_DECIDING, __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	char c = 0;
