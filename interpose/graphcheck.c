@@ -48,9 +48,10 @@ static const char usage[] =
 	"  --abort-on-error       abort the program at the first error\n"
 	"  --backtrace-depth=N    host frames per record (0-64, default 8)\n"
 	"  --leak-check=WHAT      allocations live at exit: summary (the default, one brief\n"
-	"                         record), full (every site) or no; --no-leak-check: no\n"
+	"                         record), full or yes (every site), or no; --no-leak-check: no\n"
 	"  --suppressions=FILE    records that FILE's entries match are not reported (README.md)\n"
 	"  --gen-suppressions     print after each record an entry that would suppress it\n"
+	"                         (=yes and =all as valgrind's, =no)\n"
 	"  -v, --verbose          print the effective options\n"
 	"  --help, --version\n"
 	"\n"
@@ -431,8 +432,8 @@ static void preloadable_library(char *lib, size_t n)
 }
 
 /* Whether process pid still runs: it exists and is not a zombie (a process that ended but
- * was not reaped yet: a container's init that does not reap, a subreaper). Without /proc,
- * kill's answer alone. */
+ * was not reaped yet: a container's init that does not reap, a subreaper). Where its /proc
+ * entry cannot be read but exists (hidepid), kill's answer. */
 static int still_running(pid_t pid)
 {
 	char path[64], stat[512];
@@ -767,8 +768,11 @@ int main(int argc, char **argv)
 			setenv("GRAPHCHECK_LEAK_CHECK", leak_check_value(v), 1);
 		} else if (option_value(argc, argv, &i, "--suppressions", &v)) {
 			setenv("GRAPHCHECK_SUPPRESSIONS", v, 1);
-		} else if (!strcmp(a, "--gen-suppressions")) {
+		} else if (!strcmp(a, "--gen-suppressions") || !strcmp(a, "--gen-suppressions=yes") ||
+		           !strcmp(a, "--gen-suppressions=all")) {  /* valgrind's spellings too */
 			setenv("GRAPHCHECK_GEN_SUPPRESSIONS", "1", 1);
+		} else if (!strcmp(a, "--gen-suppressions=no")) {
+			setenv("GRAPHCHECK_GEN_SUPPRESSIONS", "0", 1);
 		} else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
 			setenv("GRAPHCHECK_VERBOSE", "1", 1);
 		} else {

@@ -460,9 +460,13 @@ static int write_verdict(gc_scratch *sc, const gc_record *r, const gc_verdict *v
 	gc_record held;
 	if (v->is_held) {
 		const gc_event *e = &v->held;
-		int nf = sc ? gc_sites_get(e->site, sc->held_frames, opts.backtrace_depth) : 0;
+		/* the site whole (its Python frames first, then its native ones), each kind then
+		 * cut to the depth: a cut of the whole to the depth left no native frame */
+		int nf = sc ? gc_sites_get(e->site, sc->held_frames, GC_SITE_DEPTH_MAX) : 0;
 		held = record_of(e, sc ? sc->held_frames : NULL, nf);
 		split_py(&held);
+		held.nframes = depth(held.nframes);
+		held.n_py_frames = depth(held.n_py_frames);
 		r = &held;
 	}
 	int described = (supps || opts.gen_suppressions) && sc;

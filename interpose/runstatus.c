@@ -153,11 +153,18 @@ static void note_forked(void)
 	__atomic_store_n(&forked, 1, __ATOMIC_RELAXED);
 }
 
+/* A child forked while its parent exits is not exiting: no drop of its own is under way. */
+static void child_not_dropping(void)
+{
+	__atomic_store_n(&drop_state, DROP_NONE, __ATOMIC_RELAXED);
+	__atomic_store_n(&dropper, 0, __ATOMIC_RELAXED);
+}
+
 __attribute__((constructor)) static void hold_at_load(void)
 {
 	if (gc_options_path("RUN_DIR", run_dir, gc_options_secure_env) == 0 && run_dir[0]) {
 		hold_started();
-		pthread_atfork(NULL, note_forked, NULL);  /* in the parent, after each fork */
+		pthread_atfork(NULL, note_forked, child_not_dropping);
 	}
 }
 
@@ -193,13 +200,22 @@ void gc_runstatus_start(const char *dir)
 	 * errors count. The mark and this load, and drop_unused's store and its load of the
 	 * mark, are sequentially consistent: one of the two sees the other; and the file is
 	 * made again only once drop_unused is done with it (never unlinked after, nor its map
-	 * let go while it reads it). A signal handler on the dropping thread itself does not
-	 * wait: that wait would never end. */
+	 * let go while it reads it). A signal handler on the dropping thread itself cannot
+	 * wait (it would never end): it calls the drop off instead. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	int st;
-	while ((st = __atomic_load_n(&drop_state, __ATOMIC_SEQ_CST)) == DROP_DECIDING &&
-	       __atomic_load_n(&dropper, __ATOMIC_RELAXED) != (pid_t)syscall(SYS_gettid))
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	while ((st = __atomic_load_n(&drop_state, __ATOMIC_SEQ_CST)) == DROP_DECIDING) {
+		if (__atomic_load_n(&dropper, __ATOMIC_RELAXED) == self) {
+			/* a handler on the dropping thread: the drop is called off (drop_unused looks
+			 * again before it unlinks), the file stays */
+			int deciding = DROP_DECIDING;
+			__atomic_compare_exchange_n(&drop_state, &deciding, DROP_NONE, 0, __ATOMIC_SEQ_CST,
+			                            __ATOMIC_SEQ_CST);
+			continue;
+		}
 		sched_yield();
+	}
 	if (st == DROP_DONE && status_pid == getpid()) {
 		let_go(&own);
 		hold_started();
@@ -226,11 +242,28 @@ __attribute__((destructor)) static void drop_unused(void)
 		c = 'c';  /* cannot tell: kept */
 	int dir = c == 'c' ? -1 : open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	char name[48];
-	if (dir >= 0 && snprintf(name, sizeof(name), "started.%ld", (long)getpid()) < (int)sizeof(name))
-		unlinkat(dir, name, 0);
+	int done = 0;  /* unlinked: not when called off since (a handler's first CUDA call) */
+	if (dir >= 0 && snprintf(name, sizeof(name), "started.%ld", (long)getpid()) < (int)sizeof(name) &&
+	    __atomic_load_n(&drop_state, __ATOMIC_SEQ_CST) == DROP_DECIDING)
+		done = unlinkat(dir, name, 0) == 0;
 	if (dir >= 0)
 		close(dir);
-	__atomic_store_n(&drop_state, dir >= 0 ? DROP_DONE : DROP_NONE, __ATOMIC_SEQ_CST);
+	int deciding = DROP_DECIDING;
+	if (__atomic_compare_exchange_n(&drop_state, &deciding, done ? DROP_DONE : DROP_NONE, 0,
+	                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) || !done)
+		return;
+	/* Called off by a handler's first CUDA call after the look and before the unlink: the
+	 * file is made again with the marks that call made. */
+	char m[2] = {0, 0};
+	if (own.map)
+		memcpy(m, own.map, 2);
+	else if (own.fd >= 0 && gc_outfile_fd_is(own.fd, own.dev, own.ino))
+		(void)!pread(own.fd, m, 2, 0);
+	let_go(&own);
+	hold_started();
+	for (int i = 0; i < 2; i++)
+		if (m[i])
+			mark(i, m[i]);
 }
 
 void gc_runstatus_error(void)

@@ -3,7 +3,9 @@
 # Usage: python3 misuse.py LIBCUDA MODE [pydll|cdll]
 #   MODE: double-free, free-unknown, leak, fold, thread (double-free on a thread), clean,
 #         unicode (a double free in a function with a non-ASCII name, its call past column
-#         128 after blank lines: the location table's long entries)
+#         128 after blank lines: the location table's long entries), held-deep (an
+#         allocation without a current context, 12 calls deep, under FAKECUDA_STRICT_CONTEXT=1:
+#         the 201 is held for the thread's next call, then reported with the call's frames)
 import ctypes
 import sys
 import threading
@@ -13,8 +15,11 @@ lib, mode = sys.argv[1], sys.argv[2]
 cu = (ctypes.CDLL if len(sys.argv) > 3 and sys.argv[3] == "cdll" else ctypes.PyDLL)(lib)
 
 
+ctx = ctypes.c_void_p()
+
+
 def setup():
-    dev, ctx, s = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_void_p()
+    dev, s = ctypes.c_int(), ctypes.c_void_p()
     cu.cuInit(0)
     cu.cuDeviceGet(ctypes.byref(dev), 0)
     cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)
@@ -51,6 +56,15 @@ def 二重解放(s):
     pad = "................................................................................................................................"; cu.cuMemFreeAsync(p, s)  # BUG-LINE unicode
 
 
+def held_deep(s, d):
+    if d:
+        return held_deep(s, d - 1)
+    p = ctypes.c_uint64()
+    cu.cuCtxSetCurrent(None)
+    cu.cuMemAllocAsync(ctypes.byref(p), ctypes.c_size_t(64), s)  # BUG-LINE held
+    cu.cuCtxSetCurrent(ctx)
+
+
 def clean(s):
     p = alloc(s, 4096)
     cu.cuMemFreeAsync(p, s)
@@ -73,6 +87,8 @@ def main():
         二重解放(s)
     elif mode == "clean":
         clean(s)
+    elif mode == "held-deep":
+        held_deep(s, 12)
     elif mode == "thread":
         t = threading.Thread(target=double_free, args=(s,))
         t.start()

@@ -46,6 +46,7 @@ DF=$(line_of "# BUG-LINE double-free")
 FU=$(line_of "# BUG-LINE free-unknown")
 FOLD2=$(line_of "# FOLD-OTHER-LINE")
 UNI=$(line_of "# BUG-LINE unicode")
+HELD=$(line_of "# BUG-LINE held")
 
 # run PY MODE [cdll]: logs in $tmp/MODE.txt and $tmp/MODE.json; PYF: GRAPHCHECK_PYTHON_FRAMES,
 # LEAKF: GRAPHCHECK_LEAK_CHECK
@@ -202,6 +203,17 @@ for py in $PYS; do
 	[ "$own" = 0 ] && grep -q ', 1 suppressed' "$tmp/double-free.txt" && [ "$other" = 1 ] && [ "$rrc" = 1 ] &&
 		ok "$t the pasted entry silences its own record, not another line's (object and report)" ||
 		bad "$t pasted Python entry: own records $own, other line's $other, report status $rrc"
+
+	# A held error (a 201 without a current context, reported at the thread's next call)
+	# from 12 calls deep: its record has the script's line and native frames too (its site
+	# keeps the Python frames first: cut to 8 frames in all, it kept none of the native ones,
+	# which suppressions and the repeats need).
+	export FAKECUDA_STRICT_CONTEXT=1; run "$py" held-deep; unset FAKECUDA_STRICT_CONTEXT
+	grep -q "^==graphcheck== error: api-error in cuMemAllocAsync (returned 201" "$tmp/held-deep.txt" &&
+	grep -q "#0 $SCRIPT:$HELD in held_deep" "$tmp/held-deep.txt" &&
+	grep -A1 '^==graphcheck==   native:' "$tmp/held-deep.txt" | grep -q '#0 0x' &&
+		ok "$t a held 201 from 12 calls deep: the script's line :$HELD and native frames" ||
+		bad "$t held 201: $(head -c 900 "$tmp/held-deep.txt")"
 
 	run "$py" clean
 	[ ! -s "$tmp/clean.txt" ] || grep -q "0 errors, 0 warnings" "$tmp/clean.txt" &&

@@ -433,6 +433,10 @@ for w in full:full no:0 summary:1 yes:full; do
 		ok "--leak-check=${w%%:*} -v: GRAPHCHECK_LEAK_CHECK=${w#*:}" ||
 		bad "--leak-check=${w%%:*}: $(grep LEAK_CHECK "$tmp/err")"
 done
+# --gen-suppressions=yes and =all as valgrind spells them: the entries are printed.
+gate "--gen-suppressions=yes" 0 "$GC" --gen-suppressions=yes -- "$RELA" plain
+grep -q '^   graphcheck:double-free$' "$tmp/err" && ok "--gen-suppressions=yes: an entry printed" ||
+	bad "--gen-suppressions=yes: no entry"
 gate "--leak-check=everything: refused" 2 "$GC" --leak-check=everything -- "$RELA" plain
 grep -q "^graphcheck: --leak-check takes no, summary, yes or full, not 'everything'\$" "$tmp/err" &&
 	ok "--leak-check=everything: the words it takes" || bad "--leak-check=everything: $(head -1 "$tmp/err")"
