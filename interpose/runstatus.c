@@ -223,10 +223,11 @@ void gc_runstatus_start(const char *dir)
 	}
 }
 
-/* At exit, a process that made no CUDA call (a shell, make, a compiler, under `graphcheck --
- * make test`) removes its marker: the launcher counts only marked ones, and each such
- * process's file (a block of /tmp, often memory) would stay until the run ends, a million
- * for a million processes. Not after _exit or a signal: those leave it, as before. */
+/* At exit, a process that made no CUDA call (a compiler, a tool, under `graphcheck -- make
+ * test`) removes its marker: the launcher counts only marked ones, and each such process's
+ * file (a block of /tmp, often memory) would stay until the run ends, a million for a
+ * million processes. Not one that forked (a shell, make: a child going on without exec may
+ * mark this file as its fallback), nor after _exit or a signal: those leave it, as before. */
 __attribute__((destructor)) static void drop_unused(void)
 {
 	if (!run_dir[0] || status_pid != getpid() || __atomic_load_n(&forked, __ATOMIC_RELAXED))
