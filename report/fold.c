@@ -71,15 +71,6 @@ static bool same_py(const rp_frames *a, const rp_frames *b)
 	return true;
 }
 
-/* Whether a leak record lists every leak (a brief one does not, and is never suppressed). */
-static bool lists_every_leak(const rp_record *r)
-{
-	uint64_t listed = 0;
-	for (size_t i = 0; i < r->n_leaks; i++)
-		listed += r->leaks[i].count;
-	return listed >= r->leak_count;
-}
-
 static uint64_t site_hash(const rp_record *r)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
@@ -108,7 +99,7 @@ static bool same_site(const rp_record *a, const rp_record *b)
 		    !same_frames(&a->leaks[i].backtrace, &b->leaks[i].backtrace) ||
 		    !same_py(&a->leaks[i].py_backtrace, &b->leaks[i].py_backtrace))
 			return false;
-	return !a->n_leaks || lists_every_leak(a) == lists_every_leak(b);
+	return !a->n_leaks || rp_record_lists_every_leak(a) == rp_record_lists_every_leak(b);
 }
 
 void rp_fold_init(rp_fold *f)
@@ -211,10 +202,10 @@ static uint64_t line_hash(const rp_record *r)
 
 static bool same_innermost(const rp_record *a, const rp_record *b)
 {
-	if (a->backtrace.n != b->backtrace.n && (!a->backtrace.n || !b->backtrace.n))
-		return false;
-	return !a->backtrace.n || (a->backtrace.v[0].offset == b->backtrace.v[0].offset &&
-	                           same_str(a->backtrace.v[0].module, b->backtrace.v[0].module));
+	if (!a->backtrace.n || !b->backtrace.n)  /* alike only when neither has one */
+		return a->backtrace.n == b->backtrace.n;
+	return a->backtrace.v[0].offset == b->backtrace.v[0].offset &&
+	       same_str(a->backtrace.v[0].module, b->backtrace.v[0].module);
 }
 
 void rp_fold_merge_lines(rp_fold *f)

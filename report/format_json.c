@@ -109,19 +109,18 @@ static const char *fail_on_name(rp_fail_on f)
 	return f == RP_FAIL_WARNING ? "warning" : f == RP_FAIL_NEVER ? "never" : "error";
 }
 
-static const char *const problem_level[] = {"error", "warning", "note"};
-
 /* What of the input was not read (the exit status says so too): lines, logs, and the
  * problems as stderr said them. */
 static json_t *input_json(const rp_reader *rd)
 {
 	json_t *problems = must(json_array());
-	size_t kept = rd->n_problems < RP_PROBLEMS_MAX ? rd->n_problems : RP_PROBLEMS_MAX;
-	for (size_t i = 0; i < kept; i++)
-		json_array_append_new(problems, must(json_pack("{s:s, s:o}", "level",
-		                                               problem_level[rd->problems[i].level],
-		                                               "message",
-		                                               rp_json_utf8(rd->problems[i].text))));
+	size_t kept = rp_problems_kept(rd);
+	for (size_t i = 0; i < kept; i++) {
+		const rp_problem *p = &rd->problems[i];
+		json_array_append_new(problems,
+		                      must(json_pack("{s:s, s:o}", "level", rp_problem_level_name(p->level),
+		                                     "message", rp_json_utf8(p->text))));
+	}
 	return must(json_pack("{s:I, s:I, s:I, s:o}", "malformed_lines", (json_int_t)rd->malformed,
 	                      "unreadable_logs", (json_int_t)rd->io_errors, "problems_said",
 	                      (json_int_t)rd->n_problems, "problems", problems));

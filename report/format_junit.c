@@ -118,7 +118,7 @@ static void put_entry(FILE *out, size_t index, const rp_entry *e, bool fails)
  * notes and warnings (a process with no summary: not checked to its end) in <system-err>. */
 static void put_input(FILE *out, const rp_reader *rd)
 {
-	size_t kept = rd->n_problems < RP_PROBLEMS_MAX ? rd->n_problems : RP_PROBLEMS_MAX;
+	size_t kept = rp_problems_kept(rd);
 	fputs("    <testcase classname=\"graphcheck-report\" name=\"input\">\n", out);
 	if (rd->malformed || rd->io_errors) {
 		fprintf(out, "      <error type=\"input\" message=\"%" PRIu64 " malformed line%s, "

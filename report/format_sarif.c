@@ -157,13 +157,14 @@ static json_t *result(const rp_entry *e)
  * notifications. */
 static json_t *invocations(const rp_reader *rd)
 {
-	static const char *const level[] = {"error", "warning", "note"};
 	json_t *notes = must(json_array());
-	size_t kept = rd->n_problems < RP_PROBLEMS_MAX ? rd->n_problems : RP_PROBLEMS_MAX;
-	for (size_t i = 0; i < kept; i++)
+	size_t kept = rp_problems_kept(rd);
+	for (size_t i = 0; i < kept; i++) {
+		const rp_problem *p = &rd->problems[i];
 		json_array_append_new(notes, must(json_pack("{s:s, s:{s:o}}", "level",
-		                                            level[rd->problems[i].level], "message",
-		                                            "text", rp_json_utf8(rd->problems[i].text))));
+		                                            rp_problem_level_name(p->level), "message",
+		                                            "text", rp_json_utf8(p->text))));
+	}
 	return must(json_pack("[{s:b, s:o}]", "executionSuccessful",
 	                      !rd->malformed && !rd->io_errors, "toolExecutionNotifications", notes));
 }

@@ -477,6 +477,14 @@ static void free_frames(rp_frames *fs)
 	fs->n = 0;
 }
 
+bool rp_record_lists_every_leak(const rp_record *r)
+{
+	uint64_t listed = 0;
+	for (size_t i = 0; i < r->n_leaks; i++)
+		listed += r->leaks[i].count;
+	return listed >= r->leak_count;
+}
+
 void rp_record_free(rp_record *r)
 {
 	if (!r)

@@ -56,6 +56,14 @@ static char *located(const char *name, unsigned long line, const char *msg)
 	return text;
 }
 
+/* A problem said on diag ("graphcheck-report: " and text) and kept. */
+static void tell(rp_reader *rd, rp_problem_level level, char *text)
+{
+	if (rd->diag)
+		fprintf(rd->diag, "graphcheck-report: %s\n", text);
+	keep(rd, level, text);
+}
+
 /* Said on diag and kept: a message beginning "note: " or "warning: " has that level, any
  * other is an error (a line or a log that was not read). */
 static void diag(file_state *fs, const char *fmt, ...)
@@ -73,14 +81,11 @@ static void diag(file_state *fs, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	char *text = located(fs->name, fs->line, msg);
-	if (d)
-		fprintf(d, "graphcheck-report: %s\n", text);
-	keep(fs->rd,
+	tell(fs->rd,
 	     !strncmp(fmt, "note: ", 6)      ? RP_PROBLEM_NOTE
 	     : !strncmp(fmt, "warning: ", 9) ? RP_PROBLEM_WARNING
 	                                     : RP_PROBLEM_ERROR,
-	     text);
+	     located(fs->name, fs->line, msg));
 }
 
 static size_t pid_slot(const file_state *fs, uint64_t pid)
@@ -224,22 +229,17 @@ int rp_read_stream(rp_reader *rd, FILE *f, const char *name)
 		}
 		if (blank(lb.buf, lb.len))
 			continue;
-		if (!content && lb.len >= 14 && !memcmp(lb.buf, "==graphcheck==", 14)) {
-			/* One message, not one per line. */
+		/* Another of graphcheck's files: one message, not one a line. */
+		rp_file_kind kind = content ? RP_FILE_OTHER : rp_first_line_kind(lb.buf, lb.len);
+		if (kind == RP_FILE_TEXT_LOG || kind == RP_FILE_TRACE) {
 			content = true;
 			rd->malformed++;
-			diag(&fs, "this is graphcheck's text log (--log-file); graphcheck-report reads "
-			          "its JSON log (--json-file); the rest of the file is skipped");
-			break;
-		}
-		static const char trace_head[] = "{\"type\":\"trace\",";
-		if (!content && lb.len >= sizeof(trace_head) - 1 &&
-		    !memcmp(lb.buf, trace_head, sizeof(trace_head) - 1)) {
-			/* A trace's header (trace.c writes it first, so): one message, not one a line. */
-			content = true;
-			rd->malformed++;
-			diag(&fs, "this is a --trace-file trace, not a --json-file log: read it with "
-			          "graphcheck-report --replay; the rest of the file is skipped");
+			if (kind == RP_FILE_TEXT_LOG)
+				diag(&fs, "this is graphcheck's text log (--log-file); graphcheck-report reads "
+				          "its JSON log (--json-file); the rest of the file is skipped");
+			else
+				diag(&fs, "this is a --trace-file trace, not a --json-file log: read it with "
+				          "graphcheck-report --replay; the rest of the file is skipped");
 			break;
 		}
 		content = true;
@@ -250,10 +250,7 @@ int rp_read_stream(rp_reader *rd, FILE *f, const char *name)
 	if (err) {
 		char why[256];
 		snprintf(why, sizeof(why), "cannot read: %s", strerror(err));
-		char *text = located(name, 0, why);
-		if (rd->diag)
-			fprintf(rd->diag, "graphcheck-report: %s\n", text);
-		keep(rd, RP_PROBLEM_ERROR, text);
+		tell(rd, RP_PROBLEM_ERROR, located(name, 0, why));
 		rd->io_errors++;
 		rc = -1;
 	} else {
@@ -286,9 +283,20 @@ int rp_read_stream(rp_reader *rd, FILE *f, const char *name)
 	return rc;
 }
 
+size_t rp_problems_kept(const rp_reader *rd)
+{
+	return rd->n_problems < RP_PROBLEMS_MAX ? rd->n_problems : RP_PROBLEMS_MAX;
+}
+
+const char *rp_problem_level_name(rp_problem_level level)
+{
+	static const char *const names[] = {"error", "warning", "note"};
+	return names[level];
+}
+
 void rp_reader_free(rp_reader *rd)
 {
-	size_t kept = rd->n_problems < RP_PROBLEMS_MAX ? rd->n_problems : RP_PROBLEMS_MAX;
+	size_t kept = rp_problems_kept(rd);
 	for (size_t i = 0; i < kept; i++)
 		free(rd->problems[i].text);
 	free(rd->problems);
@@ -309,10 +317,7 @@ int rp_read_file(rp_reader *rd, const char *path)
 		snprintf(why, sizeof(why), "cannot open: %s%s", strerror(e),
 		         e == ENOENT ? " (graphcheck writes a log at a process's first CUDA call: "
 		                       "did the run make one?)" : "");
-		char *text = located(path, 0, why);
-		if (rd->diag)
-			fprintf(rd->diag, "graphcheck-report: %s\n", text);
-		keep(rd, RP_PROBLEM_ERROR, text);
+		tell(rd, RP_PROBLEM_ERROR, located(path, 0, why));
 		rd->io_errors++;
 		return -1;
 	}

@@ -139,12 +139,10 @@ static gc_ledger *new_ledger(json_t *header)
  * (read without --replay). One message for the file, not one a line. */
 static int not_a_trace(FILE *err, const char *name, const char *buf, size_t len)
 {
-	static const char text_log[] = "==graphcheck==", json_log[] = "{\"type\":\"start\",";
-	const char *what = NULL;
-	if (len >= sizeof(text_log) - 1 && !memcmp(buf, text_log, sizeof(text_log) - 1))
-		what = "graphcheck's text log (--log-file)";
-	else if (len >= sizeof(json_log) - 1 && !memcmp(buf, json_log, sizeof(json_log) - 1))
-		what = "a --json-file log (read it without --replay)";
+	rp_file_kind kind = rp_first_line_kind(buf, len);
+	const char *what = kind == RP_FILE_TEXT_LOG   ? "graphcheck's text log (--log-file)"
+	                   : kind == RP_FILE_JSON_LOG ? "a --json-file log (read it without --replay)"
+	                                              : NULL;
 	if (what)
 		fprintf(err, "graphcheck-report: %s:1: this is %s, not a --trace-file trace; the rest "
 		             "of the file is skipped\n", name, what);

@@ -30,6 +30,13 @@ typedef struct rp_line {
  * skips (too_long), so that no line makes it hold more. */
 bool rp_read_line(FILE *f, rp_line *lb);
 
+/* What a file's first line says the file is: graphcheck's text log, its JSON log (a start
+ * line: graphcheck writes one first), a trace (its header, written first); else other. */
+typedef enum rp_file_kind {
+	RP_FILE_OTHER, RP_FILE_TEXT_LOG, RP_FILE_JSON_LOG, RP_FILE_TRACE
+} rp_file_kind;
+rp_file_kind rp_first_line_kind(const char *buf, size_t len);
+
 /* ---- records (parse.c) ---------------------------------------------------------------- */
 
 /* Where a frame's address lies in the sources; all NULL/0 until symbolize.c fills it. */
@@ -110,6 +117,9 @@ typedef struct rp_summary {
 rp_line_kind rp_parse_line(const char *buf, size_t len, rp_record **rec, rp_summary *sum,
                            char *why, size_t why_len);
 void rp_record_free(rp_record *r);
+/* Whether a leak-at-exit record lists every leak (a brief one names the largest site only;
+ * it is never suppressed, and folds apart from one that lists them all). */
+bool rp_record_lists_every_leak(const rp_record *r);
 
 /* ---- reading logs (read.c) ------------------------------------------------------------ */
 
@@ -141,6 +151,10 @@ typedef struct rp_reader {
 } rp_reader;
 
 void rp_reader_free(rp_reader *rd);
+/* How many of the problems said are kept in rd->problems; a level's name ("error",
+ * "warning", "note", as SARIF names them). */
+size_t rp_problems_kept(const rp_reader *rd);
+const char *rp_problem_level_name(rp_problem_level level);
 
 /* Reads one log; name is used in messages and kept in records. Returns -1 when the stream
  * failed (a read error), 0 otherwise: malformed lines are counted, not failures. */

@@ -46,10 +46,7 @@ static int matches(gc_supp_set *set, const rp_record *r)
 {
 	if (r->rule != GC_RULE_LEAK_AT_EXIT || !r->n_leaks)
 		return matches_frames(set, r, r->call, &r->backtrace, &r->py_backtrace);
-	uint64_t listed = 0;  /* a brief record's other sites are not listed: never suppressed */
-	for (size_t i = 0; i < r->n_leaks; i++)
-		listed += r->leaks[i].count;
-	if (listed < r->leak_count)
+	if (!rp_record_lists_every_leak(r))  /* a brief record's other sites: never suppressed */
 		return 0;
 	for (size_t i = 0; i < r->n_leaks; i++)
 		if (!matches_frames(set, r, r->leaks[i].call, &r->leaks[i].backtrace,

@@ -1,6 +1,6 @@
 /* Allocation for a command-line tool: running out of memory has no useful recovery, so it
  * is said once and the tool exits with the status of a failure to read its input. Then
- * UTF-8 repair and the bounded line reader. */
+ * UTF-8 repair, the bounded line reader, and what a file's first line says it is. */
 #include "report/report.h"
 
 #include <stdlib.h>
@@ -138,4 +138,21 @@ bool rp_read_line(FILE *f, rp_line *lb)
 		lb->buf[lb->len++] = (char)c;
 	}
 	return any;
+}
+
+static bool starts_with(const char *buf, size_t len, const char *head)
+{
+	size_t n = strlen(head);
+	return len >= n && !memcmp(buf, head, n);
+}
+
+rp_file_kind rp_first_line_kind(const char *buf, size_t len)
+{
+	if (starts_with(buf, len, "==graphcheck=="))
+		return RP_FILE_TEXT_LOG;
+	if (starts_with(buf, len, "{\"type\":\"start\","))
+		return RP_FILE_JSON_LOG;
+	if (starts_with(buf, len, "{\"type\":\"trace\","))
+		return RP_FILE_TRACE;
+	return RP_FILE_OTHER;
 }
