@@ -645,23 +645,13 @@ static void __attribute__((noreturn)) die_of(int sig, const sigset_t *mask)
 	exit(128 + sig);  /* a signal whose default is not to end a process */
 }
 
-/* Output pattern v as the object opens it (log.c's gc_log_expand_path): "%%" one '%', and
- * "%p" a byte no path holds in place of each process's id (the same in both of a pair); v
- * itself when it would not fit. */
+/* Output pattern v as the object opens it (textbuf.h's expansion, as log.c's), with a byte
+ * no path holds in place of each process's id (the same in both of a pair); v itself when
+ * it would not fit. */
 static void expanded(const char *v, char *out, size_t n)
 {
-	size_t o = 0;
-	for (const char *p = v; *p; p++) {
-		if (o + 1 >= n) {  /* too long to hold: as given */
-			snprintf(out, n, "%s", v);
-			return;
-		}
-		if (p[0] == '%' && (p[1] == '%' || p[1] == 'p'))
-			out[o++] = *++p == 'p' ? '\001' : '%';
-		else
-			out[o++] = *p;
-	}
-	out[o] = '\0';
+	if (gc_text_expand_pid(out, n, v, "\001") != 0)
+		snprintf(out, n, "%s", v);
 }
 
 /* Where output path v (absolute, make_absolute's) lands: its directory resolved (links, "..",

@@ -315,27 +315,9 @@ size_t gc_log_format_json(char *buf, size_t n, const gc_record *r, const gc_verd
 
 int gc_log_expand_path(char *out, size_t n, const char *pattern, long pid)
 {
-	size_t o = 0;
-	for (const char *p = pattern; *p; p++) {
-		char num[24];
-		const char *piece = p;
-		size_t len = 1;
-		if (p[0] == '%' && p[1] == 'p') {
-			len = (size_t)snprintf(num, sizeof(num), "%ld", pid);
-			piece = num;
-			p++;
-		} else if (p[0] == '%' && p[1] == '%') {
-			p++;
-		}
-		if (o + len >= n)
-			return -1;
-		memcpy(out + o, piece, len);
-		o += len;
-	}
-	if (o >= n)
-		return -1;
-	out[o] = '\0';
-	return 0;
+	char num[24];
+	snprintf(num, sizeof(num), "%ld", pid);
+	return gc_text_expand_pid(out, n, pattern, num);
 }
 
 static void note(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));

@@ -182,3 +182,27 @@ const char *gc_text_shown(char *out, size_t n, const char *s)
 		memcpy(out + (b.len < n - 4 ? b.len : n - 4), "...", 4);
 	return out;
 }
+
+int gc_text_expand_pid(char *out, size_t n, const char *pattern, const char *pid)
+{
+	size_t o = 0, pid_len = strlen(pid);
+	for (const char *p = pattern; *p; p++) {
+		const char *piece = p;
+		size_t len = 1;
+		if (p[0] == '%' && p[1] == 'p') {
+			piece = pid;
+			len = pid_len;
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			p++;
+		}
+		if (o + len >= n)
+			return -1;
+		memcpy(out + o, piece, len);
+		o += len;
+	}
+	if (o >= n)
+		return -1;
+	out[o] = '\0';
+	return 0;
+}

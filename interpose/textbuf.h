@@ -39,4 +39,8 @@ void gc_buf_text_str(gc_buf *b, const char *s, size_t max);
  * that does not fit ends in "...". */
 const char *gc_text_shown(char *out, size_t n, const char *s);
 
+/* An output path's pattern as opened: "%p" becomes pid (the process's id, or what stands for
+ * it), "%%" a percent sign, anything else itself. Returns -1 if it does not fit in n. */
+int gc_text_expand_pid(char *out, size_t n, const char *pattern, const char *pid);
+
 #endif
