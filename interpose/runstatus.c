@@ -46,18 +46,25 @@ static pid_t dropper;  /* the thread in drop_unused */
  * (inherit), so it stays. */
 static int forked;
 
+/* The run directory opened (never through a symlink), and the name what.PID of this
+ * process's file in it written into name (n bytes); -1 when either cannot be. The directory
+ * is opened by path: no copy of it on the program's stack. */
+static int open_run_dir(const char *what, char *name, size_t n)
+{
+	int len = snprintf(name, n, "%s.%ld", what, (long)getpid());
+	if (len < 0 || (size_t)len >= n)
+		return -1;
+	return open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 /* The file what.PID in the run directory, never followed through a symlink; one already
  * there (the same pid after exec) is opened again. -1 when it cannot be. */
 static int open_marker(const char *what, int flags)
 {
-	char name[48];  /* the directory is opened by path: no copy of it on the program's stack */
-	int n = snprintf(name, sizeof(name), "%s.%ld", what, (long)getpid());
-	int dir = open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (n < 0 || (size_t)n >= sizeof(name) || dir < 0) {
-		if (dir >= 0)
-			close(dir);
+	char name[48];
+	int dir = open_run_dir(what, name, sizeof(name));
+	if (dir < 0)
 		return -1;
-	}
 	int fd = openat(dir, name, flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
 	close(dir);
 	return fd;
@@ -91,6 +98,17 @@ static void let_go(struct held *h)
 	if (h->fd >= 0 && gc_outfile_fd_is(h->fd, h->dev, h->ino))
 		close(h->fd);
 	h->fd = -1;
+}
+
+/* h's two marks into m: 1 when read. */
+static int read_held(const struct held *h, char m[2])
+{
+	if (h->map) {
+		m[0] = __atomic_load_n(&h->map[0], __ATOMIC_SEQ_CST);
+		m[1] = __atomic_load_n(&h->map[1], __ATOMIC_SEQ_CST);
+		return 1;
+	}
+	return h->fd >= 0 && gc_outfile_fd_is(h->fd, h->dev, h->ino) && pread(h->fd, m, 2, 0) == 2;
 }
 
 /* Marks c at offset off of h: 1 when done. */
@@ -235,17 +253,13 @@ __attribute__((destructor)) static void drop_unused(void)
 	__atomic_store_n(&dropper, (pid_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
 	__atomic_store_n(&drop_state, DROP_DECIDING, __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	char c = 0;
-	if (own.map)
-		c = __atomic_load_n(&own.map[0], __ATOMIC_SEQ_CST);
-	else if (!(own.fd >= 0 && gc_outfile_fd_is(own.fd, own.dev, own.ino) &&
-	           pread(own.fd, &c, 1, 0) == 1))
-		c = 'c';  /* cannot tell: kept */
-	int dir = c == 'c' ? -1 : open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	char m[2];
+	if (!read_held(&own, m))
+		m[0] = 'c';  /* cannot tell: kept */
 	char name[48];
+	int dir = m[0] == 'c' ? -1 : open_run_dir("started", name, sizeof(name));
 	int done = 0;  /* unlinked: not when called off since (a handler's first CUDA call) */
-	if (dir >= 0 && snprintf(name, sizeof(name), "started.%ld", (long)getpid()) < (int)sizeof(name) &&
-	    __atomic_load_n(&drop_state, __ATOMIC_SEQ_CST) == DROP_DECIDING)
+	if (dir >= 0 && __atomic_load_n(&drop_state, __ATOMIC_SEQ_CST) == DROP_DECIDING)
 		done = unlinkat(dir, name, 0) == 0;
 	if (dir >= 0)
 		close(dir);
@@ -255,11 +269,8 @@ __attribute__((destructor)) static void drop_unused(void)
 		return;
 	/* Called off by a handler's first CUDA call after the look and before the unlink: the
 	 * file is made again with the marks that call made. */
-	char m[2] = {0, 0};
-	if (own.map)
-		memcpy(m, own.map, 2);
-	else if (own.fd >= 0 && gc_outfile_fd_is(own.fd, own.dev, own.ino))
-		(void)!pread(own.fd, m, 2, 0);
+	if (!read_held(&own, m))
+		m[0] = m[1] = 0;
 	let_go(&own);
 	hold_started();
 	for (int i = 0; i < 2; i++)
