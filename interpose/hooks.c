@@ -54,12 +54,20 @@
 		return r;                                                                          \
 	}
 #define WRAPPER(...) WRAPPER_OF(gc_event, gc_hub_report, __VA_ARGS__)
-/* A use is worth building only when it failed, some memory is not live, or some allocation
- * is watched for stream order: the common case of a correct program costs a few loads
+/* A use on stream `s` (read only after a success) is worth building only when it failed,
+ * some memory is not live, or some allocation is watched for stream order and the use is
+ * not on the one stream seen: the common case of a correct program costs a few loads
  * (gc_hub_uses_checked). */
-#define USE_WRAPPER(spelling, params, args, ...)                                           \
+#define USE_WRAPPER(spelling, params, args, s, ...)                                        \
 	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
-	           r != CUDA_SUCCESS || gc_hub_uses_checked(), __VA_ARGS__)
+	           r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)), __VA_ARGS__)
+/* A synchronous copy that may touch host memory is a wait of the host: also built while the
+ * stream model is off, so that the ledger knows what the host waited for when it turns on.
+ * Its stream is the legacy or the per-thread one (handle 0). */
+#define HOST_WAIT_USE_WRAPPER(spelling, params, args, ...)                                 \
+	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
+	           r != CUDA_SUCCESS || gc_hub_uses_checked(0) || !gc_hub_order_on(),         \
+	           __VA_ARGS__, .synchronous = 1)
 
 /* What the driver wrote through an out-parameter, 0 when the call failed. */
 #define RETURNED(r, out) ((r) == CUDA_SUCCESS && (out) ? U64(*(out)) : 0)
@@ -289,11 +297,10 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 /* ---- calls that may break a capture ------------------------------------------- */
 
 /* Their failures matter to the ledger (api-error, broken captures); a success is the host
- * waiting, which the stream model needs only while it is on (two streams in use): until
- * then a success costs one branch and one load. cuStreamQuery and cuEventQuery wait only
- * when they answer CUDA_SUCCESS. */
-#define SYNC_FAILED (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY)
-#define SYNC_WHEN (SYNC_FAILED || (r == CUDA_SUCCESS && gc_hub_order_on()))
+ * waiting, which the stream model joins while it is on and, before, notes as what the host
+ * waited for (ledger_order.c: what came before it is ordered when the model turns on).
+ * cuStreamQuery and cuEventQuery wait only when they answer CUDA_SUCCESS. */
+#define SYNC_WHEN (r != CUDA_ERROR_NOT_READY)
 #define SYNC_EVENT(s, ptsz, ev_, flags_)                                                   \
 	.kind = GC_EV_SYNCHRONIZE, .stream = U64(s), .capture_id = CAPTURE_OF(s, ptsz),       \
 	.per_thread = ptsz, .event = U64(ev_), .flags = (flags_)
@@ -338,8 +345,10 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 #define STREAM_WAIT_EVENT(spelling, ptsz)                                                  \
 	RECORD_WAIT_WRAPPER(spelling, (CUstream s, CUevent e, unsigned flags), (s, e, flags), 0, \
 	                    ORDER_WHEN, RECORD_WAIT(1, e, s, ptsz))
+/* A host function is taken as the host waiting for its stream (ledger_order.c), so it is an
+ * event before the model is on too. */
 #define LAUNCH_HOST_FUNC(spelling, ptsz)                                                   \
-	WRAPPER(spelling, (CUstream s, CUhostFn fn, void *data), (s, fn, data), 0, ORDER_WHEN, \
+	WRAPPER(spelling, (CUstream s, CUhostFn fn, void *data), (s, fn, data), 0, 1,         \
 	        .kind = GC_EV_STREAM_STEP, .stream = U64(s), .per_thread = ptsz,              \
 	        .capture_id = CAPTURE_OF(s, ptsz), .flags = GC_STEP_HOST_FUNC)
 
@@ -353,18 +362,18 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	            (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,          \
 	             unsigned by, unsigned bz, unsigned shmem, CUstream s, void **kargs,        \
 	             void **extra),                                                            \
-	            (f, gx, gy, gz, bx, by, bz, shmem, s, kargs, extra),                       \
+	            (f, gx, gy, gz, bx, by, bz, shmem, s, kargs, extra), s,                    \
 	            KERNEL_USE(f, s, ptsz, kargs, extra))
 #define LAUNCH_KERNEL_EX(spelling, ptsz)                                                   \
 	USE_WRAPPER(spelling, (const CUlaunchConfig *config, CUfunction f, void **kargs,      \
 	                       void **extra),                                                  \
-	            (config, f, kargs, extra),                                                 \
+	            (config, f, kargs, extra), config ? config->hStream : NULL,                \
 	            KERNEL_USE(f, config ? config->hStream : NULL, ptsz, kargs, extra))
 #define LAUNCH_COOPERATIVE(spelling, ptsz)                                                 \
 	USE_WRAPPER(spelling,                                                                  \
 	            (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,          \
 	             unsigned by, unsigned bz, unsigned shmem, CUstream s, void **kargs),       \
-	            (f, gx, gy, gz, bx, by, bz, shmem, s, kargs),                              \
+	            (f, gx, gy, gz, bx, by, bz, shmem, s, kargs), s,                           \
 	            KERNEL_USE(f, s, ptsz, kargs, NULL))
 
 /* A copy or set names its device memory; a host side is 0 (not a device address). */
@@ -373,35 +382,35 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	.per_thread = ptsz
 #define COPY_ASYNC(spelling, ptsz)                                                         \
 	USE_WRAPPER(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s),       \
-	            (dst, src, n, s), COPY_USE(dst, src, n, s, ptsz))
+	            (dst, src, n, s), s, COPY_USE(dst, src, n, s, ptsz))
 #define COPY_HTOD_ASYNC(spelling, ptsz)                                                    \
 	USE_WRAPPER(spelling, (CUdeviceptr dst, const void *src, size_t n, CUstream s),       \
-	            (dst, src, n, s), COPY_USE(dst, 0, n, s, ptsz))
+	            (dst, src, n, s), s, COPY_USE(dst, 0, n, s, ptsz))
 #define COPY_DTOH_ASYNC(spelling, ptsz)                                                    \
 	USE_WRAPPER(spelling, (void *dst, CUdeviceptr src, size_t n, CUstream s),             \
-	            (dst, src, n, s), COPY_USE(0, src, n, s, ptsz))
+	            (dst, src, n, s), s, COPY_USE(0, src, n, s, ptsz))
 #define COPY_PEER_ASYNC(spelling, ptsz)                                                    \
 	USE_WRAPPER(spelling, (CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,              \
 	                       CUcontext sctx, size_t n, CUstream s),                          \
-	            (dst, dctx, src, sctx, n, s), COPY_USE(dst, src, n, s, ptsz))
+	            (dst, dctx, src, sctx, n, s), s, COPY_USE(dst, src, n, s, ptsz))
 #define COPY(spelling, ptsz)                                                               \
-	USE_WRAPPER(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n),    \
-	            COPY_USE(dst, src, n, NULL, ptsz), .synchronous = 1)
+	HOST_WAIT_USE_WRAPPER(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n),         \
+	                      (dst, src, n), COPY_USE(dst, src, n, NULL, ptsz))
 /* Device to device (and peer, below): no host-side synchronization (CUDA's API sync
  * behavior), so not a host wait for the stream model. */
 #define COPY_DTOD(spelling, ptsz)                                                          \
-	USE_WRAPPER(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n),    \
+	USE_WRAPPER(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n), 0, \
 	            COPY_USE(dst, src, n, NULL, ptsz))
 #define COPY_HTOD(spelling, ptsz)                                                          \
-	USE_WRAPPER(spelling, (CUdeviceptr dst, const void *src, size_t n), (dst, src, n),    \
-	            COPY_USE(dst, 0, n, NULL, ptsz), .synchronous = 1)
+	HOST_WAIT_USE_WRAPPER(spelling, (CUdeviceptr dst, const void *src, size_t n),         \
+	                      (dst, src, n), COPY_USE(dst, 0, n, NULL, ptsz))
 #define COPY_DTOH(spelling, ptsz)                                                          \
-	USE_WRAPPER(spelling, (void *dst, CUdeviceptr src, size_t n), (dst, src, n),          \
-	            COPY_USE(0, src, n, NULL, ptsz), .synchronous = 1)
+	HOST_WAIT_USE_WRAPPER(spelling, (void *dst, CUdeviceptr src, size_t n), (dst, src, n), \
+	                      COPY_USE(0, src, n, NULL, ptsz))
 #define COPY_PEER(spelling, ptsz)                                                          \
 	USE_WRAPPER(spelling, (CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,              \
 	                       CUcontext sctx, size_t n),                                      \
-	            (dst, dctx, src, sctx, n), COPY_USE(dst, src, n, NULL, ptsz))
+	            (dst, dctx, src, sctx, n), 0, COPY_USE(dst, src, n, NULL, ptsz))
 
 #define COPY_2D_USE(p, st, ptsz)                                                           \
 	COPY_USE(p ? device_side(p->dstMemoryType, p->dstDevice, p->dstXInBytes, p->dstY, 0,  \
@@ -416,31 +425,31 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	                         p->srcZ, p->srcPitch, p->srcHeight) : 0,                      \
 	         p ? p->WidthInBytes * p->Height * p->Depth : 0, st, ptsz)
 #define COPY_2D_ASYNC(spelling, ptsz)                                                      \
-	USE_WRAPPER(spelling, (const CUDA_MEMCPY2D *p, CUstream s), (p, s),                   \
+	USE_WRAPPER(spelling, (const CUDA_MEMCPY2D *p, CUstream s), (p, s), s,                \
 	            COPY_2D_USE(p, s, ptsz))
 #define COPY_3D_ASYNC(spelling, ptsz)                                                      \
-	USE_WRAPPER(spelling, (const CUDA_MEMCPY3D *p, CUstream s), (p, s),                   \
+	USE_WRAPPER(spelling, (const CUDA_MEMCPY3D *p, CUstream s), (p, s), s,                \
 	            COPY_3D_USE(p, s, ptsz))
 #define COPY_2D(spelling, ptsz)                                                            \
-	USE_WRAPPER(spelling, (const CUDA_MEMCPY2D *p), (p), COPY_2D_USE(p, NULL, ptsz), .synchronous = 1)
+	HOST_WAIT_USE_WRAPPER(spelling, (const CUDA_MEMCPY2D *p), (p), COPY_2D_USE(p, NULL, ptsz))
 #define COPY_3D(spelling, ptsz)                                                            \
-	USE_WRAPPER(spelling, (const CUDA_MEMCPY3D *p), (p), COPY_3D_USE(p, NULL, ptsz), .synchronous = 1)
+	HOST_WAIT_USE_WRAPPER(spelling, (const CUDA_MEMCPY3D *p), (p), COPY_3D_USE(p, NULL, ptsz))
 
 #define SET_USE(d, n, st, ptsz)                                                            \
 	.what = GC_USE_SET, .dst = (d), .bytes = (n), .stream = U64(st), .per_thread = ptsz
 #define SET_ASYNC(spelling, ptsz, T)                                                       \
-	USE_WRAPPER(spelling, (CUdeviceptr d, T v, size_t n, CUstream s), (d, v, n, s),        \
+	USE_WRAPPER(spelling, (CUdeviceptr d, T v, size_t n, CUstream s), (d, v, n, s), s,     \
 	            SET_USE(d, n * sizeof(T), s, ptsz))
 #define SET_2D_ASYNC(spelling, ptsz, T)                                                    \
 	USE_WRAPPER(spelling, (CUdeviceptr d, size_t pitch, T v, size_t w, size_t h,          \
 	                       CUstream s),                                                    \
-	            (d, pitch, v, w, h, s), SET_USE(d, pitch * h, s, ptsz))
+	            (d, pitch, v, w, h, s), s, SET_USE(d, pitch * h, s, ptsz))
 #define SET(spelling, ptsz, T)                                                             \
-	USE_WRAPPER(spelling, (CUdeviceptr d, T v, size_t n), (d, v, n),                       \
+	USE_WRAPPER(spelling, (CUdeviceptr d, T v, size_t n), (d, v, n), 0,                    \
 	            SET_USE(d, n * sizeof(T), NULL, ptsz))
 #define SET_2D(spelling, ptsz, T)                                                          \
 	USE_WRAPPER(spelling, (CUdeviceptr d, size_t pitch, T v, size_t w, size_t h),         \
-	            (d, pitch, v, w, h), SET_USE(d, pitch * h, NULL, ptsz))
+	            (d, pitch, v, w, h), 0, SET_USE(d, pitch * h, NULL, ptsz))
 #define SET_ASYNC_8(spelling, ptsz) SET_ASYNC(spelling, ptsz, unsigned char)
 #define SET_ASYNC_16(spelling, ptsz) SET_ASYNC(spelling, ptsz, unsigned short)
 #define SET_ASYNC_32(spelling, ptsz) SET_ASYNC(spelling, ptsz, unsigned int)

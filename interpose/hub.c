@@ -36,8 +36,9 @@ GC_TLS struct gc_hub_self gc_hub_self;
 static int no_captures;  /* what gc_hub.captures reads until the ledger is made */
 static const int model_off;  /* what gc_hub.ordering reads until the ledger is made */
 static const int direct_off = 1;  /* what gc_hub.direct_off reads when tracing */
+static const uint64_t no_quiet_stream = UINT64_MAX;  /* gc_hub.quiet_stream's, likewise */
 struct gc_hub_line gc_hub = {.captures = &no_captures, .ordering = &model_off,
-                             .direct_off = &direct_off};
+                             .direct_off = &direct_off, .quiet_stream = &no_quiet_stream};
 #define ledger gc_hub.ledger
 #define in_hub gc_hub_in
 #define my_caller gc_hub_caller
@@ -201,6 +202,7 @@ static void init(void)
 	__atomic_store_n(&gc_hub_order, gc_ledger_order_ranges(ledger), __ATOMIC_RELAXED);
 	gc_hub.captures = gc_ledger_captures_count(ledger);
 	gc_hub.ordering = gc_ledger_ordering_flag(ledger);
+	gc_hub.quiet_stream = gc_ledger_quiet_stream(ledger);
 	gc_hub.streams = gc_ledger_streams(ledger);
 	gc_hub.direct_off = opts.trace_file[0] ? &direct_off : gc_ledger_held_count(ledger);
 	int python = gc_py_present();

@@ -50,7 +50,11 @@ struct gc_hub_line {
 	const int *direct_off;
 	struct gc_streams *streams;   /* the stream model, for the records' and waits' direct path */
 	gc_ledger *ledger;
+	/* The one stream's handle while the model is off (a use there needs no check of the
+	 * order index), else one no stream has (gc_ledger_quiet_stream) */
+	const uint64_t *quiet_stream;
 } __attribute__((aligned(64)));
+_Static_assert(sizeof(struct gc_hub_line) == 64, "what every wrapper reads is one line");
 /* Hidden: read straight, not through the GOT (an instruction a read). */
 extern __attribute__((visibility("hidden"))) struct gc_hub_line gc_hub;
 /* The first call's side of enter: start-up; 1 when graphcheck runs, else the guard is off. */
@@ -222,12 +226,15 @@ static inline int gc_hub_index_empty(struct gc_dead_ranges *d)
 	       __atomic_load_n(&d->hi_bound, __ATOMIC_RELAXED);
 }
 
-/* Whether any memory is dead or watched for stream order now: when not, a successful use
- * cannot break a rule and its wrapper builds nothing (a few loads, no lock, no shared write). */
-static inline int gc_hub_uses_checked(void)
+/* Whether a successful use on stream (its handle) may break a rule: some memory is dead, or
+ * some is watched for stream order and the use is not on the one stream seen while the model
+ * is off (then the order index holds only its wake range: ledger_order.c). When not, its
+ * wrapper builds nothing (a few loads, no lock, no shared write). */
+static inline int gc_hub_uses_checked(uint64_t stream)
 {
 	return !gc_hub_index_empty(__atomic_load_n(&gc_hub_dead, __ATOMIC_RELAXED)) ||
-	       !gc_hub_index_empty(__atomic_load_n(&gc_hub_order, __ATOMIC_RELAXED));
+	       (!gc_hub_index_empty(__atomic_load_n(&gc_hub_order, __ATOMIC_RELAXED)) &&
+	        stream != __atomic_load_n(gc_hub.quiet_stream, __ATOMIC_RELAXED));
 }
 
 /* Whether the stream model is on (two streams seen): until then a successful record, wait or

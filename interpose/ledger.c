@@ -620,6 +620,11 @@ const int *gc_ledger_ordering_flag(const gc_ledger *l)
 	return gc_streams_active_flag(l->streams);
 }
 
+const uint64_t *gc_ledger_quiet_stream(const gc_ledger *l)
+{
+	return &l->streams_seen.quiet_key;
+}
+
 int gc_ledger_capturing(const gc_ledger *l)
 {
 	return __atomic_load_n(&l->active_captures, __ATOMIC_RELAXED) > 0;

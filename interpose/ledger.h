@@ -213,6 +213,14 @@ struct gc_dead_ranges *gc_ledger_dead_ranges(gc_ledger *l);
  * atomically and without a lock, in every record, wait and launch. */
 struct gc_dead_ranges *gc_ledger_order_ranges(gc_ledger *l);
 const int *gc_ledger_ordering_flag(const gc_ledger *l);
+/* Whether a use on stream key turns the stream model on: it is off and key is not the one
+ * stream seen. Asked by the hub at a use while the model is off and the order index is not
+ * empty (it holds the wake range of a first stream created non-blocking); the hub then
+ * reports a GC_EV_STREAM_STEP on that stream before it checks the use. */
+int gc_ledger_order_wakes(const gc_ledger *l, uint64_t key);
+/* The one stream's handle while the model is off and that stream is a handle past 0, 1, 2,
+ * else all ones: a use there cannot turn the model on. Read inline, atomically (relaxed). */
+const uint64_t *gc_ledger_quiet_stream(const gc_ledger *l);
 
 /* A call that failed with INVALID_CONTEXT on a thread without a current context is held,
  * not reported: the CUDA runtime (shared or static) answers that by binding its primary

@@ -224,6 +224,11 @@ struct gc_ledger {
 	gc_table contested;
 	gc_slab contested_slab;
 	int contested_full;
+	/* While one stream is seen (ledger_order.c's "the model turning on"): the allocation
+	 * number the host last waited up to (those below it were done), and whether the
+	 * allocations made before the model went on have been watched. */
+	uint32_t waited_seq;
+	int earlier_watched;
 };
 
 _Static_assert((offsetof(struct gc_ledger, streams_seen) + sizeof(gc_streams_seen_line) - 1) /
@@ -406,7 +411,7 @@ void gc_order_event(gc_ledger *l, const gc_event *ev);
 /* The fast path's side (no ledger lock needed). First, a stream-ordered allocation's or
  * free's stream seen by the model (it may turn the model on): its key. Inline, so that an op
  * on a stream the model knows already (gc_streams_known) calls nothing. */
-void gc_order_stream_seen(gc_ledger *l, uint64_t key);
+void gc_order_stream_seen(gc_ledger *l, uint64_t key, const gc_mem_op *op);
 static inline uint64_t gc_order_stream(gc_ledger *l, const gc_mem_op *op)
 {
 	/* The common case first: a handle past the special ones 0, 1, 2 is its own key, and the
@@ -417,7 +422,7 @@ static inline uint64_t gc_order_stream(gc_ledger *l, const gc_mem_op *op)
 		return s;
 	uint64_t key = gc_stream_key(s, op->per_thread, op->tid);
 	if (!gc_streams_known(&l->streams_seen, key))
-		gc_order_stream_seen(l, key);
+		gc_order_stream_seen(l, key, op);
 	return key;
 }
 /* Whether op's stream is the one stream seen so far, a handle past 0, 1, 2, while the model
@@ -445,9 +450,8 @@ static inline void gc_order_freed(gc_ledger *l, uint64_t ptr, uint64_t tid)
 	if (gc_order_on(l))  /* else nothing is watched yet */
 		gc_order_unwatch(l, ptr, tid, NULL);
 }
-/* A successful cuMemFree or cuMemAlloc (or cuMemAllocPitch), taken as a wait for the whole device (held to
- * synchronize it; not measured on the H200): every stream joins the host. Taking it so only
- * adds order. */
+/* A successful cuMemFree, taken as a wait for the whole device (ledger.c's apply_event says
+ * why): every stream joins the host. Taking it so only adds order. */
 void gc_order_device_wait(gc_ledger *l);
 /* Whether a free outside graphs on stream key (gc_order_stream) must be judged (its
  * allocation was made, or used, on another stream): it then takes the locked path. Called

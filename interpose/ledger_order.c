@@ -46,12 +46,119 @@ static uint64_t key_of(const gc_event *ev)
 	return gc_stream_key(ev->stream, ev->per_thread, ev->tid);
 }
 
+/* ---- the model turning on ------------------------------------------------------
+ * Until a second stream is seen nothing is watched, so an allocation made on the first
+ * stream and then used or freed on another (one created later, or the legacy stream that a
+ * launch forgot to name) would go unjudged. When the model turns on, the live stream-ordered
+ * allocations made on the first stream since the host last waited are watched, as made at
+ * that stream's present time. What came before is taken as ordered before everything after
+ * (only adding order): every host wait of the one-stream time moves waited_seq (a
+ * synchronization, a synchronous copy, cuMemFree, a host function), and an event recorded
+ * then is unknown to the clocks, whose waits join every stream (stream_clock.c). */
+
+/* While the first stream, created non-blocking, is the only one seen: a range no word
+ * reaches keeps the index not empty, so that every use goes to the hub, which turns the
+ * model on at a use on another stream (gc_ledger_order_wakes): the legacy stream, where a launch
+ * that names no stream goes, does not wait for a non-blocking one. */
+#define WAKE_LO (UINT64_MAX - 1)
+#define WAKE_HI UINT64_MAX
+#define NON_BLOCKING 1u  /* CU_STREAM_NON_BLOCKING, a stream creation's flag */
+
+static int on_first(uint64_t stream, uint64_t first)
+{
+	/* The first key is a handle, or the legacy or a per-thread stream's (handles 0, 1, 2). */
+	return gc_stream_key_is_handle(first) ? stream == first : stream <= 2;
+}
+
+struct earlier {
+	gc_ledger *l;
+	uint64_t first, owner;
+	uint64_t skip;  /* the allocation that turned the model on (its own op watches it), or 0 */
+	uint32_t since;
+};
+
+/* Under the record's stripe lock (the index's lock is a leaf under it). */
+static void watch_earlier_one(gc_hnode *n, void *arg)
+{
+	struct earlier *w = arg;
+	struct alloc *a = (struct alloc *)n;
+	gc_dead_range was;
+	/* One of another stream (the op that turned the model on) is watched by that op; one
+	 * already watched (another thread's allocation since) is left as it is. */
+	if (a->kind != K_ASYNC || a->state != S_LIVE || !a->size || a->seq < w->since ||
+	    a->h.key == w->skip || !on_first(a->stream, w->first) ||
+	    gc_dead_ranges_lookup(&w->l->order, a->h.key, &was))
+		return;
+	gc_dead_ranges_add(&w->l->order, a->h.key, a->h.key + a->size, w->owner, ORDER_ONE_STREAM,
+	                   GRAPH_THREAD);
+}
+
+static void watch_earlier(gc_ledger *l, uint64_t skip)
+{
+	gc_dead_ranges_cover(&l->order, WAKE_LO, WAKE_HI, GRAPH_THREAD);
+	struct earlier w = {.l = l, .skip = skip, .since = __atomic_load_n(&l->waited_seq, __ATOMIC_RELAXED),
+	                    .first = __atomic_load_n(&l->streams_seen.first_key, __ATOMIC_RELAXED)};
+	uint32_t stamp;
+	gc_streams_lock(l->streams);
+	int slot = gc_streams_stamp(l->streams, w.first, &stamp);
+	gc_streams_unlock(l->streams);
+	if (slot < 0)
+		return;  /* no slot left: nothing on it is judged */
+	w.owner = owner_of(slot, stamp, w.first);
+	for (unsigned i = 0; i < l->nstripes; i++) {
+		struct stripe *st = &l->stripes[i];
+		gc_spin_lock(&st->lock);
+		gc_table_each(&st->allocs, watch_earlier_one, &w);
+		gc_spin_unlock(&st->lock);
+	}
+}
+
+/* After anything that may have turned the model on, outside every lock: once. skip: see
+ * struct earlier (an allocation on a stream whose key is not its handle may be on_first's). */
+static void turned_on(gc_ledger *l, uint64_t skip)
+{
+	if (gc_order_on(l) && !__atomic_load_n(&l->earlier_watched, __ATOMIC_RELAXED) &&
+	    !__atomic_exchange_n(&l->earlier_watched, 1, __ATOMIC_ACQ_REL))
+		watch_earlier(l, skip);
+}
+
+/* A first stream created non-blocking: the wake range (see WAKE_LO). */
+static void stream_created(gc_ledger *l, uint64_t key, uint64_t flags)
+{
+	if (!(flags & NON_BLOCKING) || gc_order_on(l) ||
+	    __atomic_load_n(&l->streams_seen.first_key, __ATOMIC_RELAXED) != key)
+		return;
+	gc_dead_ranges_add(&l->order, WAKE_LO, WAKE_HI, 0, ORDER_ONE_STREAM, GRAPH_THREAD);
+	if (gc_order_on(l))  /* turned on meanwhile, perhaps before the range came */
+		gc_dead_ranges_cover(&l->order, WAKE_LO, WAKE_HI, GRAPH_THREAD);
+}
+
+int gc_ledger_order_wakes(const gc_ledger *l, uint64_t key)
+{
+	return !gc_order_on(l) && __atomic_load_n(&l->streams_seen.first_key, __ATOMIC_RELAXED) != key;
+}
+
+/* The host waited, while one stream is seen: what was allocated so far is done. */
+static void host_waited(gc_ledger *l)
+{
+	__atomic_store_n(&l->waited_seq, __atomic_load_n(&l->alloc_seq, __ATOMIC_RELAXED),
+	                 __ATOMIC_RELAXED);
+}
+
+static int host_wait(const gc_event *ev)
+{
+	return ev->kind == GC_EV_SYNCHRONIZE ||
+	       (ev->kind == GC_EV_STREAM_STEP && (ev->flags & GC_STEP_HOST_FUNC));
+}
+
 /* An op on the legacy stream orders the blocking ones. */
-void gc_order_stream_seen(gc_ledger *l, uint64_t key)
+void gc_order_stream_seen(gc_ledger *l, uint64_t key, const gc_mem_op *op)
 {
 	gc_streams_seen(l->streams, key);
 	if (key == GC_STREAM_LEGACY_KEY)
 		gc_streams_legacy_op(l->streams);
+	/* A free's allocation is one to watch: the free is then judged against it. */
+	turned_on(l, op->kind == GC_EV_FREE || op->kind == GC_EV_MEM_FREE ? 0 : op->ptr);
 }
 
 int gc_order_init(gc_ledger *l)
@@ -105,6 +212,10 @@ void gc_order_event(gc_ledger *l, const gc_event *ev)
 	uint64_t key = key_of(ev);
 	if (ev->result != GC_CUDA_SUCCESS)
 		return;
+	if (host_wait(ev) && !gc_order_on(l)) {  /* no clock yet: only what the host waited for */
+		host_waited(l);
+		return;
+	}
 	gc_streams_lock(s);
 	switch (ev->kind) {
 	case GC_EV_STREAM_CREATE: gc_streams_created(s, key, ev->flags); break;
@@ -140,6 +251,9 @@ void gc_order_event(gc_ledger *l, const gc_event *ev)
 	default: break;
 	}
 	gc_streams_unlock(s);
+	if (ev->kind == GC_EV_STREAM_CREATE)
+		stream_created(l, key, ev->flags);
+	turned_on(l, 0);
 }
 
 /* ---- the fast path's side ---------------------------------------------------- */
@@ -223,8 +337,10 @@ int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op, uint64_t key, gc_de
 
 void gc_order_device_wait(gc_ledger *l)
 {
-	if (!gc_streams_active(l->streams))
+	if (!gc_streams_active(l->streams)) {
+		host_waited(l);
 		return;
+	}
 	gc_streams_lock(l->streams);
 	gc_streams_join_all(l->streams);
 	gc_streams_unlock(l->streams);

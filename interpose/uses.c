@@ -93,14 +93,24 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
 	}
 }
 
-/* While the stream model is on: the first op seen on the legacy stream (from then on blocking
- * streams are taken as ordered with each other, stream_clock.h), and a synchronous copy that
- * may touch host memory, which the host waits for (a set or a device-to-device copy: not). */
+/* A synchronous copy that may touch host memory, which the host waits for (a set or a
+ * device-to-device copy: not), whether the stream model is on or not (before, it tells the
+ * ledger what the host waited for); while the model is on, also the first op seen on the
+ * legacy stream (from then on blocking streams are taken as ordered with each other,
+ * stream_clock.h). */
 static void order_steps(const gc_use *u)
 {
 	static int legacy_seen;
-	if (u->result != CUDA_SUCCESS || !gc_hub_order_on())
+	if (u->result != CUDA_SUCCESS)
 		return;
+	if (!gc_hub_order_on()) {
+		if (u->synchronous) {
+			gc_event ev = {.kind = GC_EV_SYNCHRONIZE, .call = u->call, .stream = u->stream,
+			               .per_thread = u->per_thread};
+			gc_hub_report(&ev);
+		}
+		return;
+	}
 	if (!u->per_thread && (u->stream == 0 || u->stream == (uint64_t)(uintptr_t)CU_STREAM_LEGACY) &&
 	    !__atomic_exchange_n(&legacy_seen, 1, __ATOMIC_RELAXED)) {
 		gc_event ev = {.kind = GC_EV_STREAM_STEP, .call = u->call, .stream = u->stream};
@@ -113,11 +123,31 @@ static void order_steps(const gc_use *u)
 	}
 }
 
+/* A use while the stream model is off and the order index holds the wake range (the first
+ * stream was created non-blocking, gc_ledger_order_wakes): on that stream, nothing is
+ * watched (0); on another, the model turns on (the ledger then watches the allocations made
+ * before) and the use is checked against them (1). */
+static int wake(const gc_use *u)
+{
+	uint64_t key = gc_stream_key(u->stream, u->per_thread, gc_hub_tid());
+	if (!gc_ledger_order_wakes(gc_hub.ledger, key))
+		return gc_hub_order_on();
+	gc_event ev = {.kind = GC_EV_STREAM_STEP, .call = u->call, .stream = u->stream,
+	               .per_thread = u->per_thread};
+	gc_hub_report(&ev);
+	return 1;
+}
+
 void gc_hub_use(const gc_use *u)
 {
 	struct gc_dead_ranges *d = __atomic_load_n(&gc_hub_dead, __ATOMIC_RELAXED);
 	struct gc_dead_ranges *o = __atomic_load_n(&gc_hub_order, __ATOMIC_RELAXED);
 	int ordering = u->result == CUDA_SUCCESS && !gc_hub_index_empty(o);
+	if (ordering && !gc_hub_order_on())
+		ordering = wake(u);
+	/* A use that nothing can judge (the wake range's, on the first stream): no word read. */
+	if (!ordering && u->result == CUDA_SUCCESS && !u->synchronous && gc_hub_index_empty(d))
+		return;
 	uint64_t w[WORDS_BATCH], word = 0;
 	uint16_t param[WORDS_BATCH];
 	gc_dead_range hit;

@@ -453,12 +453,14 @@ static void blocking_streams_and_the_legacy_stream(void **state)
 }
 
 /* The same through a free on the legacy stream that the fast path takes (its allocation
- * made while one stream was in use, so not watched): an op there all the same, once the
- * model is on (stream_clock.h's gc_streams_known, which lets known streams through). */
+ * made while one stream was in use and waited for by the host, so not watched): an op there
+ * all the same, once the model is on (stream_clock.h's gc_streams_known, which lets known
+ * streams through). */
 static void blocking_streams_and_a_legacy_free(void **state)
 {
 	fx *f = *state;
-	apply(f, alloc(Q, D));                /* the one stream so far: not watched */
+	apply(f, alloc(Q, D));                /* the one stream so far */
+	apply(f, sync_stream(D));             /* waited for: not watched when the model turns on */
 	apply(f, create(D, 0));
 	apply(f, create(D + 0x100, 0));
 	apply(f, alloc(P, D));
@@ -549,6 +551,117 @@ static void per_thread_streams(void **state)
 	u.tid = 6;
 	u.site = 52;
 	apply(f, u);
+	expect_none(f);
+}
+
+/* Allocations made while one stream was seen are watched when the model turns on (a second
+ * stream created, or an op on one), as made then; what the host waited for before (a
+ * synchronization, a synchronous copy, cuMemFree, a host function) is not. */
+static void earlier_allocations_watched(void **state)
+{
+	fx *f = *state;
+	apply(f, create(A, GC_STREAM_NON_BLOCKING));
+	apply(f, alloc(P, A));
+	apply(f, alloc(Q, A));
+	apply(f, create(B, GC_STREAM_NON_BLOCKING));  /* on from here */
+	apply(f, use(P, A, 50));
+	expect_none(f);
+	apply(f, use(P, B, 51));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+	has(f, "made by cuMemAllocAsync on stream 0xa0");
+	apply(f, mfree(Q, B));
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
+	/* an event recorded before the model was on is unknown: its wait orders everything */
+	apply(f, alloc(Q, A));
+	apply(f, record(E1, A));
+	apply(f, wait(B, E1));
+	apply(f, mfree(Q, B));
+	expect_none(f);
+}
+
+static void earlier_allocations_waited_for(void **state)
+{
+	fx *f = *state;
+	gc_event waits[] = {
+		sync_stream(A),
+		{.kind = GC_EV_SYNCHRONIZE, .call = "cuCtxSynchronize", .flags = GC_SYNC_CONTEXT},
+		{.kind = GC_EV_SYNCHRONIZE, .call = "cuEventSynchronize", .event = E1},
+		{.kind = GC_EV_SYNCHRONIZE, .call = "cuMemcpyDtoH_v2"},  /* the legacy stream */
+		{.kind = GC_EV_STREAM_STEP, .call = "cuLaunchHostFunc", .stream = A,
+		 .flags = GC_STEP_HOST_FUNC},
+		{.kind = GC_EV_MEM_FREE, .call = "cuMemFree_v2", .ptr = Q + 0x100000},
+	};
+	size_t n = sizeof(waits) / sizeof(waits[0]);
+	apply(f, create(A, GC_STREAM_NON_BLOCKING));
+	apply(f, (gc_event){.kind = GC_EV_MEM_ALLOC, .call = "cuMemAlloc_v2", .ptr = Q + 0x100000,
+	                    .size = 4096, .site = 9});
+	for (size_t i = 0; i < n; i++) {
+		apply(f, alloc(P + i * 0x10000, A));
+		apply(f, waits[i]);
+		expect_none(f);
+	}
+	apply(f, alloc(Q, A));  /* after the last wait: watched */
+	assert_false(__atomic_load_n(gc_ledger_ordering_flag(f->l), __ATOMIC_RELAXED));
+	apply(f, create(B, GC_STREAM_NON_BLOCKING));
+	for (size_t i = 0; i < n; i++) {
+		apply(f, use(P + i * 0x10000, B, 51));
+		expect_none(f);
+	}
+	apply(f, use(Q, B, 52));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+}
+
+/* A first stream created non-blocking: the order index holds the wake range, so that the
+ * hub asks at every use whether it turns the model on (a use on another stream, here the
+ * legacy stream of a launch that names none); the hub then reports a step on that stream,
+ * and the use is judged against the allocations made before. Created blocking: no range
+ * (the legacy stream waits for it). */
+static void wake_at_a_use_on_another_stream(void **state)
+{
+	fx *f = *state;
+	struct gc_dead_ranges *o = gc_ledger_order_ranges(f->l);
+	gc_dead_range hit;
+	apply(f, create(A, GC_STREAM_NON_BLOCKING));
+	assert_true(gc_dead_ranges_lookup(o, UINT64_MAX - 1, &hit));
+	apply(f, alloc(P, A));
+	assert_false(gc_ledger_order_wakes(f->l, A));
+	assert_true(gc_ledger_order_wakes(f->l, GC_STREAM_LEGACY_KEY));
+	apply(f, (gc_event){.kind = GC_EV_STREAM_STEP, .call = "cuLaunchKernel", .stream = 0});
+	assert_true(__atomic_load_n(gc_ledger_ordering_flag(f->l), __ATOMIC_RELAXED));
+	assert_false(gc_ledger_order_wakes(f->l, GC_STREAM_LEGACY_KEY));
+	assert_false(gc_dead_ranges_lookup(o, UINT64_MAX - 1, &hit));
+	apply(f, use(P, 0, 51));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+	has(f, "cuLaunchKernel on the legacy default stream passes 0x7f0000000000");
+	apply(f, mfree(P, A));  /* its own stream, but the legacy use is not ordered before it */
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
+}
+
+static void no_wake_range_for_a_blocking_stream(void **state)
+{
+	fx *f = *state;
+	gc_dead_range hit;
+	apply(f, create(D, 0));
+	apply(f, alloc(P, D));
+	assert_false(gc_dead_ranges_lookup(gc_ledger_order_ranges(f->l), UINT64_MAX - 1, &hit));
+	apply(f, (gc_event){.kind = GC_EV_STREAM_STEP, .call = "cuLaunchKernel", .stream = 0});
+	apply(f, use(P, 0, 51));  /* the legacy stream waits for a blocking one */
+	expect_none(f);
+}
+
+/* A free on the legacy stream of an allocation made on the one stream, non-blocking: the
+ * free turns the model on, and is judged. */
+static void legacy_free_of_a_non_blocking_allocation(void **state)
+{
+	fx *f = *state;
+	apply(f, create(A, GC_STREAM_NON_BLOCKING));
+	apply(f, alloc(P, A));
+	apply(f, alloc(Q, A));
+	apply(f, mfree(P, 0));
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
+	has(f, "cuMemFreeAsync on the legacy default stream frees allocation #1");
+	apply(f, sync_stream(A));
+	apply(f, mfree(Q, 0));
 	expect_none(f);
 }
 
@@ -927,6 +1040,11 @@ int main(void)
 		T(mem_free_waits_mem_alloc_and_import_do_not),
 		T(graph_launch_on_the_legacy_stream),
 		T(per_thread_streams),
+		T(earlier_allocations_watched),
+		T(earlier_allocations_waited_for),
+		T(wake_at_a_use_on_another_stream),
+		T(no_wake_range_for_a_blocking_stream),
+		T(legacy_free_of_a_non_blocking_allocation),
 		T(refused_and_captured_uses),
 		T(address_given_out_before_its_free),
 		T(piece_given_out_before_its_free),

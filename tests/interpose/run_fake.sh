@@ -96,6 +96,7 @@ stale=$(printf "1 launch-reused-pointer\n2 launch-stale-pointer")
 unordered="1 use-outside-graph-lifetime"  # the second allocation at the same address adds none
 stream0_ptds="1 free-foreign-in-capture"
 order=$(printf "2 unordered-free\n5 unordered-use")
+forgot_stream="2 unordered-use"  # x and y, launched on stream 0, allocated on a non-blocking stream
 stream0_legacy=$(printf "2 api-error\n1 double-free")
 foreign_misuse=$(printf "1 double-free\n1 free-unknown")
 for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procaddr ptds"; do
@@ -119,6 +120,8 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way stale-clean" "$none" $prog stale-clean $extra
 	check "$way unordered" "$unordered" $prog unordered $extra
 	check "$way unordered-clean" "$none" $prog unordered-clean $extra
+	check "$way forgot-stream" "$forgot_stream" $prog forgot-stream $extra
+	check "$way forgot-stream-clean" "$none" $prog forgot-stream-clean $extra
 	case $way in
 	*ptds) check "$way stream0" "$stream0_ptds" $prog stream0 $extra ;;
 	*) check "$way stream0" "$stream0_legacy" $prog stream0 $extra ;;

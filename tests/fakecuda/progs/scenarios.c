@@ -1329,6 +1329,48 @@ static int order_cost(const char *mode, int n)
     return 0;
 }
 
+/* ---- a launch that forgot its stream ----------------------------------------------
+ * tests/gpu/misuse/unordered-use-forgot-stream.cu in driver calls: x and y allocated and
+ * uploaded on the one stream, created non-blocking, and a kernel launched on stream 0 (the
+ * legacy stream, or with per-thread streams the thread's own), which does not wait for it:
+ * two unordered-use records (x and y; the frees come after a cuCtxSynchronize).
+ * `forgot-stream-clean` names the stream. Both then use an allocation the host waited for
+ * (cuStreamSynchronize) on stream 0: ordered. */
+static int forgot_stream(bool clean)
+{
+    init_driver();
+    CUmodule mod = NULL;
+    CUfunction saxpy = NULL;
+    CUstream s = NULL;
+    CK(cuModuleLoadData, (&mod, uses_image));
+    CK(cuModuleGetFunction, (&saxpy, mod, "sum"));
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    float host[64] = {0};
+    CUdeviceptr x = 0, y = 0, z = 0;
+    CK(cuMemAllocAsync, (&x, sizeof host, s));
+    CK(cuMemAllocAsync, (&y, sizeof host, s));
+    CK(cuMemcpyHtoDAsync, (x, host, sizeof host, s));
+    CK(cuMemcpyHtoDAsync, (y, host, sizeof host, s));
+    int n = 64;
+    void *args[] = { &x, &y, &n };
+    printf("== a kernel on %s reads x and y\n", clean ? "their stream" : "stream 0");
+    CK(cuLaunchKernel, (saxpy, 1, 1, 1, 64, 1, 1, 0, clean ? s : NULL, args, NULL));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemcpyDtoHAsync, (host, y, sizeof host, s));
+    CK(cuMemFreeAsync, (x, s));
+    CK(cuMemFreeAsync, (y, s));
+    printf("== allocated on the stream, synchronized, used on stream 0\n");
+    CK(cuMemAllocAsync, (&z, sizeof host, s));
+    CK(cuStreamSynchronize, (s));
+    CK(cuMemsetD32Async, (z, 0, 4, NULL));
+    CK(cuStreamSynchronize, (NULL));
+    CK(cuMemFreeAsync, (z, s));
+    CK(cuStreamSynchronize, (s));
+    CK(cuStreamDestroy, (s));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- dispatch ---------------------------------------------------------------------- */
 bool fc_scenario_uses_driver(const char *name)
 {
@@ -1341,6 +1383,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "capture-other-thread-clean", "graph-memory",
                                         "graph-memory-trimmed", "graph-memory-no-context", "stale", "stale-clean",
                                         "unordered", "unordered-clean", "order", "order-clean",
+                                        "forgot-stream", "forgot-stream-clean",
                                         "order-cost", "sites", "sites-once", "mixed" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
@@ -1399,6 +1442,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = order(false);
     else if (strcmp(name, "order-clean") == 0)
         rc = order(true);
+    else if (strcmp(name, "forgot-stream") == 0 || strcmp(name, "forgot-stream-clean") == 0)
+        rc = forgot_stream(strcmp(name, "forgot-stream-clean") == 0);
     else if (strcmp(name, "order-cost") == 0 && argc > 3)
         rc = order_cost(argv[2], atoi(argv[3]));
     else if (strcmp(name, "threads") == 0)
@@ -1410,7 +1455,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

@@ -55,7 +55,8 @@ uaf-struct-arg use-after-free gap
 uaf-pingpong-launchex use-after-free
 uaf-cooperative-workspace use-after-free
 unordered-free-per-thread-stream unordered-free
-unordered-use-forgot-stream unordered-use gap
+unordered-use-forgot-stream unordered-use
+unordered-use-stream-created-later unordered-free,unordered-use
 double-free-teardown-cudafree double-free
 double-free-worker-thread double-free
 relaunch-threadlocal-workspace relaunch-unfreed
