@@ -101,14 +101,13 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
 static void order_steps(const gc_use *u)
 {
 	static int legacy_seen;
-	if (u->result != CUDA_SUCCESS)
+	int on = gc_hub_order_on();
+	if (u->result != CUDA_SUCCESS || (!on && !u->synchronous))
 		return;
-	if (!gc_hub_order_on()) {
-		if (u->synchronous) {
-			gc_event ev = {.kind = GC_EV_SYNCHRONIZE, .call = u->call, .stream = u->stream,
-			               .per_thread = u->per_thread};
-			gc_hub_report(&ev);
-		}
+	if (!on) {
+		gc_event ev = {.kind = GC_EV_SYNCHRONIZE, .call = u->call, .stream = u->stream,
+		               .per_thread = u->per_thread};
+		gc_hub_report(&ev);
 		return;
 	}
 	if (!u->per_thread && (u->stream == 0 || u->stream == (uint64_t)(uintptr_t)CU_STREAM_LEGACY) &&
@@ -143,11 +142,9 @@ void gc_hub_use(const gc_use *u)
 	struct gc_dead_ranges *d = __atomic_load_n(&gc_hub_dead, __ATOMIC_RELAXED);
 	struct gc_dead_ranges *o = __atomic_load_n(&gc_hub_order, __ATOMIC_RELAXED);
 	int ordering = u->result == CUDA_SUCCESS && !gc_hub_index_empty(o);
-	if (ordering && !gc_hub_order_on())
-		ordering = wake(u);
-	/* A use that nothing can judge (the wake range's, on the first stream): no word read. */
-	if (!ordering && u->result == CUDA_SUCCESS && !u->synchronous && gc_hub_index_empty(d))
-		return;
+	if (ordering && !gc_hub_order_on())  /* the wrapper's test of the one stream, then wake's */
+		ordering = u->stream != __atomic_load_n(gc_hub.quiet_stream, __ATOMIC_RELAXED) &&
+		           wake(u);
 	uint64_t w[WORDS_BATCH], word = 0;
 	uint16_t param[WORDS_BATCH];
 	gc_dead_range hit;
