@@ -54,7 +54,11 @@ static uint64_t key_of(const gc_event *ev)
  * that stream's present time. What came before is taken as ordered before everything after
  * (only adding order): every host wait of the one-stream time moves waited_seq (a
  * synchronization, a synchronous copy, cuMemFree, a host function), and an event recorded
- * then is unknown to the clocks, whose waits join every stream (stream_clock.c). */
+ * then is unknown to the clocks, whose waits join every stream (stream_clock.c). Only when
+ * the first stream was created non-blocking, or is the legacy stream: nothing else done then
+ * can order them with a later stream. A blocking stream (or a per-thread one) is ordered
+ * with later blocking streams by any op on the legacy stream, which is no event while the
+ * model is off (a launch or a record there): its allocations are not watched, as before. */
 
 /* While the first stream, created non-blocking, is the only one seen: a range no word
  * reaches keeps the index not empty, so that every use goes to the hub, which turns the
@@ -99,11 +103,13 @@ static void watch_earlier(gc_ledger *l, uint64_t skip)
 	struct earlier w = {.l = l, .skip = skip, .since = __atomic_load_n(&l->waited_seq, __ATOMIC_RELAXED),
 	                    .first = __atomic_load_n(&l->streams_seen.first_key, __ATOMIC_RELAXED)};
 	uint32_t stamp;
+	int slot = -1;
 	gc_streams_lock(l->streams);
-	int slot = gc_streams_stamp(l->streams, w.first, &stamp);
+	if (w.first == GC_STREAM_LEGACY_KEY || gc_streams_non_blocking(l->streams, w.first))
+		slot = gc_streams_stamp(l->streams, w.first, &stamp);
 	gc_streams_unlock(l->streams);
 	if (slot < 0)
-		return;  /* no slot left: nothing on it is judged */
+		return;  /* a blocking or per-thread first stream, or no slot left */
 	w.owner = owner_of(slot, stamp, w.first);
 	for (unsigned i = 0; i < l->nstripes; i++) {
 		struct stripe *st = &l->stripes[i];

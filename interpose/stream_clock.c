@@ -492,6 +492,12 @@ static int blocking(const struct sstream *st)
 	return !st->non_blocking;
 }
 
+int gc_streams_non_blocking(gc_streams *s, uint64_t key)
+{
+	gc_hnode *n = gc_table_find(&s->streams, key);
+	return n && !blocking((struct sstream *)n);
+}
+
 int gc_streams_ordered(gc_streams *s, int from, uint32_t stamp, uint64_t to)
 {
 	struct sstream *b = get(s, to);

@@ -114,6 +114,8 @@ static inline int gc_streams_known(const gc_streams_seen_line *a, uint64_t key)
 }
 
 void gc_streams_created(gc_streams *s, uint64_t key, uint64_t flags);
+/* Whether stream key was created non-blocking (a stream never seen created: no). */
+int gc_streams_non_blocking(gc_streams *s, uint64_t key);
 void gc_streams_destroyed(gc_streams *s, uint64_t key);
 void gc_streams_record(gc_streams *s, uint64_t event, uint64_t key);
 void gc_streams_forget_event(gc_streams *s, uint64_t event);  /* recorded into a capture */

@@ -579,6 +579,33 @@ static void earlier_allocations_watched(void **state)
 	expect_none(f);
 }
 
+/* Only when the first stream was created non-blocking or is the legacy stream: a blocking
+ * one is ordered with a later blocking stream by any op on the legacy stream between (a
+ * launch there is no event while the model is off), so what it allocated before stays
+ * unwatched. */
+static void earlier_allocations_of_a_blocking_stream(void **state)
+{
+	fx *f = *state;
+	apply(f, create(D, 0));
+	apply(f, alloc(P, D));
+	/* a kernel on the legacy stream here would order D's allocation before D + 0x100's use */
+	apply(f, create(D + 0x100, 0));
+	apply(f, use(P, D + 0x100, 51));
+	expect_none(f);
+	apply(f, mfree(P, D + 0x100));
+	expect_none(f);
+}
+
+static void earlier_allocations_of_the_legacy_stream(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(P, 0));
+	apply(f, create(A, GC_STREAM_NON_BLOCKING));
+	apply(f, use(P, A, 51));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+	has(f, "made by cuMemAllocAsync on the legacy default stream");
+}
+
 static void earlier_allocations_waited_for(void **state)
 {
 	fx *f = *state;
@@ -1042,6 +1069,8 @@ int main(void)
 		T(per_thread_streams),
 		T(earlier_allocations_watched),
 		T(earlier_allocations_waited_for),
+		T(earlier_allocations_of_a_blocking_stream),
+		T(earlier_allocations_of_the_legacy_stream),
 		T(wake_at_a_use_on_another_stream),
 		T(no_wake_range_for_a_blocking_stream),
 		T(legacy_free_of_a_non_blocking_allocation),
