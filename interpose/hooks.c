@@ -66,7 +66,8 @@
  * Its stream is the legacy or the per-thread one (handle 0). */
 #define HOST_WAIT_USE_WRAPPER(spelling, params, args, ...)                                 \
 	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
-	           r != CUDA_SUCCESS || gc_hub_uses_checked(0) || !gc_hub_order_on(),         \
+	           r != CUDA_SUCCESS || gc_hub_uses_checked(0) ||                              \
+	           (!gc_hub_order_on() && gc_hub_host_wait_new()),                             \
 	           __VA_ARGS__, .synchronous = 1)
 
 /* What the driver wrote through an out-parameter, 0 when the call failed. */
@@ -298,9 +299,10 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 
 /* Their failures matter to the ledger (api-error, broken captures); a success is the host
  * waiting, which the stream model joins while it is on and, before, notes as what the host
- * waited for (ledger_order.c: what came before it is ordered when the model turns on).
- * cuStreamQuery and cuEventQuery wait only when they answer CUDA_SUCCESS. */
-#define SYNC_WHEN (r != CUDA_ERROR_NOT_READY)
+ * waited for when something was allocated since (ledger_order.c: what came before it is
+ * ordered when the model turns on). cuStreamQuery and cuEventQuery wait only when they answer
+ * CUDA_SUCCESS. */
+#define SYNC_WHEN (r == CUDA_SUCCESS ? gc_hub_wait_matters() : r != CUDA_ERROR_NOT_READY)
 #define SYNC_EVENT(s, ptsz, ev_, flags_)                                                   \
 	.kind = GC_EV_SYNCHRONIZE, .stream = U64(s), .capture_id = CAPTURE_OF(s, ptsz),       \
 	.per_thread = ptsz, .event = U64(ev_), .flags = (flags_)
@@ -344,11 +346,13 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	                    ORDER_WHEN, RECORD_WAIT(0, e, s, ptsz))
 #define STREAM_WAIT_EVENT(spelling, ptsz)                                                  \
 	RECORD_WAIT_WRAPPER(spelling, (CUstream s, CUevent e, unsigned flags), (s, e, flags), 0, \
-	                    ORDER_WHEN, RECORD_WAIT(1, e, s, ptsz))
-/* A host function is taken as the host waiting for its stream (ledger_order.c), so it is an
- * event before the model is on too. */
+	                    r != CUDA_SUCCESS || gc_hub_stream_wait_matters(U64(s)),          \
+	                    RECORD_WAIT(1, e, s, ptsz))
+/* A host function is taken as the host waiting for its stream (ledger_order.c), so it may
+ * be an event before the model is on too. */
 #define LAUNCH_HOST_FUNC(spelling, ptsz)                                                   \
-	WRAPPER(spelling, (CUstream s, CUhostFn fn, void *data), (s, fn, data), 0, 1,         \
+	WRAPPER(spelling, (CUstream s, CUhostFn fn, void *data), (s, fn, data), 0,            \
+	        r != CUDA_SUCCESS || gc_hub_wait_matters(),                                    \
 	        .kind = GC_EV_STREAM_STEP, .stream = U64(s), .per_thread = ptsz,              \
 	        .capture_id = CAPTURE_OF(s, ptsz), .flags = GC_STEP_HOST_FUNC)
 

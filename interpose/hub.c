@@ -609,6 +609,11 @@ void gc_hub_mem_declined(const gc_mem_op *op, const char *call)
 	gc_hub_report(&ev);
 }
 
+int gc_hub_host_wait_new(void)
+{
+	return ledger && gc_ledger_host_wait_new(ledger);
+}
+
 void gc_hub_record_wait_event(const gc_record_wait *c)
 {
 	gc_event ev = {.kind = c->wait ? GC_EV_STREAM_WAIT : GC_EV_EVENT_RECORD, .call = c->call,

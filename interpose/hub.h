@@ -119,6 +119,14 @@ typedef struct gc_use {
 
 /* ---- stream order's records and waits ------------------------------------------------ */
 
+/* Whether the stream model is on (two streams seen): until then a successful record or wait
+ * is no event, nor a host wait after which nothing was allocated (gc_hub_host_wait_new). A
+ * load, inline in every record, wait and launch. */
+static inline int gc_hub_order_on(void)
+{
+	return __atomic_load_n(gc_hub.ordering, __ATOMIC_RELAXED);
+}
+
 /* A cuEventRecord(WithFlags) or cuStreamWaitEvent as its wrapper sees it. Not a gc_event:
  * the budget for these is 30 ns a call (issue 14), and the common one (it succeeded, outside
  * any capture, model on) goes to the stream clocks without an event built or reported. */
@@ -143,7 +151,8 @@ void gc_hub_record_wait_event(const gc_record_wait *c);
 /* Inline in the wrapper, so that the common call (gc_hub_direct_ok) builds nothing. */
 static inline void gc_hub_record_wait(const gc_record_wait *c)
 {
-	if (gc_hub_direct_ok(c->result, c->capture_id))
+	/* A wait while the model is off (gc_hub_stream_wait_matters) is the ledger's, whole. */
+	if (gc_hub_direct_ok(c->result, c->capture_id) && (!c->wait || gc_hub_order_on()))
 		gc_streams_record_wait(gc_hub.streams, c->wait, c->event,
 		                       gc_stream_key(c->stream, c->per_thread, gc_hub_thread));
 	else {
@@ -237,11 +246,21 @@ static inline int gc_hub_uses_checked(uint64_t stream)
 	        stream != __atomic_load_n(gc_hub.quiet_stream, __ATOMIC_RELAXED));
 }
 
-/* Whether the stream model is on (two streams seen): until then a successful record, wait or
- * host wait is no event. A load, inline in every record, wait and launch. */
-static inline int gc_hub_order_on(void)
+/* While the model is off: whether a host wait tells the ledger anything (an allocation was
+ * made since the last one; gc_ledger_host_wait_new), out of line: waits are slow calls. */
+int gc_hub_host_wait_new(void);
+/* Whether a successful wait or host wait is an event: the model is on, or the wait is news
+ * to the ledger while it is off. A stream's wait for an event while off only when it is on
+ * another stream than the one seen (`quiet`: that one waiting orders no other). */
+static inline int gc_hub_wait_matters(void)
 {
-	return __atomic_load_n(gc_hub.ordering, __ATOMIC_RELAXED);
+	return gc_hub_order_on() || gc_hub_host_wait_new();
+}
+static inline int gc_hub_stream_wait_matters(uint64_t stream)
+{
+	return gc_hub_order_on() ||
+	       (stream != __atomic_load_n(gc_hub.quiet_stream, __ATOMIC_RELAXED) &&
+	        gc_hub_host_wait_new());
 }
 
 /* Reads the use's words, checks them against the dead memory, and reports a GC_EV_USE when

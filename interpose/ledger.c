@@ -653,7 +653,9 @@ gc_ledger *gc_ledger_new(const gc_ledger_config *cfg)
 		l->nstripes <<= 1;
 	l->stripe_mask = (l->nstripes - 1) * (uint32_t)sizeof(struct stripe);
 	l->no_uses = cfg && cfg->no_uses;
+	l->no_earlier = cfg && cfg->no_earlier;
 	l->alloc_seq = 1;  /* the first allocation's number */
+	l->waited_seq = 1;  /* none made yet */
 	if (gc_store_init(l, history) || gc_graph_init(l) || gc_pending_init(l) ||
 	    gc_dead_ranges_init(&l->dead, DEAD_RANGES_MAX) || gc_order_init(l)) {
 		gc_ledger_free(l);

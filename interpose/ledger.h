@@ -172,6 +172,9 @@ typedef struct gc_ledger_config {
 	                       * among the stripes, rounded up: each keeps its newest. */
 	unsigned stripes;     /* 0: GC_LEDGER_STRIPES; rounded up to a power of two, at most 1024 */
 	int no_uses;          /* keep no index of dead memory: uses are never checked */
+	/* Never watch the allocations made before the stream model turned on: a trace written
+	 * before its host waits of that time were events (version 1) does not say them. */
+	int no_earlier;
 } gc_ledger_config;
 
 gc_ledger *gc_ledger_new(const gc_ledger_config *cfg);  /* cfg NULL: the defaults */
@@ -218,6 +221,9 @@ const int *gc_ledger_ordering_flag(const gc_ledger *l);
  * empty (it holds the wake range of a first stream created non-blocking); the hub then
  * reports a GC_EV_STREAM_STEP on that stream before it checks the use. */
 int gc_ledger_order_wakes(const gc_ledger *l, uint64_t key);
+/* Whether a host wait while the model is off would tell the ledger anything: an allocation
+ * was made since the last one. When not, the hub builds no event for it. */
+int gc_ledger_host_wait_new(const gc_ledger *l);
 /* The one stream's handle while the model is off and that stream is a handle past 0, 1, 2,
  * else all ones: a use there cannot turn the model on. Read inline, atomically (relaxed). */
 const uint64_t *gc_ledger_quiet_stream(const gc_ledger *l);

@@ -229,6 +229,7 @@ struct gc_ledger {
 	 * allocations made before the model went on have been watched. */
 	uint32_t waited_seq;
 	int earlier_watched;
+	int no_earlier;  /* gc_ledger_config's */
 };
 
 _Static_assert((offsetof(struct gc_ledger, streams_seen) + sizeof(gc_streams_seen_line) - 1) /

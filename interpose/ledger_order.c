@@ -1,6 +1,6 @@
 /* Stream order: the rules unordered-use and unordered-free, read from the stream model's
- * clocks (stream_clock.c). An allocation is watched only once two streams are in use, by an
- * entry in an index of address ranges (the same structure as the dead memory's), which is
+ * clocks (stream_clock.c). An allocation is watched once two streams are in use (and, then,
+ * some made before: "the model turning on" below), by an entry in an index of address ranges (the same structure as the dead memory's), which is
  * what the uses' fast check reads without a lock: a use on the allocation's own stream is
  * skipped there by the stream tag in the entry, so only a use on another stream becomes an
  * event. Such an allocation is then "shared": its uses on every stream are kept (a few per
@@ -89,7 +89,8 @@ static void watch_earlier_one(gc_hnode *n, void *arg)
 	gc_dead_range was;
 	/* One of another stream (the op that turned the model on) is watched by that op; one
 	 * already watched (another thread's allocation since) is left as it is. */
-	if (a->kind != K_ASYNC || a->state != S_LIVE || !a->size || a->seq < w->since ||
+	if (a->kind != K_ASYNC || a->state != S_LIVE || !a->size ||
+	    (int32_t)(a->seq - w->since) < 0 ||  /* numbered before the host's wait (mod 2^32) */
 	    a->h.key == w->skip || !on_first(a->stream, w->first) ||
 	    gc_dead_ranges_lookup(&w->l->order, a->h.key, &was))
 		return;
@@ -100,6 +101,8 @@ static void watch_earlier_one(gc_hnode *n, void *arg)
 static void watch_earlier(gc_ledger *l, uint64_t skip)
 {
 	gc_dead_ranges_cover(&l->order, WAKE_LO, WAKE_HI, GRAPH_THREAD);
+	if (l->no_earlier)
+		return;
 	struct earlier w = {.l = l, .skip = skip, .since = __atomic_load_n(&l->waited_seq, __ATOMIC_RELAXED),
 	                    .first = __atomic_load_n(&l->streams_seen.first_key, __ATOMIC_RELAXED)};
 	uint32_t stamp;
@@ -110,7 +113,10 @@ static void watch_earlier(gc_ledger *l, uint64_t skip)
 	gc_streams_unlock(l->streams);
 	if (slot < 0)
 		return;  /* a blocking or per-thread first stream, or no slot left */
-	w.owner = owner_of(slot, stamp, w.first);
+	/* As made before anything the model saw on that stream: its first time, 1 (a stream
+	 * takes a slot only once the model is on, and another thread's record there since the
+	 * model went on has moved its time past that already). */
+	w.owner = owner_of(slot, 1, w.first);
 	for (unsigned i = 0; i < l->nstripes; i++) {
 		struct stripe *st = &l->stripes[i];
 		gc_spin_lock(&st->lock);
@@ -144,17 +150,29 @@ int gc_ledger_order_wakes(const gc_ledger *l, uint64_t key)
 	return !gc_order_on(l) && __atomic_load_n(&l->streams_seen.first_key, __ATOMIC_RELAXED) != key;
 }
 
-/* The host waited, while one stream is seen: what was allocated so far is done. */
+/* The host waited, while one stream is seen: what was allocated so far is done. Stored only
+ * when it changes (its line is read by every allocation's number). */
 static void host_waited(gc_ledger *l)
 {
-	__atomic_store_n(&l->waited_seq, __atomic_load_n(&l->alloc_seq, __ATOMIC_RELAXED),
-	                 __ATOMIC_RELAXED);
+	uint32_t n = __atomic_load_n(&l->alloc_seq, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&l->waited_seq, __ATOMIC_RELAXED) != n)
+		__atomic_store_n(&l->waited_seq, n, __ATOMIC_RELAXED);
 }
 
+int gc_ledger_host_wait_new(const gc_ledger *l)
+{
+	return __atomic_load_n(&l->waited_seq, __ATOMIC_RELAXED) !=
+	       __atomic_load_n(&l->alloc_seq, __ATOMIC_RELAXED);
+}
+
+/* What, while the model is off, is taken as the host waiting: a host wait, and a stream's
+ * wait for an event outside a capture (on another stream than the one seen: it may order
+ * that stream after the first one's allocations, unknown as the event then is). */
 static int host_wait(const gc_event *ev)
 {
 	return ev->kind == GC_EV_SYNCHRONIZE ||
-	       (ev->kind == GC_EV_STREAM_STEP && (ev->flags & GC_STEP_HOST_FUNC));
+	       (ev->kind == GC_EV_STREAM_STEP && (ev->flags & GC_STEP_HOST_FUNC)) ||
+	       (ev->kind == GC_EV_STREAM_WAIT && !ev->capture_id);
 }
 
 /* An op on the legacy stream orders the blocking ones. */
@@ -220,7 +238,10 @@ void gc_order_event(gc_ledger *l, const gc_event *ev)
 		return;
 	if (host_wait(ev) && !gc_order_on(l)) {  /* no clock yet: only what the host waited for */
 		host_waited(l);
-		return;
+		/* Turned on meanwhile (another thread), perhaps after watch_earlier read the old
+		 * count: the clocks take the wait too. */
+		if (!gc_order_on(l))
+			return;
 	}
 	gc_streams_lock(s);
 	switch (ev->kind) {
@@ -345,7 +366,8 @@ void gc_order_device_wait(gc_ledger *l)
 {
 	if (!gc_streams_active(l->streams)) {
 		host_waited(l);
-		return;
+		if (!gc_streams_active(l->streams))  /* else as in gc_order_event */
+			return;
 	}
 	gc_streams_lock(l->streams);
 	gc_streams_join_all(l->streams);

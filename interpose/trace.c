@@ -81,7 +81,7 @@ static void write_header(gc_scratch *sc)
 	gc_buf b;
 	do {
 		b = gc_line_buf(&sc->line);
-		gc_buf_printf(&b, "{\"type\":\"trace\",\"version\":1,\"pid\":%ld,\"program\":",
+		gc_buf_printf(&b, "{\"type\":\"trace\",\"version\":2,\"pid\":%ld,\"program\":",
 		              (long)getpid());
 		gc_buf_json_str(&b, gc_program_path(), GC_PATH_MAX);
 		gc_buf_printf(&b, ",\"cuda_driver_version\":%d,\"nvidia_driver\":", driver);

@@ -105,6 +105,8 @@ static void order_steps(const gc_use *u)
 	if (u->result != CUDA_SUCCESS || (!on && !u->synchronous))
 		return;
 	if (!on) {
+		if (!gc_hub_host_wait_new())
+			return;
 		gc_event ev = {.kind = GC_EV_SYNCHRONIZE, .call = u->call, .stream = u->stream,
 		               .per_thread = u->per_thread};
 		gc_hub_report(&ev);

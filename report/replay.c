@@ -123,7 +123,7 @@ static void emit_all(FILE *out, int json, const gc_event *ev, const gc_verdict *
 
 /* The ledger the live run had: GRAPHCHECK_HISTORY and GRAPHCHECK_USES from the header's
  * "options" (a trace written before the header carried them gets the options' defaults, as
- * a live run had then). */
+ * a live run had then), and what its version says of the stream model. */
 static gc_ledger *new_ledger(json_t *header)
 {
 	json_t *h = json_object_get(json_object_get(header, "options"), "history");
@@ -132,6 +132,9 @@ static gc_ledger *new_ledger(json_t *header)
 		cfg.history = (size_t)json_integer_value(h);
 	json_t *u = json_object_get(json_object_get(header, "options"), "uses");
 	cfg.no_uses = json_is_integer(u) && json_integer_value(u) == 0;
+	/* Version 1 does not have the host waits made while the stream model was off. */
+	json_t *v = json_object_get(header, "version");
+	cfg.no_earlier = json_is_integer(v) && json_integer_value(v) < 2;
 	return gc_ledger_new(&cfg);
 }
 

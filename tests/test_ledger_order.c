@@ -198,6 +198,7 @@ static int direct_as(fx *f, int wait, uint64_t event, uint64_t key, int result, 
 {
 	gc_hub.streams = gc_ledger_streams(f->l);
 	gc_hub.direct_off = gc_ledger_held_count(f->l);
+	gc_hub.ordering = gc_ledger_ordering_flag(f->l);
 	int before = full_path;
 	gc_record_wait c = {.call = wait ? "cuStreamWaitEvent" : "cuEventRecord", .result = result,
 	                    .wait = wait, .event = event, .stream = key, .capture_id = capture};
@@ -259,6 +260,17 @@ static void direct_path_declines(void **state)
 	assert_int_equal(direct(f, 1, E1, B), 0);
 	gc_hub_thread = 1;
 	assert_int_equal(direct(f, 1, E1, B), 1);
+}
+
+/* While the model is off a wait is the ledger's whole (it notes what the host waited for,
+ * ledger_order.c): never the direct path, which would step the clocks. */
+static void direct_path_waits_while_off(void **state)
+{
+	fx *f = *state;
+	apply(f, create(A, GC_STREAM_NON_BLOCKING));
+	assert_int_equal(direct(f, 1, E1, GC_STREAM_LEGACY_KEY), 0);
+	assert_int_equal(direct(f, 0, E1, A), 1);
+	assert_false(__atomic_load_n(gc_ledger_ordering_flag(f->l), __ATOMIC_RELAXED));
 }
 
 /* The hub's direct path for a stream-ordered allocation or free: hub.h's gc_hub_mem_ok and
@@ -662,6 +674,24 @@ static void wake_at_a_use_on_another_stream(void **state)
 	has(f, "cuLaunchKernel on the legacy default stream passes 0x7f0000000000");
 	apply(f, mfree(P, A));  /* its own stream, but the legacy use is not ordered before it */
 	expect(f, 1, GC_RULE_UNORDERED_FREE);
+}
+
+/* A stream's wait, while the model is off, for an event recorded on the first stream (the
+ * record no event then, as the hub sends none): what the first stream allocated before is
+ * taken as waited for, as the host's waits are, since the event is unknown when the model
+ * turns on. */
+static void earlier_allocations_waited_for_by_a_stream(void **state)
+{
+	fx *f = *state;
+	apply(f, create(A, GC_STREAM_NON_BLOCKING));
+	apply(f, alloc(P, A));
+	apply(f, alloc(Q, A));
+	apply(f, wait(0, E1));  /* the legacy stream waits for E1, recorded on A after both */
+	apply(f, (gc_event){.kind = GC_EV_STREAM_STEP, .call = "cuLaunchKernel", .stream = 0});
+	apply(f, use(P, 0, 51));
+	expect_none(f);
+	apply(f, mfree(Q, 0));
+	expect_none(f);
 }
 
 static void no_wake_range_for_a_blocking_stream(void **state)
@@ -1073,6 +1103,8 @@ int main(void)
 		T(earlier_allocations_of_the_legacy_stream),
 		T(wake_at_a_use_on_another_stream),
 		T(no_wake_range_for_a_blocking_stream),
+		T(earlier_allocations_waited_for_by_a_stream),
+		T(direct_path_waits_while_off),
 		T(legacy_free_of_a_non_blocking_allocation),
 		T(refused_and_captured_uses),
 		T(address_given_out_before_its_free),
