@@ -61,6 +61,14 @@
 #define USE_WRAPPER(spelling, params, args, s, ...)                                        \
 	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
 	           r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)), __VA_ARGS__)
+/* An asynchronous copy to host memory (`host`) waits for its stream when that memory is
+ * pageable (uses.c): built whenever a wait matters (the model on, or a wait while it is off
+ * would be news). From pageable memory it does not wait (the H200, run51), whatever CUDA's
+ * API sync behavior page says. */
+#define HOST_COPY_USE_WRAPPER(spelling, params, args, s, host_, ...)                        \
+	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
+	           r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)) || gc_hub_wait_matters(),  \
+	           __VA_ARGS__, .host = (host_))
 /* A synchronous copy that may touch host memory is a wait of the host: also built while the
  * stream model is off, so that the ledger knows what the host waited for when it turns on.
  * Its stream is the legacy or the per-thread one (handle 0). */
@@ -391,8 +399,8 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	USE_WRAPPER(spelling, (CUdeviceptr dst, const void *src, size_t n, CUstream s),       \
 	            (dst, src, n, s), s, COPY_USE(dst, 0, n, s, ptsz))
 #define COPY_DTOH_ASYNC(spelling, ptsz)                                                    \
-	USE_WRAPPER(spelling, (void *dst, CUdeviceptr src, size_t n, CUstream s),             \
-	            (dst, src, n, s), s, COPY_USE(0, src, n, s, ptsz))
+	HOST_COPY_USE_WRAPPER(spelling, (void *dst, CUdeviceptr src, size_t n, CUstream s),   \
+	                      (dst, src, n, s), s, dst, COPY_USE(0, src, n, s, ptsz))
 #define COPY_PEER_ASYNC(spelling, ptsz)                                                    \
 	USE_WRAPPER(spelling, (CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,              \
 	                       CUcontext sctx, size_t n, CUstream s),                          \

@@ -197,6 +197,7 @@ static void init(void)
 	capinfo_v2 = (capinfo_v2_fn)gc_driver_lookup("cuStreamGetCaptureInfo_v2");
 	capinfo_v1 = (capinfo_v1_fn)gc_driver_lookup("cuStreamGetCaptureInfo");
 	gc_kernel_args_init(gc_driver_lookup);
+	gc_hub_uses_init(gc_driver_lookup);
 	gc_graph_nodes_init(gc_driver_lookup, opts.uses);
 	__atomic_store_n(&gc_hub_dead, gc_ledger_dead_ranges(ledger), __ATOMIC_RELAXED);
 	__atomic_store_n(&gc_hub_order, gc_ledger_order_ranges(ledger), __ATOMIC_RELAXED);

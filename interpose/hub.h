@@ -115,6 +115,8 @@ typedef struct gc_use {
 	uint64_t dst, src, bytes;     /* copies and sets: device addresses, 0 for host memory */
 	int synchronous;              /* a copy without a stream that may touch host memory: the
 	                               * host waits for it (sets and device-to-device copies: not) */
+	const void *host;             /* an async copy's host destination: when pageable, the
+	                               * host waits for the stream (uses.c); else NULL */
 } gc_use;
 
 /* ---- stream order's records and waits ------------------------------------------------ */
@@ -266,6 +268,8 @@ static inline int gc_hub_stream_wait_matters(uint64_t stream)
 /* Reads the use's words, checks them against the dead memory, and reports a GC_EV_USE when
  * one hits or the call failed. Called inside the guard. */
 void gc_hub_use(const gc_use *u);
+/* The driver's functions gc_hub_use calls, looked up once at start-up. */
+void gc_hub_uses_init(void *(*lookup)(const char *));
 /* The calling thread's id (as events carry it). */
 uint64_t gc_hub_tid(void);
 

@@ -93,8 +93,37 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
 	}
 }
 
-/* A synchronous copy that may touch host memory, which the host waits for (a set or a
- * device-to-device copy: not), whether the stream model is on or not (before, it tells the
+/* cuPointerGetAttribute, for pageable_host (gc_hub_uses_init). */
+static CUresult (*pointer_attribute)(void *, CUpointer_attribute, CUdeviceptr);
+
+void gc_hub_uses_init(void *(*lookup)(const char *))
+{
+	pointer_attribute = (CUresult(*)(void *, CUpointer_attribute, CUdeviceptr))lookup(
+		"cuPointerGetAttribute");
+}
+
+/* Whether host memory is pageable: the driver does not know it (cuMemHostAlloc'd or
+ * registered memory it knows; tests/gpu/pageable_copy_probe.cu). Without the call: taken as
+ * pageable, a wait, which only adds order. */
+static int pageable_host(const void *p)
+{
+	unsigned type = 0;
+	return !pointer_attribute ||
+	       pointer_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)p) !=
+	               CUDA_SUCCESS;
+}
+
+/* Whether the host waited for the use's stream: a synchronous copy that may touch host memory
+ * (a set or a device-to-device copy: not), or an asynchronous copy to pageable host memory,
+ * which returns once the copy is done (CUDA's API sync behavior; on the H200 200 ms after a
+ * 200 ms kernel before it, and at once to pinned memory: tests/gpu/logs/run51-2026-12-04/
+ * pageable_copy_probe.native.out; one from pageable memory returned at once too). */
+static int host_waits(const gc_use *u)
+{
+	return u->synchronous || (u->host && pageable_host(u->host));
+}
+
+/* A use the host waited for, whether the stream model is on or not (before, it tells the
  * ledger what the host waited for); while the model is on, also the first op seen on the
  * legacy stream (from then on blocking streams are taken as ordered with each other,
  * stream_clock.h). */
@@ -102,10 +131,10 @@ static void order_steps(const gc_use *u)
 {
 	static int legacy_seen;
 	int on = gc_hub_order_on();
-	if (u->result != CUDA_SUCCESS || (!on && !u->synchronous))
+	if (u->result != CUDA_SUCCESS || (!on && !u->synchronous && !u->host))
 		return;
 	if (!on) {
-		if (!gc_hub_host_wait_new())
+		if (!gc_hub_host_wait_new() || !host_waits(u))
 			return;
 		gc_event ev = {.kind = GC_EV_SYNCHRONIZE, .call = u->call, .stream = u->stream,
 		               .per_thread = u->per_thread};
@@ -117,7 +146,7 @@ static void order_steps(const gc_use *u)
 		gc_event ev = {.kind = GC_EV_STREAM_STEP, .call = u->call, .stream = u->stream};
 		gc_hub_report(&ev);
 	}
-	if (u->synchronous) {
+	if (host_waits(u)) {
 		gc_event ev = {.kind = GC_EV_SYNCHRONIZE, .call = u->call, .stream = u->stream,
 		               .per_thread = u->per_thread};
 		gc_hub_report(&ev);

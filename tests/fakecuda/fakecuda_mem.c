@@ -474,6 +474,63 @@ FC_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CU
     return b ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
+/* Page-locked host memory (cuMemAllocHost): plain heap memory the stand-in remembers, so that
+ * cuPointerGetAttribute tells it from pageable memory as the real driver does (pinned:
+ * CU_MEMORYTYPE_HOST; unknown host memory: CUDA_ERROR_INVALID_VALUE). */
+#define PINNED_MAX 64
+static struct { void *p; size_t n; } pinned[PINNED_MAX];
+
+FC_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
+{
+    FC_COUNT(cuMemAllocHost_v2);
+    if (!pp || !bytesize)
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_lock();
+    size_t i = 0;
+    while (i < PINNED_MAX && pinned[i].p)
+        i++;
+    void *p = i < PINNED_MAX ? calloc(1, bytesize) : NULL;
+    if (p)
+        pinned[i].p = p, pinned[i].n = bytesize;
+    fc_unlock();
+    *pp = p;
+    return p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+FC_EXPORT CUresult cuMemFreeHost(void *p)
+{
+    FC_COUNT(cuMemFreeHost);
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    fc_lock();
+    for (size_t i = 0; i < PINNED_MAX; i++)
+        if (p && pinned[i].p == p) {
+            free(p);
+            pinned[i].p = NULL;
+            r = CUDA_SUCCESS;
+        }
+    fc_unlock();
+    return r;
+}
+
+FC_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    FC_COUNT(cuPointerGetAttribute);
+    if (!data || attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+        return CUDA_ERROR_INVALID_VALUE;
+    unsigned type = 0;
+    fc_lock();
+    for (size_t i = 0; i < nblocks && !type; i++)
+        if (blocks[i]->live && ptr - blocks[i]->addr < blocks[i]->size)
+            type = CU_MEMORYTYPE_DEVICE;
+    for (size_t i = 0; i < PINNED_MAX && !type; i++)
+        if (pinned[i].p && ptr - (CUdeviceptr)(uintptr_t)pinned[i].p < pinned[i].n)
+            type = CU_MEMORYTYPE_HOST;
+    fc_unlock();
+    if (type)
+        *(unsigned *)data = type;
+    return type ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 /* The 32-bit-pointer spellings from CUDA 2.x: exported so every spelling exists, but fake
  * addresses do not fit in 32 bits, so they refuse. */
 FC_EXPORT CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)

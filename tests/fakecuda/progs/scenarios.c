@@ -1330,12 +1330,13 @@ static int order_cost(const char *mode, int n)
 }
 
 /* ---- a launch that forgot its stream ----------------------------------------------
- * tests/gpu/misuse/unordered-use-forgot-stream.cu in driver calls: x and y allocated and
- * uploaded on the one stream, created non-blocking, and a kernel launched on stream 0 (the
- * legacy stream, or with per-thread streams the thread's own), which does not wait for it:
- * two unordered-use records (x and y; the frees come after a cuCtxSynchronize).
- * `forgot-stream-clean` names the stream. Both then use an allocation the host waited for
- * (cuStreamSynchronize) on stream 0: ordered. */
+ * tests/gpu/misuse/unordered-use-forgot-stream.cu in driver calls: x and y allocated on the
+ * one stream, created non-blocking, and uploaded there from page-locked memory (no wait), and
+ * a kernel launched on stream 0 (the legacy stream, or with per-thread streams the thread's
+ * own), which does not wait for it: two unordered-use records (x and y; the frees come after
+ * a cuCtxSynchronize). `forgot-stream-clean` names the stream. Both then use on stream 0 an
+ * allocation the host waited for: by cuStreamSynchronize, and by a copy to pageable memory
+ * (which returns once done): ordered. */
 static int forgot_stream(bool clean)
 {
     init_driver();
@@ -1345,28 +1346,37 @@ static int forgot_stream(bool clean)
     CK(cuModuleLoadData, (&mod, uses_image));
     CK(cuModuleGetFunction, (&saxpy, mod, "sum"));
     CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
-    float host[64] = {0};
+    const size_t sz = 64 * sizeof(float);
+    float *host = NULL, pageable[64] = {0};
     CUdeviceptr x = 0, y = 0, z = 0;
-    CK(cuMemAllocAsync, (&x, sizeof host, s));
-    CK(cuMemAllocAsync, (&y, sizeof host, s));
-    CK(cuMemcpyHtoDAsync, (x, host, sizeof host, s));
-    CK(cuMemcpyHtoDAsync, (y, host, sizeof host, s));
+    CK(cuMemAllocHost, ((void **)&host, sz));
+    CK(cuMemAllocAsync, (&x, sz, s));
+    CK(cuMemAllocAsync, (&y, sz, s));
+    CK(cuMemcpyHtoDAsync, (x, host, sz, s));
+    CK(cuMemcpyHtoDAsync, (y, host, sz, s));
     int n = 64;
     void *args[] = { &x, &y, &n };
     printf("== a kernel on %s reads x and y\n", clean ? "their stream" : "stream 0");
     CK(cuLaunchKernel, (saxpy, 1, 1, 1, 64, 1, 1, 0, clean ? s : NULL, args, NULL));
     CK(cuCtxSynchronize, ());
-    CK(cuMemcpyDtoHAsync, (host, y, sizeof host, s));
+    CK(cuMemcpyDtoHAsync, (host, y, sz, s));
     CK(cuMemFreeAsync, (x, s));
     CK(cuMemFreeAsync, (y, s));
     printf("== allocated on the stream, synchronized, used on stream 0\n");
-    CK(cuMemAllocAsync, (&z, sizeof host, s));
+    CK(cuMemAllocAsync, (&z, sz, s));
     CK(cuStreamSynchronize, (s));
+    CK(cuMemsetD32Async, (z, 0, 4, NULL));
+    CK(cuStreamSynchronize, (NULL));
+    CK(cuMemFreeAsync, (z, s));
+    printf("== allocated on the stream, copied to pageable memory there, used on stream 0\n");
+    CK(cuMemAllocAsync, (&z, sz, s));
+    CK(cuMemcpyDtoHAsync, (pageable, z, sz, s));
     CK(cuMemsetD32Async, (z, 0, 4, NULL));
     CK(cuStreamSynchronize, (NULL));
     CK(cuMemFreeAsync, (z, s));
     CK(cuStreamSynchronize, (s));
     CK(cuStreamDestroy, (s));
+    CK(cuMemFreeHost, (host));
     printf("done\n");
     return 0;
 }

@@ -24,8 +24,10 @@ int main(int argc, char **argv) {
   size_t sz = N * sizeof(float);
   cudaStream_t main_s, side;
   CK(cudaStreamCreateWithFlags(&main_s, cudaStreamNonBlocking));
-  float *h = nullptr, *in = nullptr, *sum = nullptr, hs = 0.f;
+  // page-locked, the result too: a copy to pageable memory would make the host wait for it
+  float *h = nullptr, *in = nullptr, *sum = nullptr, *hs = nullptr;
   CK(cudaMallocHost((void **)&h, sz));
+  CK(cudaMallocHost((void **)&hs, sizeof(float)));
   for (int i = 0; i < N; ++i) h[i] = 1.0f;
   CK(cudaMallocAsync((void **)&in, sz, main_s));
   CK(cudaMemcpyAsync(in, h, sz, cudaMemcpyHostToDevice, main_s));
@@ -42,7 +44,7 @@ int main(int argc, char **argv) {
   }
   reduce<<<1, 256, 0, side>>>(in, sum, N);  // misuse: side never waited for main_s
   CK(cudaGetLastError());
-  CK(cudaMemcpyAsync(&hs, sum, sizeof(float), cudaMemcpyDeviceToHost, side));
+  CK(cudaMemcpyAsync(hs, sum, sizeof(float), cudaMemcpyDeviceToHost, side));
   if (clean) {
     CK(cudaEventRecord(done, side));
     CK(cudaStreamWaitEvent(main_s, done, 0));
@@ -51,10 +53,11 @@ int main(int argc, char **argv) {
   CK(cudaFreeAsync(sum, side));
   CK(cudaStreamSynchronize(side));
   CK(cudaStreamSynchronize(main_s));
-  printf("sum = %.1f (expected %d)\n", hs, N);
+  printf("sum = %.1f (expected %d)\n", *hs, N);
   CK(cudaEventDestroy(up));
   CK(cudaEventDestroy(done));
   CK(cudaFreeHost(h));
+  CK(cudaFreeHost(hs));
   CK(cudaStreamDestroy(side));
   CK(cudaStreamDestroy(main_s));
   printf("done\n");
