@@ -62,12 +62,14 @@
 	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
 	           r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)), __VA_ARGS__)
 /* An asynchronous copy to host memory (`host`) waits for its stream when that memory is
- * pageable (uses.c): built whenever a wait matters (the model on, or a wait while it is off
- * would be news). From pageable memory it does not wait (the H200, run51), whatever CUDA's
- * API sync behavior page says. */
+ * pageable (uses.c): built whenever a wait matters, i.e. while the model is on and memory is
+ * watched (what the use check builds anyway: a wait orders only what is watched already),
+ * or while it is off and a wait would be news. From pageable memory a copy does not wait
+ * (the H200, run51), whatever CUDA's API sync behavior page says. */
 #define HOST_COPY_USE_WRAPPER(spelling, params, args, s, host_, ...)                        \
 	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
-	           r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)) || gc_hub_wait_matters(),  \
+	           r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)) ||                         \
+	           (!gc_hub_order_on() && gc_hub_host_wait_new()),                             \
 	           __VA_ARGS__, .host = (host_))
 /* A synchronous copy that may touch host memory is a wait of the host: also built while the
  * stream model is off, so that the ledger knows what the host waited for when it turns on.
@@ -392,9 +394,11 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 #define COPY_USE(d, s_, n, st, ptsz)                                                       \
 	.what = GC_USE_COPY, .dst = (d), .src = (s_), .bytes = (n), .stream = U64(st),        \
 	.per_thread = ptsz
+/* cuMemcpyAsync (cudaMemcpyDefault's): its destination may be host memory too. */
 #define COPY_ASYNC(spelling, ptsz)                                                         \
-	USE_WRAPPER(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s),       \
-	            (dst, src, n, s), s, COPY_USE(dst, src, n, s, ptsz))
+	HOST_COPY_USE_WRAPPER(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s), \
+	                      (dst, src, n, s), s, (const void *)(uintptr_t)dst,               \
+	                      COPY_USE(dst, src, n, s, ptsz))
 #define COPY_HTOD_ASYNC(spelling, ptsz)                                                    \
 	USE_WRAPPER(spelling, (CUdeviceptr dst, const void *src, size_t n, CUstream s),       \
 	            (dst, src, n, s), s, COPY_USE(dst, 0, n, s, ptsz))
@@ -436,12 +440,18 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	         p ? device_side(p->srcMemoryType, p->srcDevice, p->srcXInBytes, p->srcY,     \
 	                         p->srcZ, p->srcPitch, p->srcHeight) : 0,                      \
 	         p ? p->WidthInBytes * p->Height * p->Depth : 0, st, ptsz)
+/* A 2D or 3D copy's host destination (host memory, or unified addressing's pointer), else NULL. */
+#define COPY_HOST_DST(p)                                                                   \
+	(!(p) ? NULL                                                                           \
+	 : (p)->dstMemoryType == CU_MEMORYTYPE_HOST ? (p)->dstHost                             \
+	 : (p)->dstMemoryType == CU_MEMORYTYPE_UNIFIED ? (const void *)(uintptr_t)(p)->dstDevice \
+	                                                : NULL)
 #define COPY_2D_ASYNC(spelling, ptsz)                                                      \
-	USE_WRAPPER(spelling, (const CUDA_MEMCPY2D *p, CUstream s), (p, s), s,                \
-	            COPY_2D_USE(p, s, ptsz))
+	HOST_COPY_USE_WRAPPER(spelling, (const CUDA_MEMCPY2D *p, CUstream s), (p, s), s,      \
+	                      COPY_HOST_DST(p), COPY_2D_USE(p, s, ptsz))
 #define COPY_3D_ASYNC(spelling, ptsz)                                                      \
-	USE_WRAPPER(spelling, (const CUDA_MEMCPY3D *p, CUstream s), (p, s), s,                \
-	            COPY_3D_USE(p, s, ptsz))
+	HOST_COPY_USE_WRAPPER(spelling, (const CUDA_MEMCPY3D *p, CUstream s), (p, s), s,      \
+	                      COPY_HOST_DST(p), COPY_3D_USE(p, s, ptsz))
 #define COPY_2D(spelling, ptsz)                                                            \
 	HOST_WAIT_USE_WRAPPER(spelling, (const CUDA_MEMCPY2D *p), (p), COPY_2D_USE(p, NULL, ptsz))
 #define COPY_3D(spelling, ptsz)                                                            \

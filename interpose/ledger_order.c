@@ -51,9 +51,10 @@ static uint64_t key_of(const gc_event *ev)
  * stream and then used or freed on another (one created later, or the legacy stream that a
  * launch forgot to name) would go unjudged. When the model turns on, the live stream-ordered
  * allocations made on the first stream since the host last waited are watched, as made at
- * that stream's present time. What came before is taken as ordered before everything after
- * (only adding order): every host wait of the one-stream time moves waited_seq (a
- * synchronization, a synchronous copy, cuMemFree, a host function), and an event recorded
+ * that stream's first time (before any op the model saw there). What came before is taken
+ * as ordered before everything after (only adding order): every host wait of the one-stream
+ * time moves waited_seq (a synchronization, a synchronous copy or one to pageable memory,
+ * cuMemFree, a host function, another stream's wait for an event), and an event recorded
  * then is unknown to the clocks, whose waits join every stream (stream_clock.c). Only when
  * the first stream was created non-blocking, or is the legacy stream: nothing else done then
  * can order them with a later stream. A blocking stream (or a per-thread one) is ordered
@@ -62,8 +63,8 @@ static uint64_t key_of(const gc_event *ev)
 
 /* While the first stream, created non-blocking, is the only one seen: a range no word
  * reaches keeps the index not empty, so that every use goes to the hub, which turns the
- * model on at a use on another stream (gc_ledger_order_wakes): the legacy stream, where a launch
- * that names no stream goes, does not wait for a non-blocking one. */
+ * model on at a use on another stream (gc_ledger_order_wakes): the legacy stream, where a
+ * launch that names no stream goes, does not wait for a non-blocking one. */
 #define WAKE_LO (UINT64_MAX - 1)
 #define WAKE_HI UINT64_MAX
 #define NON_BLOCKING 1u  /* CU_STREAM_NON_BLOCKING, a stream creation's flag */
@@ -78,7 +79,7 @@ struct earlier {
 	gc_ledger *l;
 	uint64_t first, owner;
 	uint64_t skip;  /* the allocation that turned the model on (its own op watches it), or 0 */
-	uint32_t since;
+	uint32_t since, next;  /* the count the host waited up to; the next allocation's */
 };
 
 /* Under the record's stripe lock (the index's lock is a leaf under it). */
@@ -89,8 +90,11 @@ static void watch_earlier_one(gc_hnode *n, void *arg)
 	gc_dead_range was;
 	/* One of another stream (the op that turned the model on) is watched by that op; one
 	 * already watched (another thread's allocation since) is left as it is. */
+	/* Numbered before the host's wait: told by the distance back from the next number, so
+	 * that only a record 2^32 allocations old whose age wraps into the few since the wait
+	 * reads as after it. */
 	if (a->kind != K_ASYNC || a->state != S_LIVE || !a->size ||
-	    (int32_t)(a->seq - w->since) < 0 ||  /* numbered before the host's wait (mod 2^32) */
+	    (uint32_t)(w->next - a->seq) > (uint32_t)(w->next - w->since) ||
 	    a->h.key == w->skip || !on_first(a->stream, w->first) ||
 	    gc_dead_ranges_lookup(&w->l->order, a->h.key, &was))
 		return;
@@ -103,7 +107,10 @@ static void watch_earlier(gc_ledger *l, uint64_t skip)
 	gc_dead_ranges_cover(&l->order, WAKE_LO, WAKE_HI, GRAPH_THREAD);
 	if (l->no_earlier)
 		return;
-	struct earlier w = {.l = l, .skip = skip, .since = __atomic_load_n(&l->waited_seq, __ATOMIC_RELAXED),
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);  /* the model's on flag stored, then this read */
+	struct earlier w = {.l = l, .skip = skip,
+	                    .since = __atomic_load_n(&l->waited_seq, __ATOMIC_RELAXED),
+	                    .next = __atomic_load_n(&l->alloc_seq, __ATOMIC_RELAXED),
 	                    .first = __atomic_load_n(&l->streams_seen.first_key, __ATOMIC_RELAXED)};
 	uint32_t stamp;
 	int slot = -1;
@@ -150,13 +157,20 @@ int gc_ledger_order_wakes(const gc_ledger *l, uint64_t key)
 	return !gc_order_on(l) && __atomic_load_n(&l->streams_seen.first_key, __ATOMIC_RELAXED) != key;
 }
 
-/* The host waited, while one stream is seen: what was allocated so far is done. Stored only
- * when it changes (its line is read by every allocation's number). */
+/* The host waited, while one stream is seen: what was allocated so far is done. Moved only
+ * forward (another thread's later wait may have stored a later count since this one read
+ * its), and stored only when it changes (its line is read by every allocation's number).
+ * The fence: the caller then reads whether the model went on meanwhile, and watch_earlier
+ * sets that before it reads this (a store then a load on each side). */
 static void host_waited(gc_ledger *l)
 {
 	uint32_t n = __atomic_load_n(&l->alloc_seq, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&l->waited_seq, __ATOMIC_RELAXED) != n)
-		__atomic_store_n(&l->waited_seq, n, __ATOMIC_RELAXED);
+	uint32_t w = __atomic_load_n(&l->waited_seq, __ATOMIC_RELAXED);
+	while ((int32_t)(n - w) > 0 &&
+	       !__atomic_compare_exchange_n(&l->waited_seq, &w, n, 1, __ATOMIC_RELAXED,
+	                                    __ATOMIC_RELAXED))
+		;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 int gc_ledger_host_wait_new(const gc_ledger *l)

@@ -323,9 +323,18 @@ void gc_streams_forget_event(gc_streams *s, uint64_t event)
 	}
 }
 
-/* What every stream has done so far, as one clock (each stream ticked). */
+/* What every stream has done so far, as one clock (each stream ticked). The first stream seen
+ * takes its slot here if it has none yet: the model on, what it allocated before may be
+ * watched as made at its first time (ledger_order.c), and a wait for everything must order
+ * that too, even before the ledger's walk has stamped it. */
 static void all_streams(gc_streams *s, vclock *into)
 {
+	uint64_t first = __atomic_load_n(&s->seen->first_key, __ATOMIC_RELAXED);
+	if (first && __atomic_load_n(&s->seen->active, __ATOMIC_RELAXED)) {
+		struct sstream *f = node(s, first);
+		if (f && f->slot == SLOT_LATER)
+			reset(s, f);
+	}
 	for (int i = 0; i < s->nslots; i++) {
 		struct sstream *o = s->by_slot[i];
 		if (o && o->slot == i) {

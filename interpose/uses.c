@@ -93,31 +93,37 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
 	}
 }
 
-/* cuPointerGetAttribute, for pageable_host (gc_hub_uses_init). */
-static CUresult (*pointer_attribute)(void *, CUpointer_attribute, CUdeviceptr);
+/* cuPointerGetAttributes, for pageable_host (gc_hub_uses_init). */
+static CUresult (*pointer_attributes)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
 
 void gc_hub_uses_init(void *(*lookup)(const char *))
 {
-	pointer_attribute = (CUresult(*)(void *, CUpointer_attribute, CUdeviceptr))lookup(
-		"cuPointerGetAttribute");
+	pointer_attributes = (CUresult(*)(unsigned, CUpointer_attribute *, void **, CUdeviceptr))
+		lookup("cuPointerGetAttributes");
 }
 
-/* Whether host memory is pageable: the driver does not know it (cuMemHostAlloc'd or
- * registered memory it knows; tests/gpu/pageable_copy_probe.cu). Without the call: taken as
- * pageable, a wait, which only adds order. */
+/* Whether memory is pageable host memory: the driver does not know it (page-locked and
+ * registered memory it calls host memory, device memory device: the H200,
+ * tests/gpu/pageable_copy_probe.cu). The plural call, which answers a type of 0 for memory it
+ * does not know rather than an error (the singular's error would show in the program's
+ * error tracing). Without it, or when it fails: taken as pageable, a wait, only adding order. */
 static int pageable_host(const void *p)
 {
+	CUpointer_attribute what = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
 	unsigned type = 0;
-	return !pointer_attribute ||
-	       pointer_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)p) !=
-	               CUDA_SUCCESS;
+	void *into = &type;
+	return !pointer_attributes ||
+	       pointer_attributes(1, &what, &into, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS ||
+	       !type;
 }
 
 /* Whether the host waited for the use's stream: a synchronous copy that may touch host memory
  * (a set or a device-to-device copy: not), or an asynchronous copy to pageable host memory,
  * which returns once the copy is done (CUDA's API sync behavior; on the H200 200 ms after a
  * 200 ms kernel before it, and at once to pinned memory: tests/gpu/logs/run51-2026-12-04/
- * pageable_copy_probe.native.out; one from pageable memory returned at once too). */
+ * pageable_copy_probe.native.out, cudaMemcpyAsync device to host; one from pageable memory
+ * returned at once, so that one is no wait). The 2D and 3D spellings, and cuMemcpyAsync's
+ * destination of any kind, are taken alike, unmeasured: a wait only adds order. */
 static int host_waits(const gc_use *u)
 {
 	return u->synchronous || (u->host && pageable_host(u->host));

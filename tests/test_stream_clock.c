@@ -76,11 +76,34 @@ static void quick_stamp_after_a_join_across_a_wrap(void **state)
 	gc_streams_free(s);
 }
 
+/* The model turned on by a second stream while the first has no slot yet (nothing the model
+ * saw ran there): a wait for everything (a context synchronization, an unknown event's wait)
+ * gives it one and orders its first time, which the ledger stamps the allocations made
+ * before with (ledger_order.c's watch_earlier, which may come after such a wait). */
+static void wait_for_all_gives_the_first_stream_a_slot(void **state)
+{
+	(void)state;
+	gc_streams *s = gc_streams_new(NULL);
+	assert_non_null(s);
+	gc_streams_lock(s);
+	gc_streams_created(s, A, 1);
+	gc_streams_created(s, B, 1);
+	assert_true(gc_streams_active(s));
+	assert_int_equal(node(s, A)->slot, SLOT_LATER);
+	gc_streams_wait(s, B, E1);  /* unknown: carries every stream */
+	int slot = node(s, A)->slot;
+	assert_true(slot >= 0);
+	assert_true(gc_streams_ordered(s, slot, 1, B));
+	gc_streams_unlock(s);
+	gc_streams_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(quick_stamp_across_a_wrap),
 		cmocka_unit_test(quick_stamp_after_a_join_across_a_wrap),
+		cmocka_unit_test(wait_for_all_gives_the_first_stream_a_slot),
 	};
 	return cmocka_run_group_tests_name("stream_clock", tests, NULL, NULL);
 }

@@ -512,11 +512,9 @@ FC_EXPORT CUresult cuMemFreeHost(void *p)
     return r;
 }
 
-FC_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+/* The memory type at ptr: device, page-locked host, or 0 (memory the driver does not know). */
+static unsigned memory_type(CUdeviceptr ptr)
 {
-    FC_COUNT(cuPointerGetAttribute);
-    if (!data || attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
-        return CUDA_ERROR_INVALID_VALUE;
     unsigned type = 0;
     fc_lock();
     for (size_t i = 0; i < nblocks && !type; i++)
@@ -526,9 +524,34 @@ FC_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribu
         if (pinned[i].p && ptr - (CUdeviceptr)(uintptr_t)pinned[i].p < pinned[i].n)
             type = CU_MEMORYTYPE_HOST;
     fc_unlock();
+    return type;
+}
+
+FC_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    FC_COUNT(cuPointerGetAttribute);
+    if (!data || attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+        return CUDA_ERROR_INVALID_VALUE;
+    unsigned type = memory_type(ptr);
     if (type)
         *(unsigned *)data = type;
     return type ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* The plural: memory it does not know gets 0, not an error (as the driver documents). Only
+ * the memory type is answered. */
+FC_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *attributes, void **data,
+                                          CUdeviceptr ptr)
+{
+    FC_COUNT(cuPointerGetAttributes);
+    if (!attributes || !data)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < n; i++) {
+        if (attributes[i] != CU_POINTER_ATTRIBUTE_MEMORY_TYPE || !data[i])
+            return CUDA_ERROR_INVALID_VALUE;
+        *(unsigned *)data[i] = memory_type(ptr);
+    }
+    return CUDA_SUCCESS;
 }
 
 /* The 32-bit-pointer spellings from CUDA 2.x: exported so every spelling exists, but fake

@@ -91,6 +91,7 @@ static const struct entry table[] = {
     { "cuMemAllocHost", { V(3020, cuMemAllocHost_v2) } },
     { "cuMemFreeHost", { V(2000, cuMemFreeHost) } },
     { "cuPointerGetAttribute", { V(4000, cuPointerGetAttribute) } },
+    { "cuPointerGetAttributes", { V(7000, cuPointerGetAttributes) } },
     { "cuMemPoolImportPointer", { V(11020, cuMemPoolImportPointer) } },
     { "cuMemAllocAsync", { P(11020, cuMemAllocAsync, 11020) } },
     { "cuMemAllocFromPoolAsync", { P(11020, cuMemAllocFromPoolAsync, 11020) } },

@@ -1335,8 +1335,8 @@ static int order_cost(const char *mode, int n)
  * a kernel launched on stream 0 (the legacy stream, or with per-thread streams the thread's
  * own), which does not wait for it: two unordered-use records (x and y; the frees come after
  * a cuCtxSynchronize). `forgot-stream-clean` names the stream. Both then use on stream 0 an
- * allocation the host waited for: by cuStreamSynchronize, and by a copy to pageable memory
- * (which returns once done): ordered. */
+ * allocation the host waited for: by cuStreamSynchronize, and by a copy (and a 2D copy) to
+ * pageable memory, which returns once done: ordered. */
 static int forgot_stream(bool clean)
 {
     init_driver();
@@ -1371,6 +1371,17 @@ static int forgot_stream(bool clean)
     printf("== allocated on the stream, copied to pageable memory there, used on stream 0\n");
     CK(cuMemAllocAsync, (&z, sz, s));
     CK(cuMemcpyDtoHAsync, (pageable, z, sz, s));
+    CK(cuMemsetD32Async, (z, 0, 4, NULL));
+    CK(cuStreamSynchronize, (NULL));
+    CK(cuMemFreeAsync, (z, s));
+    printf("== the same with a 2D copy\n");
+    CK(cuMemAllocAsync, (&z, sz, s));
+    CUDA_MEMCPY2D m;
+    memset(&m, 0, sizeof m);
+    m.srcMemoryType = CU_MEMORYTYPE_DEVICE, m.srcDevice = z, m.srcPitch = 64;
+    m.dstMemoryType = CU_MEMORYTYPE_HOST, m.dstHost = pageable, m.dstPitch = 64;
+    m.WidthInBytes = 64, m.Height = 4;
+    CK(cuMemcpy2DAsync, (&m, s));
     CK(cuMemsetD32Async, (z, 0, 4, NULL));
     CK(cuStreamSynchronize, (NULL));
     CK(cuMemFreeAsync, (z, s));
