@@ -6,51 +6,26 @@
 // stream, then the copy on that stream; its time and whether the kernel had ended when it
 // returned, three times each. Then what the driver says of each host buffer
 // (cuPointerGetAttribute's memory type, which graphcheck asks to tell pageable memory).
-#include <chrono>
 #include <cuda.h>
-#include <cuda_runtime.h>
-#include <stdio.h>
 #include <stdlib.h>
-
-__global__ void spin(long long cycles)
-{
-	long long t = clock64();
-	while (clock64() - t < cycles)
-		;
-}
-
-static cudaStream_t s;
-static long long cycles;
-
-template <class F> static void probe(const char *name, F call)
-{
-	for (int k = 0; k < 3; k++) {
-		spin<<<1, 1, 0, s>>>(cycles);
-		auto t0 = std::chrono::steady_clock::now();
-		cudaError_t e = call();
-		double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-		cudaError_t q = cudaStreamQuery(s);
-		printf("%-34s result %d  took %7.1f ms  kernel %s\n", name, (int)e, ms,
-		       q == cudaSuccess ? "ended (waited)" : "still running (no wait)");
-		cudaStreamSynchronize(s);
-	}
-}
+#include "spin_probe.h"
 
 static void memory_type(const char *name, void *p)
 {
 	unsigned type = 0, flags = 0;
 	CUresult r = cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)p);
 	CUresult f = cuMemHostGetFlags(&flags, p);
-	printf("%-34s cuPointerGetAttribute(MEMORY_TYPE) -> %d, type %u; cuMemHostGetFlags -> %d\n",
-	       name, (int)r, type, (int)f);
+	CUpointer_attribute what = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+	unsigned type2 = 99;
+	void *into = &type2;
+	CUresult r2 = cuPointerGetAttributes(1, &what, &into, (CUdeviceptr)p);
+	printf("%-34s cuPointerGetAttribute(MEMORY_TYPE) -> %d, type %u; cuMemHostGetFlags -> %d; "
+	       "cuPointerGetAttributes -> %d, type %u\n", name, (int)r, type, (int)f, (int)r2, type2);
 }
 
 int main()
 {
-	int khz = 0;
-	cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0);
-	cycles = (long long)khz * 200;  // about 200 ms
-	cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+	spin_probe_init();
 	const size_t n = 1 << 20;
 	static void *dev, *pinned, *pageable, *small;
 	cudaMalloc(&dev, n);

@@ -57,6 +57,7 @@ uaf-cooperative-workspace use-after-free
 unordered-free-per-thread-stream unordered-free
 unordered-use-forgot-stream unordered-use
 unordered-use-stream-created-later unordered-free,unordered-use
+unordered-use-after-pinned-copy unordered-use
 double-free-teardown-cudafree double-free
 double-free-worker-thread double-free
 relaunch-threadlocal-workspace relaunch-unfreed
