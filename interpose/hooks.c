@@ -365,6 +365,12 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	        r != CUDA_SUCCESS || gc_hub_wait_matters(),                                    \
 	        .kind = GC_EV_STREAM_STEP, .stream = U64(s), .per_thread = ptsz,              \
 	        .capture_id = CAPTURE_OF(s, ptsz), .flags = GC_STEP_HOST_FUNC)
+/* The older spelling of a host function (cudaStreamAddCallback's): the same step. */
+#define STREAM_ADD_CALLBACK(spelling, ptsz)                                                \
+	WRAPPER(spelling, (CUstream s, CUstreamCallback fn, void *data, unsigned flags),       \
+	        (s, fn, data, flags), 0, r != CUDA_SUCCESS || gc_hub_wait_matters(),           \
+	        .kind = GC_EV_STREAM_STEP, .stream = U64(s), .per_thread = ptsz,              \
+	        .capture_id = CAPTURE_OF(s, ptsz), .flags = GC_STEP_HOST_FUNC)
 
 /* ---- uses: kernel launches, copies and sets -------------------------------------- */
 

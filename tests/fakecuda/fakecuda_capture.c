@@ -559,6 +559,37 @@ FC_EXPORT CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *us
     return launch_host_func(hStream, fn, userData, true);
 }
 
+/* The older spelling: the callback gets the stream and a status too. */
+static CUresult add_callback(CUstream h, CUstreamCallback fn, void *data, unsigned flags, bool ptsz)
+{
+    fc_lock();
+    CUstream s = NULL;
+    struct fc_capture *c = NULL;
+    CUresult r = fn && !flags ? fc_stream_get(h, ptsz, &s) : CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS)
+        r = fc_stream_work(s, &c);
+    if (r == CUDA_SUCCESS && c)
+        r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  /* not allowed in a capture */
+    fc_unlock();
+    if (r == CUDA_SUCCESS)
+        fn(h, CUDA_SUCCESS, data);
+    return r;
+}
+
+FC_EXPORT CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback fn, void *userData,
+                                       unsigned int flags)
+{
+    FC_COUNT(cuStreamAddCallback);
+    return add_callback(hStream, fn, userData, flags, false);
+}
+
+FC_EXPORT CUresult cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback fn, void *userData,
+                                            unsigned int flags)
+{
+    FC_COUNT(cuStreamAddCallback_ptsz);
+    return add_callback(hStream, fn, userData, flags, true);
+}
+
 static CUresult wait_event_locked(CUstream s, CUevent e)
 {
     struct fc_capture *ec = fc_capture_find(e->cap_id);

@@ -74,6 +74,7 @@ static const struct entry table[] = {
     { "cuStreamCreateWithPriority", { V(5050, cuStreamCreateWithPriority) } },
     { "cuEventRecordWithFlags", { P(11010, cuEventRecordWithFlags, 11010) } },
     { "cuLaunchHostFunc", { P(10000, cuLaunchHostFunc, 10000) } },
+    { "cuStreamAddCallback", { P(5000, cuStreamAddCallback, 7000) } },
 
     { "cuStreamBeginCapture",
       { P(10000, cuStreamBeginCapture, 10000), P(10010, cuStreamBeginCapture_v2, 10010) } },

@@ -122,6 +122,7 @@ static CUDA_MEMCPY3D c3;
 #define EVENT_RECORD_FLAGS NOT_A_USE
 #define STREAM_WAIT_EVENT NOT_A_USE
 #define LAUNCH_HOST_FUNC NOT_A_USE
+#define STREAM_ADD_CALLBACK NOT_A_USE
 
 /* Whether a spelling is a per-thread one, by its name (not by hooks.def's flag, which is
  * what is tested). */

@@ -1335,8 +1335,14 @@ static int order_cost(const char *mode, int n)
  * a kernel launched on stream 0 (the legacy stream, or with per-thread streams the thread's
  * own), which does not wait for it: two unordered-use records (x and y; the frees come after
  * a cuCtxSynchronize). `forgot-stream-clean` names the stream. Both then use on stream 0 an
- * allocation the host waited for: by cuStreamSynchronize, and by a copy (and a 2D copy) to
- * pageable memory, which returns once done: ordered. */
+ * allocation the host waited for: by cuStreamSynchronize, by a copy to pageable memory
+ * (which returns once done), by a callback (cuStreamAddCallback: a host function), and by
+ * a 2D copy to pageable memory: ordered. */
+static void forgot_stream_callback(CUstream s, CUresult status, void *data)
+{
+    (void)s, (void)status, (void)data;
+}
+
 static int forgot_stream(bool clean)
 {
     init_driver();
@@ -1371,6 +1377,12 @@ static int forgot_stream(bool clean)
     printf("== allocated on the stream, copied to pageable memory there, used on stream 0\n");
     CK(cuMemAllocAsync, (&z, sz, s));
     CK(cuMemcpyDtoHAsync, (pageable, z, sz, s));
+    CK(cuMemsetD32Async, (z, 0, 4, NULL));
+    CK(cuStreamSynchronize, (NULL));
+    CK(cuMemFreeAsync, (z, s));
+    printf("== allocated on the stream, a callback there, used on stream 0\n");
+    CK(cuMemAllocAsync, (&z, sz, s));
+    CK(cuStreamAddCallback, (s, forgot_stream_callback, NULL, 0));
     CK(cuMemsetD32Async, (z, 0, 4, NULL));
     CK(cuStreamSynchronize, (NULL));
     CK(cuMemFreeAsync, (z, s));

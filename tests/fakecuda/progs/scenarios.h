@@ -72,6 +72,7 @@
     X(cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync", 3020)                         \
     X(cuMemAllocHost_v2, "cuMemAllocHost", 3020)                               \
     X(cuMemcpy2DAsync_v2, "cuMemcpy2DAsync", 3020)                             \
+    X(cuStreamAddCallback, "cuStreamAddCallback", 5000)                        \
     X(cuMemFreeHost, "cuMemFreeHost", 2000)                                    \
     X(cuMemsetD32Async, "cuMemsetD32Async", 3020)                             \
     X(cuDeviceGraphMemTrim, "cuDeviceGraphMemTrim", 11040)                     \
