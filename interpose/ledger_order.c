@@ -92,9 +92,11 @@ static void watch_earlier_one(gc_hnode *n, void *arg)
 	 * already watched (another thread's allocation since) is left as it is. */
 	/* Numbered before the host's wait: told by the distance back from the next number, so
 	 * that only a record 2^32 allocations old whose age wraps into the few since the wait
-	 * reads as after it. */
+	 * reads as after it; one numbered since `next` was read (another thread's, now) is not
+	 * before it. */
 	if (a->kind != K_ASYNC || a->state != S_LIVE || !a->size ||
-	    (uint32_t)(w->next - a->seq) > (uint32_t)(w->next - w->since) ||
+	    ((int32_t)(a->seq - w->next) < 0 &&
+	     (uint32_t)(w->next - a->seq) > (uint32_t)(w->next - w->since)) ||
 	    a->h.key == w->skip || !on_first(a->stream, w->first) ||
 	    gc_dead_ranges_lookup(&w->l->order, a->h.key, &was))
 		return;
@@ -166,7 +168,11 @@ static void host_waited(gc_ledger *l)
 {
 	uint32_t n = __atomic_load_n(&l->alloc_seq, __ATOMIC_RELAXED);
 	uint32_t w = __atomic_load_n(&l->waited_seq, __ATOMIC_RELAXED);
-	while ((int32_t)(n - w) > 0 &&
+	/* Later: nearer the count now (read after w, so at or past any count stored before),
+	 * however far behind w has fallen. */
+	while (w != n &&
+	       (uint32_t)(__atomic_load_n(&l->alloc_seq, __ATOMIC_RELAXED) - n) <
+	               (uint32_t)(__atomic_load_n(&l->alloc_seq, __ATOMIC_RELAXED) - w) &&
 	       !__atomic_compare_exchange_n(&l->waited_seq, &w, n, 1, __ATOMIC_RELAXED,
 	                                    __ATOMIC_RELAXED))
 		;
