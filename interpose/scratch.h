@@ -45,6 +45,8 @@ typedef struct gc_scratch {
 		uint32_t tag;
 		uint64_t lo[8], hi[8];
 	} own;
+	uint64_t device_lo, device_hi;          /* uses: the last device range the driver
+	                                         * answered for a copy's destination */
 } gc_scratch;
 
 /* This thread's scratch, allocated at its first use; NULL when out of memory. */

@@ -106,15 +106,31 @@ void gc_hub_uses_init(void *(*lookup)(const char *))
  * registered memory it calls host memory, device memory device: the H200,
  * tests/gpu/pageable_copy_probe.cu). The plural call, which answers a type of 0 for memory it
  * does not know rather than an error (the singular's error would show in the program's
- * error tracing). Without it, or when it fails: taken as pageable, a wait, only adding order. */
+ * error tracing). Without it, or when it fails: taken as pageable, a wait, only adding order.
+ * A device answer's range is kept for the thread (a loop's copies into the same buffer ask
+ * once; cuMemcpyAsync's destination is mostly device memory): device addresses stay the
+ * driver's, while page-locked memory, once freed, may come back as pageable, so only those. */
 static int pageable_host(const void *p)
 {
+	uint64_t a = (uint64_t)(uintptr_t)p;
+	gc_scratch *sc = gc_scratch_get();
+	if (sc && a - sc->device_lo < sc->device_hi - sc->device_lo)
+		return 0;
 	CUpointer_attribute what = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
 	unsigned type = 0;
 	void *into = &type;
-	return !pointer_attributes ||
-	       pointer_attributes(1, &what, &into, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS ||
-	       !type;
+	if (!pointer_attributes || pointer_attributes(1, &what, &into, a) != CUDA_SUCCESS || !type)
+		return 1;
+	if (type == CU_MEMORYTYPE_DEVICE && sc) {
+		/* asked apart: a driver that refused these would else make every copy a wait */
+		CUpointer_attribute range[2] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+		                                CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+		uint64_t lo = 0, n = 0;
+		void *out[2] = {&lo, &n};
+		if (pointer_attributes(2, range, out, a) == CUDA_SUCCESS && n && a - lo < n)
+			sc->device_lo = lo, sc->device_hi = lo + n;
+	}
+	return 0;
 }
 
 /* Whether the host waited for the use's stream: a synchronous copy that may touch host memory

@@ -512,17 +512,23 @@ FC_EXPORT CUresult cuMemFreeHost(void *p)
     return r;
 }
 
-/* The memory type at ptr: device, page-locked host, or 0 (memory the driver does not know). */
-static unsigned memory_type(CUdeviceptr ptr)
+/* The memory type at ptr: device, page-locked host, or 0 (memory the driver does not know);
+ * its range into *lo and *n when known. */
+static unsigned memory_type(CUdeviceptr ptr, CUdeviceptr *lo, size_t *n)
 {
     unsigned type = 0;
+    *lo = 0, *n = 0;
     fc_lock();
     for (size_t i = 0; i < nblocks && !type; i++)
-        if (blocks[i]->live && ptr - blocks[i]->addr < blocks[i]->size)
+        if (blocks[i]->live && ptr - blocks[i]->addr < blocks[i]->size) {
             type = CU_MEMORYTYPE_DEVICE;
+            *lo = blocks[i]->addr, *n = blocks[i]->size;
+        }
     for (size_t i = 0; i < PINNED_MAX && !type; i++)
-        if (pinned[i].p && ptr - (CUdeviceptr)(uintptr_t)pinned[i].p < pinned[i].n)
+        if (pinned[i].p && ptr - (CUdeviceptr)(uintptr_t)pinned[i].p < pinned[i].n) {
             type = CU_MEMORYTYPE_HOST;
+            *lo = (CUdeviceptr)(uintptr_t)pinned[i].p, *n = pinned[i].n;
+        }
     fc_unlock();
     return type;
 }
@@ -532,24 +538,34 @@ FC_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribu
     FC_COUNT(cuPointerGetAttribute);
     if (!data || attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
         return CUDA_ERROR_INVALID_VALUE;
-    unsigned type = memory_type(ptr);
+    CUdeviceptr lo;
+    size_t n;
+    unsigned type = memory_type(ptr, &lo, &n);
     if (type)
         *(unsigned *)data = type;
     return type ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-/* The plural: memory it does not know gets 0, not an error (as the driver documents). Only
- * the memory type is answered. */
+/* The plural: memory it does not know gets 0, not an error (as the driver documents). The
+ * memory type and the range (start, size) are answered. */
 FC_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *attributes, void **data,
                                           CUdeviceptr ptr)
 {
     FC_COUNT(cuPointerGetAttributes);
     if (!attributes || !data)
         return CUDA_ERROR_INVALID_VALUE;
+    CUdeviceptr lo;
+    size_t size;
+    unsigned type = memory_type(ptr, &lo, &size);
     for (unsigned i = 0; i < n; i++) {
-        if (attributes[i] != CU_POINTER_ATTRIBUTE_MEMORY_TYPE || !data[i])
+        if (!data[i])
             return CUDA_ERROR_INVALID_VALUE;
-        *(unsigned *)data[i] = memory_type(ptr);
+        switch (attributes[i]) {
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data[i] = type; break;
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data[i] = lo; break;
+        case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data[i] = size; break;
+        default: return CUDA_ERROR_INVALID_VALUE;
+        }
     }
     return CUDA_SUCCESS;
 }

@@ -122,6 +122,7 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way unordered-clean" "$none" $prog unordered-clean $extra
 	check "$way forgot-stream" "$forgot_stream" $prog forgot-stream $extra
 	check "$way forgot-stream-clean" "$none" $prog forgot-stream-clean $extra
+	check "$way copies" "$none" $prog copies $extra
 	case $way in
 	*ptds) check "$way stream0" "$stream0_ptds" $prog stream0 $extra ;;
 	*) check "$way stream0" "$stream0_legacy" $prog stream0 $extra ;;
@@ -387,6 +388,15 @@ cuStreamBeginCapture cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_pts
 cuStreamBeginCapture_ptsz cuGraphAddChildGraphNode cuGraphDestroyNode cuGraphExecUpdate
 cuMemPoolDestroy cuModuleUnload cuLibraryUnload cuMemPoolTrimTo cuGraphExecKernelNodeSetParams
 cuStreamDestroy"
+# A copy's destination type is asked once for its device range, not once a copy (uses.c's
+# pageable_host): 100 device-to-device cuMemcpyAsync, the two allocations' ranges.
+asked=$(FAKECUDA_DUMP_CALLS=1 LD_PRELOAD=$PRE GRAPHCHECK_LOG_FILE=/dev/null $P/prog_linked copies 2>&1 >/dev/null |
+	sed -n 's/^fakecuda: calls cuPointerGetAttributes \([0-9]*\)$/\1/p')
+if [ -n "$asked" ] && [ "$asked" -le 4 ]; then
+	ok "copies: the destination's type asked $asked times for 100 copies"
+else
+	bad "copies: the destination's type asked '${asked:-0}' times for 100 copies (want 1 to 4)"
+fi
 sed -n 's/^HOOK(\([A-Za-z0-9_]*\),.*/\1/p' interpose/hooks.def | grep -v '^cuGetProcAddress' | sort > "$tmp/hooked"
 cat "$tmp"/traces/*.trace | jq -r 'select(.type == "event") | .call' 2>/dev/null | sort -u > "$tmp/reached"
 printf '%s\n' $not_reached | sort > "$tmp/not_reached"

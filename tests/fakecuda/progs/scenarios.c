@@ -1404,6 +1404,29 @@ static int forgot_stream(bool clean)
     return 0;
 }
 
+/* ---- device-to-device copies (cudaMemcpyDefault's spelling) -------------------------
+ * 100 cuMemcpyAsync between two allocations of the one stream: no record; graphcheck asks
+ * the driver the destination's memory type (a copy to pageable memory would be a host wait)
+ * once for the range, not once a copy (tests/interpose/run_fake.sh counts the calls). */
+static int copies(void)
+{
+    init_driver();
+    CUstream s = NULL;
+    CUdeviceptr x = 0, y = 0;
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAllocAsync, (&x, 4096, s));
+    CK(cuMemAllocAsync, (&y, 4096, s));
+    for (int i = 0; i < 100; i++)
+        if (DRV(cuMemcpyAsync)(y, x, 4096, s) != CUDA_SUCCESS)
+            printf("cuMemcpyAsync failed at %d\n", i);
+    CK(cuMemFreeAsync, (x, s));
+    CK(cuMemFreeAsync, (y, s));
+    CK(cuStreamSynchronize, (s));
+    CK(cuStreamDestroy, (s));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- dispatch ---------------------------------------------------------------------- */
 bool fc_scenario_uses_driver(const char *name)
 {
@@ -1416,7 +1439,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "capture-other-thread-clean", "graph-memory",
                                         "graph-memory-trimmed", "graph-memory-no-context", "stale", "stale-clean",
                                         "unordered", "unordered-clean", "order", "order-clean",
-                                        "forgot-stream", "forgot-stream-clean",
+                                        "forgot-stream", "forgot-stream-clean", "copies",
                                         "order-cost", "sites", "sites-once", "mixed" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
@@ -1477,6 +1500,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = order(true);
     else if (strcmp(name, "forgot-stream") == 0 || strcmp(name, "forgot-stream-clean") == 0)
         rc = forgot_stream(strcmp(name, "forgot-stream-clean") == 0);
+    else if (strcmp(name, "copies") == 0)
+        rc = copies();
     else if (strcmp(name, "order-cost") == 0 && argc > 3)
         rc = order_cost(argv[2], atoi(argv[3]));
     else if (strcmp(name, "threads") == 0)
@@ -1488,7 +1513,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

@@ -73,6 +73,7 @@
     X(cuMemAllocHost_v2, "cuMemAllocHost", 3020)                               \
     X(cuMemcpy2DAsync_v2, "cuMemcpy2DAsync", 3020)                             \
     X(cuStreamAddCallback, "cuStreamAddCallback", 5000)                        \
+    X(cuMemcpyAsync, "cuMemcpyAsync", 4000)                                    \
     X(cuMemFreeHost, "cuMemFreeHost", 2000)                                    \
     X(cuMemsetD32Async, "cuMemsetD32Async", 3020)                             \
     X(cuDeviceGraphMemTrim, "cuDeviceGraphMemTrim", 11040)                     \
