@@ -61,6 +61,8 @@
 #define USE_WRAPPER(spelling, params, args, s, ...)                                        \
 	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
 	           r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)), __VA_ARGS__)
+/* While the stream model is off, a wait the ledger would learn from (gc_hub_host_wait_new). */
+#define WAIT_IS_NEWS (!gc_hub_order_on() && gc_hub_host_wait_new())
 /* An asynchronous copy to host memory (`host`) waits for its stream when that memory is
  * pageable (uses.c): built whenever a wait matters, i.e. while the model is on and memory is
  * watched (what the use check builds anyway: a wait orders only what is watched already),
@@ -68,16 +70,14 @@
  * (the H200, run51), whatever CUDA's API sync behavior page says. */
 #define HOST_COPY_USE_WRAPPER(spelling, params, args, s, host_, ...)                        \
 	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
-	           r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)) ||                         \
-	           (!gc_hub_order_on() && gc_hub_host_wait_new()),                             \
+	           r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)) || WAIT_IS_NEWS,           \
 	           __VA_ARGS__, .host = (host_))
 /* A synchronous copy that may touch host memory is a wait of the host: also built while the
  * stream model is off, so that the ledger knows what the host waited for when it turns on.
  * Its stream is the legacy or the per-thread one (handle 0). */
 #define HOST_WAIT_USE_WRAPPER(spelling, params, args, ...)                                 \
 	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
-	           r != CUDA_SUCCESS || gc_hub_uses_checked(0) ||                              \
-	           (!gc_hub_order_on() && gc_hub_host_wait_new()),                             \
+	           r != CUDA_SUCCESS || gc_hub_uses_checked(0) || WAIT_IS_NEWS,                \
 	           __VA_ARGS__, .synchronous = 1)
 
 /* What the driver wrote through an out-parameter, 0 when the call failed. */

@@ -1,7 +1,8 @@
 /* Stream order: the rules unordered-use and unordered-free, read from the stream model's
  * clocks (stream_clock.c). An allocation is watched once two streams are in use (and, then,
- * some made before: "the model turning on" below), by an entry in an index of address ranges (the same structure as the dead memory's), which is
- * what the uses' fast check reads without a lock: a use on the allocation's own stream is
+ * some made before: "the model turning on" below), by an entry in an index of address
+ * ranges (the same structure as the dead memory's), which is what the uses' fast check
+ * reads without a lock: a use on the allocation's own stream is
  * skipped there by the stream tag in the entry, so only a use on another stream becomes an
  * event. Such an allocation is then "shared": its uses on every stream are kept (a few per
  * allocation) so that its free can be judged against them. */
@@ -88,12 +89,11 @@ static void watch_earlier_one(gc_hnode *n, void *arg)
 	struct earlier *w = arg;
 	struct alloc *a = (struct alloc *)n;
 	gc_dead_range was;
-	/* One of another stream (the op that turned the model on) is watched by that op; one
-	 * already watched (another thread's allocation since) is left as it is. */
-	/* Numbered before the host's wait: told by the distance back from the next number, so
-	 * that only a record 2^32 allocations old whose age wraps into the few since the wait
-	 * reads as after it; one numbered since `next` was read (another thread's, now) is not
-	 * before it. */
+	/* Left out: one numbered before the host's wait, told by the distance back from the
+	 * next number (so that only a record 2^32 allocations old whose age wraps into the few
+	 * since the wait reads as after it; one numbered since `next` was read, another
+	 * thread's now, is not before it); one of another stream (the op that turned the model
+	 * on watches it); one already watched (another thread's allocation since). */
 	if (a->kind != K_ASYNC || a->state != S_LIVE || !a->size ||
 	    ((int32_t)(a->seq - w->next) < 0 &&
 	     (uint32_t)(w->next - a->seq) > (uint32_t)(w->next - w->since)) ||
@@ -104,9 +104,14 @@ static void watch_earlier_one(gc_hnode *n, void *arg)
 	                   GRAPH_THREAD);
 }
 
-static void watch_earlier(gc_ledger *l, uint64_t skip)
+static void drop_wake_range(gc_ledger *l)
 {
 	gc_dead_ranges_cover(&l->order, WAKE_LO, WAKE_HI, GRAPH_THREAD);
+}
+
+static void watch_earlier(gc_ledger *l, uint64_t skip)
+{
+	drop_wake_range(l);
 	if (l->no_earlier)
 		return;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);  /* the model's on flag stored, then this read */
@@ -151,7 +156,7 @@ static void stream_created(gc_ledger *l, uint64_t key, uint64_t flags)
 		return;
 	gc_dead_ranges_add(&l->order, WAKE_LO, WAKE_HI, 0, ORDER_ONE_STREAM, GRAPH_THREAD);
 	if (gc_order_on(l))  /* turned on meanwhile, perhaps before the range came */
-		gc_dead_ranges_cover(&l->order, WAKE_LO, WAKE_HI, GRAPH_THREAD);
+		drop_wake_range(l);
 }
 
 int gc_ledger_order_wakes(const gc_ledger *l, uint64_t key)
@@ -168,15 +173,26 @@ static void host_waited(gc_ledger *l)
 {
 	uint32_t n = __atomic_load_n(&l->alloc_seq, __ATOMIC_RELAXED);
 	uint32_t w = __atomic_load_n(&l->waited_seq, __ATOMIC_RELAXED);
-	/* Later: nearer the count now (read after w, so at or past any count stored before),
-	 * however far behind w has fallen. */
-	while (w != n &&
-	       (uint32_t)(__atomic_load_n(&l->alloc_seq, __ATOMIC_RELAXED) - n) <
-	               (uint32_t)(__atomic_load_n(&l->alloc_seq, __ATOMIC_RELAXED) - w) &&
-	       !__atomic_compare_exchange_n(&l->waited_seq, &w, n, 1, __ATOMIC_RELAXED,
-	                                    __ATOMIC_RELAXED))
-		;
+	while (w != n) {
+		/* Later: nearer the count now (read after w, so at or past any count stored
+		 * before), however far behind w has fallen. */
+		uint32_t now = __atomic_load_n(&l->alloc_seq, __ATOMIC_RELAXED);
+		if ((uint32_t)(now - n) >= (uint32_t)(now - w))
+			break;  /* w is as late as n */
+		if (__atomic_compare_exchange_n(&l->waited_seq, &w, n, 1, __ATOMIC_RELAXED,
+		                                __ATOMIC_RELAXED))
+			break;
+	}
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* A host wait while the model is off: noted, and 1 when that is all (the model still off);
+ * 0 when it went on meanwhile (another thread), perhaps after watch_earlier read the old
+ * count: the caller's clocks then take the wait too. */
+static int waited_while_off(gc_ledger *l)
+{
+	host_waited(l);
+	return !gc_order_on(l);
 }
 
 int gc_ledger_host_wait_new(const gc_ledger *l)
@@ -256,13 +272,9 @@ void gc_order_event(gc_ledger *l, const gc_event *ev)
 	uint64_t key = key_of(ev);
 	if (ev->result != GC_CUDA_SUCCESS)
 		return;
-	if (host_wait(ev) && !gc_order_on(l)) {  /* no clock yet: only what the host waited for */
-		host_waited(l);
-		/* Turned on meanwhile (another thread), perhaps after watch_earlier read the old
-		 * count: the clocks take the wait too. */
-		if (!gc_order_on(l))
-			return;
-	}
+	/* no clock yet: only what the host waited for */
+	if (host_wait(ev) && !gc_order_on(l) && waited_while_off(l))
+		return;
 	gc_streams_lock(s);
 	switch (ev->kind) {
 	case GC_EV_STREAM_CREATE: gc_streams_created(s, key, ev->flags); break;
@@ -384,11 +396,8 @@ int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op, uint64_t key, gc_de
 
 void gc_order_device_wait(gc_ledger *l)
 {
-	if (!gc_streams_active(l->streams)) {
-		host_waited(l);
-		if (!gc_streams_active(l->streams))  /* else as in gc_order_event */
-			return;
-	}
+	if (!gc_order_on(l) && waited_while_off(l))
+		return;
 	gc_streams_lock(l->streams);
 	gc_streams_join_all(l->streams);
 	gc_streams_unlock(l->streams);

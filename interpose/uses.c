@@ -155,20 +155,13 @@ static void order_steps(const gc_use *u)
 	int on = gc_hub_order_on();
 	if (u->result != CUDA_SUCCESS || (!on && !u->synchronous && !u->host))
 		return;
-	if (!on) {
-		if (!gc_hub_host_wait_new() || !host_waits(u))
-			return;
-		gc_event ev = {.kind = GC_EV_SYNCHRONIZE, .call = u->call, .stream = u->stream,
-		               .per_thread = u->per_thread};
-		gc_hub_report(&ev);
-		return;
-	}
-	if (!u->per_thread && (u->stream == 0 || u->stream == (uint64_t)(uintptr_t)CU_STREAM_LEGACY) &&
+	if (on && !u->per_thread &&
+	    (u->stream == 0 || u->stream == (uint64_t)(uintptr_t)CU_STREAM_LEGACY) &&
 	    !__atomic_exchange_n(&legacy_seen, 1, __ATOMIC_RELAXED)) {
 		gc_event ev = {.kind = GC_EV_STREAM_STEP, .call = u->call, .stream = u->stream};
 		gc_hub_report(&ev);
 	}
-	if (host_waits(u)) {
+	if ((on || gc_hub_host_wait_new()) && host_waits(u)) {
 		gc_event ev = {.kind = GC_EV_SYNCHRONIZE, .call = u->call, .stream = u->stream,
 		               .per_thread = u->per_thread};
 		gc_hub_report(&ev);

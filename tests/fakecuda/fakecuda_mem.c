@@ -475,8 +475,8 @@ FC_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CU
 }
 
 /* Page-locked host memory (cuMemAllocHost): plain heap memory the stand-in remembers, so that
- * cuPointerGetAttribute tells it from pageable memory as the real driver does (pinned:
- * CU_MEMORYTYPE_HOST; unknown host memory: CUDA_ERROR_INVALID_VALUE). */
+ * cuPointerGetAttributes tells it from pageable memory as the real driver does (pinned:
+ * CU_MEMORYTYPE_HOST; unknown host memory: type 0). */
 #define PINNED_MAX 64
 static struct { void *p; size_t n; } pinned[PINNED_MAX];
 
@@ -533,21 +533,8 @@ static unsigned memory_type(CUdeviceptr ptr, CUdeviceptr *lo, size_t *n)
     return type;
 }
 
-FC_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
-{
-    FC_COUNT(cuPointerGetAttribute);
-    if (!data || attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
-        return CUDA_ERROR_INVALID_VALUE;
-    CUdeviceptr lo;
-    size_t n;
-    unsigned type = memory_type(ptr, &lo, &n);
-    if (type)
-        *(unsigned *)data = type;
-    return type ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-}
-
-/* The plural: memory it does not know gets 0, not an error (as the driver documents). The
- * memory type and the range (start, size) are answered. */
+/* Memory it does not know gets type 0, not an error (as the driver does: run53). The memory
+ * type and the range (start, size) are answered. */
 FC_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *attributes, void **data,
                                           CUdeviceptr ptr)
 {

@@ -91,7 +91,6 @@ static const struct entry table[] = {
     { "cuMemGetAddressRange", { V(3020, cuMemGetAddressRange_v2) } },
     { "cuMemAllocHost", { V(3020, cuMemAllocHost_v2) } },
     { "cuMemFreeHost", { V(2000, cuMemFreeHost) } },
-    { "cuPointerGetAttribute", { V(4000, cuPointerGetAttribute) } },
     { "cuPointerGetAttributes", { V(7000, cuPointerGetAttributes) } },
     { "cuMemPoolImportPointer", { V(11020, cuMemPoolImportPointer) } },
     { "cuMemAllocAsync", { P(11020, cuMemAllocAsync, 11020) } },
