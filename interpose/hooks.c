@@ -365,7 +365,8 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	        r != CUDA_SUCCESS || gc_hub_wait_matters(),                                    \
 	        .kind = GC_EV_STREAM_STEP, .stream = U64(s), .per_thread = ptsz,              \
 	        .capture_id = CAPTURE_OF(s, ptsz), .flags = GC_STEP_HOST_FUNC)
-/* The older spelling of a host function (cudaStreamAddCallback's): the same step. */
+/* The older spelling of a host function: the same step. (That cudaStreamAddCallback reaches
+ * the driver as this spelling is taken from its name; not traced on the H200.) */
 #define STREAM_ADD_CALLBACK(spelling, ptsz)                                                \
 	WRAPPER(spelling, (CUstream s, CUstreamCallback fn, void *data, unsigned flags),       \
 	        (s, fn, data, flags), 0, r != CUDA_SUCCESS || gc_hub_wait_matters(),           \
