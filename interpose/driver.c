@@ -2,6 +2,8 @@
 #include "interpose/driver.h"
 
 #include <cuda.h>
+
+#include "interpose/cuda_extra.h"
 #include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>

@@ -101,7 +101,7 @@ uint64_t gc_hub_range_size(uint64_t ptr);
  * verdicts. Called inside the guard; does not leave it. */
 void gc_hub_report(gc_event *ev);
 
-/* ---- uses (uses.c): kernel launches, copies and sets ----------------------------------- */
+/* ---- uses (uses.c): kernel launches, copies, sets, stream memory operations ------------ */
 
 /* A use as its wrapper sees it, before its words are read. */
 typedef struct gc_use {
@@ -110,8 +110,18 @@ typedef struct gc_use {
 	int what;                     /* gc_use_kind */
 	int per_thread;               /* a _ptsz/_ptds spelling: stream 0 is the thread's */
 	uint64_t stream;
-	uint64_t func;                /* kernels: the function handle, its arguments as */
-	void **kernel_params, **extra;  /* cuLaunchKernel takes them */
+	union {  /* one or the other: the struct stays the size every launch's wrapper fills */
+		struct {
+			uint64_t func;        /* kernels: the function handle, its arguments as */
+			void **kernel_params, **extra;  /* cuLaunchKernel takes them */
+		};
+		struct {
+			const void *ops;      /* cuStreamBatchMemOp's operations (CUstreamBatchMemOpParams,
+			                       * n_ops of them); a single one's address is dst */
+			unsigned n_ops;
+			int may_wait;         /* a wait for a value, or a batch that may hold one */
+		};
+	};
 	uint64_t dst, src, bytes;     /* copies and sets: device addresses, 0 for host memory */
 	int synchronous;              /* a copy without a stream that may touch host memory: the
 	                               * host waits for it (sets and device-to-device copies: not) */

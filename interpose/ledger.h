@@ -63,14 +63,16 @@ typedef enum gc_event_kind {
 	GC_EV_STREAM_CREATE,  /* cuStreamCreate(WithPriority): stream (result), flags */
 	GC_EV_STREAM_DESTROY, /* cuStreamDestroy: stream */
 	GC_EV_EVENT_RECORD,   /* cuEventRecord(WithFlags): event, stream, capture_id */
-	GC_EV_STREAM_WAIT,    /* cuStreamWaitEvent: stream, event, capture_id */
+	GC_EV_STREAM_WAIT,    /* cuStreamWaitEvent: stream, event, capture_id; event 0: a wait for
+	                       * what the model cannot see (a stream memory operation's wait for a
+	                       * value), taken as a wait for every stream */
 	GC_EV_STREAM_STEP,    /* an op on a stream the model must see: cuLaunchHostFunc, and the
 	                       * first op on the legacy stream once memory is watched */
 	GC_EV__COUNT
 } gc_event_kind;
 
 /* What a GC_EV_USE is, and for .arg: a kernel's argument index, or a copy's side. */
-enum gc_use_kind { GC_USE_KERNEL = 1, GC_USE_COPY = 2, GC_USE_SET = 3 };
+enum gc_use_kind { GC_USE_KERNEL = 1, GC_USE_COPY = 2, GC_USE_SET = 3, GC_USE_MEMOP = 4 };
 enum { GC_USE_DST = 0, GC_USE_SRC = 1 };
 /* GC_EV_NODE_UNORDERED's flags. */
 enum { GC_ORDER_NOT_AFTER_ALLOC = 1, GC_ORDER_NOT_BEFORE_FREE = 2 };

@@ -413,7 +413,8 @@ void gc_order_event(gc_ledger *l, const gc_event *ev);
  * free's stream seen by the model (it may turn the model on): its key. Inline, so that an op
  * on a stream the model knows already (gc_streams_known) calls nothing. */
 void gc_order_stream_seen(gc_ledger *l, uint64_t key, const gc_mem_op *op);
-static inline uint64_t gc_order_stream(gc_ledger *l, const gc_mem_op *op)
+static inline __attribute__((always_inline)) uint64_t gc_order_stream(gc_ledger *l,
+                                                                       const gc_mem_op *op)
 {
 	/* The common case first: a handle past the special ones 0, 1, 2 is its own key, and the
 	 * one stream seen so far is known. */

@@ -446,6 +446,8 @@ static const char *use_words(int use, int arg, char *buf, size_t n)
 		snprintf(buf, n, "a kernel (argument %d)", arg);
 	else if (use == GC_USE_COPY)
 		snprintf(buf, n, "a copy (its %s)", arg == GC_USE_SRC ? "source" : "destination");
+	else if (use == GC_USE_MEMOP)
+		snprintf(buf, n, "a stream memory operation (%d)", arg);
 	else
 		snprintf(buf, n, "a set");
 	return buf;

@@ -50,7 +50,7 @@ static inline void gc_store_record_fill(gc_ledger *l, struct alloc *a, const gc_
 /* A plain record taken over in place for allocation op, counted as live in stripe st: its
  * flags (none) and call index (the same call's) kept, written only where they change. The
  * dead index is the caller's. */
-static inline void gc_store_live_take(gc_ledger *l, struct stripe *st, struct alloc *a,
+static inline __attribute__((always_inline)) void gc_store_live_take(gc_ledger *l, struct stripe *st, struct alloc *a,
                                       const gc_mem_op *op, int kind)
 {
 	gc_store_record_take(l, a, op, kind, S_LIVE);
@@ -112,7 +112,7 @@ static inline int gc_store_async_uses(const struct alloc *a, int no_uses)
  * granules names it (a use-after-free's "freed at"): those keep their record. The caller
  * retired no live record at the address (no_uses: l->no_uses, read once by the fast path).
  * A yes takes a out of the ring. */
-static inline int gc_store_revivable_no_uses(struct stripe *st, struct alloc *a,
+static inline __attribute__((always_inline)) int gc_store_revivable_no_uses(struct stripe *st, struct alloc *a,
                                              uint64_t end, int no_uses)
 {
 	if (a->state != S_FREED || a->flags || !st->history_len)

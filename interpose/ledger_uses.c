@@ -15,6 +15,8 @@ static const char *use_name(const gc_event *ev, char *buf, size_t n)
 		         ev->func_name ? ev->func_name : "?");
 	else if (ev->use == GC_USE_COPY)
 		snprintf(buf, n, "the %s of the copy", ev->arg == GC_USE_SRC ? "source" : "destination");
+	else if (ev->use == GC_USE_MEMOP)
+		snprintf(buf, n, "the address of stream memory operation %d", ev->arg);
 	else
 		snprintf(buf, n, "the memory set");
 	return buf;
@@ -25,7 +27,8 @@ void gc_check_use(out *o, const gc_event *ev, const gc_dead_range *hit, const st
 	char ub[200], ob[256], head[600];
 	int unmaterialized = hit->kind == GC_DEAD_UNMATERIALIZED;
 	const char *what = ev->use == GC_USE_KERNEL ? "The kernel will read or write" :
-	                   ev->use == GC_USE_COPY ? "The copy reads or writes" : "The set writes";
+	                   ev->use == GC_USE_COPY ? "The copy reads or writes" :
+	                   ev->use == GC_USE_MEMOP ? "The stream waits on or writes" : "The set writes";
 	snprintf(head, sizeof(head), "%s passes 0x%llx as %s, byte %llu into %s", ev->call,
 	         (unsigned long long)ev->ptr, use_name(ev, ub, sizeof(ub)),
 	         (unsigned long long)(ev->ptr - (a ? a->h.key : hit->owner)),

@@ -351,10 +351,10 @@ static inline void wait_event(gc_streams *s, uint64_t key, uint64_t event)
 	if (!st)
 		return;
 	acquire_host(s, st);
-	struct sevent *e = event_at(s, event);
+	struct sevent *e = event ? event_at(s, event) : NULL;
 	if (e) {
 		join_stream(st, &e->vc, s->nslots);
-	} else {  /* recorded where the model did not see: assume it carries everything */
+	} else {  /* recorded where the model did not see, or no event (0): it carries everything */
 		vclock all = {{0}};
 		all_streams(s, &all);
 		join_stream(st, &all, s->nslots);

@@ -119,6 +119,8 @@ int gc_streams_non_blocking(gc_streams *s, uint64_t key);
 void gc_streams_destroyed(gc_streams *s, uint64_t key);
 void gc_streams_record(gc_streams *s, uint64_t event, uint64_t key);
 void gc_streams_forget_event(gc_streams *s, uint64_t event);  /* recorded into a capture */
+/* Stream key waits for event; for every stream when the event was recorded where the model
+ * did not see, or is 0 (a wait on something the model cannot see). */
 void gc_streams_wait(gc_streams *s, uint64_t key, uint64_t event);
 /* A record (wait 0) or a wait, the lock taken and left here: the direct path (hub.c). */
 void gc_streams_record_wait(gc_streams *s, int wait, uint64_t event, uint64_t key);

@@ -1,6 +1,7 @@
-/* The hub's side of uses: a launch's words read through its kernel's layout, a copy's or
- * set's addresses, checked against the ledger's dead memory without a lock; only a hit, or
- * a failed call, becomes an event (so the trace and the ledger see the same uses). */
+/* The hub's side of uses: a launch's words read through its kernel's layout, a copy's, set's
+ * or stream memory operation's addresses, checked against the ledger's dead memory without a
+ * lock; only a hit, or a failed call, becomes an event (so the trace and the ledger see the
+ * same uses). */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
@@ -183,17 +184,97 @@ static int wake(const gc_use *u)
 	return 1;
 }
 
+/* The indexes a use is checked against, and whether its words are judged for stream order. */
+struct checks {
+	struct gc_dead_ranges *dead, *order;
+	int ordering;
+};
+
+/* Checks w[0..n) (argument param[i], or i without param) against the dead memory: the
+ * argument of the first word that hits, its word in *word; else -1, the words judged for
+ * stream order when that is on. */
+static inline int check_words(const gc_use *u, const gc_kernel *k, const struct checks *c,
+                              const uint64_t *w, const uint16_t *param, size_t n,
+                              uint64_t *word)
+{
+	gc_dead_range hit;
+	long at = gc_dead_ranges_check_words(c->dead, w, n, &hit);
+	if (at >= 0) {
+		*word = w[at];
+		return param ? param[at] : (int)at;
+	}
+	if (c->ordering)
+		order_words(u, k, c->order, w, param, n);
+	return -1;
+}
+
+/* ---- stream memory operations ----------------------------------------------------- */
+
+static int memop_waits(CUstreamBatchMemOpType t)
+{
+	return t == CU_STREAM_MEM_OP_WAIT_VALUE_32 || t == CU_STREAM_MEM_OP_WAIT_VALUE_64;
+}
+
+static int memop_writes(CUstreamBatchMemOpType t)
+{
+	return t == CU_STREAM_MEM_OP_WRITE_VALUE_32 || t == CU_STREAM_MEM_OP_WRITE_VALUE_64;
+}
+
+/* Whether a successful memory operation (or a batch) holds a wait for a value (GC_USE_MEMOP
+ * only: its fields share the kernels'). */
+static int memop_wait(const gc_use *u)
+{
+	const CUstreamBatchMemOpParams *op = u->ops;
+	if (!op)
+		return u->may_wait;
+	for (unsigned i = 0; i < u->n_ops; i++)
+		if (memop_waits(op[i].operation))
+			return 1;
+	return 0;
+}
+
+/* The addresses of a batch's writes and waits, from operation *from on, into w (at most n);
+ * each one's index into param. The count filled. */
+static size_t memop_words(const gc_use *u, unsigned *from, uint64_t *w, uint16_t *param,
+                          size_t n)
+{
+	const CUstreamBatchMemOpParams *op = u->ops;
+	size_t k = 0;
+	for (; *from < u->n_ops && k < n; (*from)++) {
+		CUstreamBatchMemOpType t = op[*from].operation;
+		if (memop_waits(t) || memop_writes(t)) {
+			w[k] = memop_waits(t) ? op[*from].waitValue.address : op[*from].writeValue.address;
+			param[k++] = (uint16_t)(*from < UINT16_MAX ? *from : UINT16_MAX);
+		}
+	}
+	return k;
+}
+
+/* A wait for a value: for every stream (hooks.c says why), before the use of its address is
+ * checked, which the wait orders too. */
+static void memop_wait_event(const gc_use *u)
+{
+	if (u->result != CUDA_SUCCESS || !memop_wait(u) || !gc_hub_stream_wait_matters(u->stream))
+		return;
+	gc_event ev = {.kind = GC_EV_STREAM_WAIT, .call = u->call, .stream = u->stream,
+	               .per_thread = u->per_thread,
+	               .capture_id = gc_hub_capture_of(u->stream, u->per_thread)};
+	gc_hub_report(&ev);
+}
+
 void gc_hub_use(const gc_use *u)
 {
+	if (u->what == GC_USE_MEMOP && u->may_wait)
+		memop_wait_event(u);
 	struct gc_dead_ranges *d = __atomic_load_n(&gc_hub_dead, __ATOMIC_RELAXED);
 	struct gc_dead_ranges *o = __atomic_load_n(&gc_hub_order, __ATOMIC_RELAXED);
 	int ordering = u->result == CUDA_SUCCESS && !gc_hub_index_empty(o);
 	if (ordering && !gc_hub_order_on())  /* the wrapper's test of the one stream, then wake's */
 		ordering = u->stream != __atomic_load_n(gc_hub.quiet_stream, __ATOMIC_RELAXED) &&
 		           wake(u);
+	struct checks c = {d, o, ordering};
 	uint64_t w[WORDS_BATCH], word = 0;
 	uint16_t param[WORDS_BATCH];
-	gc_dead_range hit;
 	int arg = -1;
 	const gc_kernel *k = NULL;
 	if (u->what == GC_USE_KERNEL && u->result != CUDA_SUCCESS) {
@@ -208,25 +289,18 @@ void gc_hub_use(const gc_use *u)
 		for (size_t from = 0; arg < 0 && n == WORDS_BATCH &&
 		     (n = gc_kernel_words(k, u->kernel_params, u->extra, from, w, param, WORDS_BATCH));
 		     from += n) {
-			long at = gc_dead_ranges_check_words(d, w, n, &hit);
-			if (at >= 0) {
-				word = w[at];
-				arg = param[at];
-			} else if (ordering) {
-				order_words(u, k, o, w, param, n);
-			}
+			arg = check_words(u, k, &c, w, param, n, &word);
 		}
-	} else {  /* a copy or a set */
+	} else if (u->what == GC_USE_MEMOP && u->ops) {  /* a batch (a refused one: not read) */
+		unsigned from = 0;
+		size_t n;
+		while (u->result == CUDA_SUCCESS && arg < 0 &&
+		       (n = memop_words(u, &from, w, param, WORDS_BATCH)))
+			arg = check_words(u, NULL, &c, w, param, n, &word);
+	} else {  /* a copy, a set, or one memory operation */
 		w[GC_USE_DST] = u->dst;
 		w[GC_USE_SRC] = u->src;
-		size_t n = u->what == GC_USE_COPY ? 2 : 1;
-		long at = gc_dead_ranges_check_words(d, w, n, &hit);
-		if (at >= 0) {
-			word = w[at];
-			arg = (int)at;
-		} else if (ordering) {
-			order_words(u, NULL, o, w, NULL, n);
-		}
+		arg = check_words(u, NULL, &c, w, NULL, u->what == GC_USE_COPY ? 2 : 1, &word);
 	}
 	order_steps(u);
 	if (arg < 0 && u->result == CUDA_SUCCESS)

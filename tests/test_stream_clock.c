@@ -98,12 +98,36 @@ static void wait_for_all_gives_the_first_stream_a_slot(void **state)
 	gc_streams_free(s);
 }
 
+/* A wait for no event (0: a stream memory operation's wait for a value, whose writer the
+ * model does not see) carries every stream up to now, even if a record of handle 0 reached
+ * the clocks (a trace or a driver may hold one): not that record's older time. */
+static void wait_for_no_event_carries_every_stream(void **state)
+{
+	(void)state;
+	gc_streams *s = gc_streams_new(NULL);
+	assert_non_null(s);
+	gc_streams_lock(s);
+	gc_streams_created(s, A, 1);
+	gc_streams_created(s, B, 1);
+	gc_streams_record(s, 0, A);
+	gc_streams_record(s, E1, A);  /* A's time moves past the record of 0 */
+	uint32_t stamp;
+	int slot = gc_streams_stamp(s, A, &stamp);
+	assert_true(slot >= 0);
+	assert_false(gc_streams_ordered(s, slot, stamp, B));
+	gc_streams_wait(s, B, 0);
+	assert_true(gc_streams_ordered(s, slot, stamp, B));
+	gc_streams_unlock(s);
+	gc_streams_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(quick_stamp_across_a_wrap),
 		cmocka_unit_test(quick_stamp_after_a_join_across_a_wrap),
 		cmocka_unit_test(wait_for_all_gives_the_first_stream_a_slot),
+		cmocka_unit_test(wait_for_no_event_carries_every_stream),
 	};
 	return cmocka_run_group_tests_name("stream_clock", tests, NULL, NULL);
 }

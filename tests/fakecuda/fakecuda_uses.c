@@ -14,6 +14,7 @@
  * never ran). A copy or set of unmapped device memory returns 1 at once (H200: a
  * cudaMemcpyAsync from such an allocation, tests/gpu/logs/uses-2026-12-03/). */
 #include "fakecuda_int.h"
+#include "interpose/cuda_extra.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -519,6 +520,85 @@ static CUresult copy_3d(const CUDA_MEMCPY3D *p, bool on_stream, CUstream st, boo
 SETS(8, unsigned char)
 SETS(16, unsigned short)
 SETS(32, unsigned int)
+
+/* Stream memory operations: each touches the 4 or 8 bytes at its address, as a set does.
+ * Nothing waits here (no kernel runs to write a value): a wait returns at once. */
+#define MEMOP_FN(sp, T, ptsz)                                                               \
+    FC_EXPORT CUresult sp(CUstream st, CUdeviceptr a, T v, unsigned flags)                  \
+    {                                                                                       \
+        FC_COUNT(sp);                                                                       \
+        return touch(a, 0, sizeof(T), true, st, ptsz, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);     \
+    }
+MEMOP_FN(cuStreamWriteValue32, cuuint32_t, false)
+MEMOP_FN(cuStreamWriteValue32_ptsz, cuuint32_t, true)
+MEMOP_FN(cuStreamWriteValue64, cuuint64_t, false)
+MEMOP_FN(cuStreamWriteValue64_ptsz, cuuint64_t, true)
+MEMOP_FN(cuStreamWaitValue32, cuuint32_t, false)
+MEMOP_FN(cuStreamWaitValue32_ptsz, cuuint32_t, true)
+MEMOP_FN(cuStreamWaitValue64, cuuint64_t, false)
+MEMOP_FN(cuStreamWaitValue64_ptsz, cuuint64_t, true)
+MEMOP_FN(cuStreamWriteValue32_v2, cuuint32_t, false)
+MEMOP_FN(cuStreamWriteValue32_v2_ptsz, cuuint32_t, true)
+MEMOP_FN(cuStreamWriteValue64_v2, cuuint64_t, false)
+MEMOP_FN(cuStreamWriteValue64_v2_ptsz, cuuint64_t, true)
+MEMOP_FN(cuStreamWaitValue32_v2, cuuint32_t, false)
+MEMOP_FN(cuStreamWaitValue32_v2_ptsz, cuuint32_t, true)
+MEMOP_FN(cuStreamWaitValue64_v2, cuuint64_t, false)
+MEMOP_FN(cuStreamWaitValue64_v2_ptsz, cuuint64_t, true)
+
+/* A batch: each write and wait touches its address; flushes and barriers nothing. */
+static CUresult batch_memop(CUstream st, unsigned n, const CUstreamBatchMemOpParams *ops,
+                            bool ptsz)
+{
+    if (!n || !ops)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    for (unsigned i = 0; i < n && r == CUDA_SUCCESS; i++) {
+        switch (ops[i].operation) {
+        case CU_STREAM_MEM_OP_WAIT_VALUE_32: case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+            r = touch(ops[i].writeValue.address, 0, 4, true, st, ptsz,
+                      CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+            break;
+        case CU_STREAM_MEM_OP_WAIT_VALUE_64: case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+            r = touch(ops[i].writeValue.address, 0, 8, true, st, ptsz,
+                      CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+            break;
+        case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES: case CU_STREAM_MEM_OP_BARRIER:
+            break;
+        default:
+            r = CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    return r;
+}
+
+FC_EXPORT CUresult cuStreamBatchMemOp(CUstream st, unsigned n, CUstreamBatchMemOpParams *ops,
+                                      unsigned flags)
+{
+    FC_COUNT(cuStreamBatchMemOp);
+    return batch_memop(st, n, ops, false);
+}
+
+FC_EXPORT CUresult cuStreamBatchMemOp_ptsz(CUstream st, unsigned n, CUstreamBatchMemOpParams *ops,
+                                           unsigned flags)
+{
+    FC_COUNT(cuStreamBatchMemOp_ptsz);
+    return batch_memop(st, n, ops, true);
+}
+
+FC_EXPORT CUresult cuStreamBatchMemOp_v2(CUstream st, unsigned n, CUstreamBatchMemOpParams *ops,
+                                         unsigned flags)
+{
+    FC_COUNT(cuStreamBatchMemOp_v2);
+    return batch_memop(st, n, ops, false);
+}
+
+FC_EXPORT CUresult cuStreamBatchMemOp_v2_ptsz(CUstream st, unsigned n,
+                                              CUstreamBatchMemOpParams *ops, unsigned flags)
+{
+    FC_COUNT(cuStreamBatchMemOp_v2_ptsz);
+    return batch_memop(st, n, ops, true);
+}
 
 COPY_ASYNC(cuMemcpyAsync, false)
 COPY_ASYNC(cuMemcpyAsync_ptsz, true)

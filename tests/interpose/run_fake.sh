@@ -97,6 +97,7 @@ unordered="1 use-outside-graph-lifetime"  # the second allocation at the same ad
 stream0_ptds="1 free-foreign-in-capture"
 order=$(printf "2 unordered-free\n5 unordered-use")
 forgot_stream="2 unordered-use"  # x and y, launched on stream 0, allocated on a non-blocking stream
+memops=$(printf "2 unordered-free\n2 unordered-use")  # a round each: the wait on A, not B
 stream0_legacy=$(printf "2 api-error\n1 double-free")
 foreign_misuse=$(printf "1 double-free\n1 free-unknown")
 for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procaddr ptds"; do
@@ -123,6 +124,8 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way forgot-stream" "$forgot_stream" $prog forgot-stream $extra
 	check "$way forgot-stream-clean" "$none" $prog forgot-stream-clean $extra
 	check "$way copies" "$none" $prog copies $extra
+	check "$way memops" "$memops" $prog memops $extra
+	check "$way memops-clean" "$none" $prog memops-clean $extra
 	case $way in
 	*ptds) check "$way stream0" "$stream0_ptds" $prog stream0 $extra ;;
 	*) check "$way stream0" "$stream0_legacy" $prog stream0 $extra ;;
@@ -347,17 +350,17 @@ fi
 # Threads: 16 threads alloc/free on their own streams, no records, same output.
 check "threads 16x20000" "$none" $P/prog_linked threads 16 20000
 
-# Every launch, copy and set spelling of hooks.def, each by its own name
+# Every launch, copy, set and stream memory operation spelling of hooks.def, each by its own name
 # (tests/fakecuda/progs/prog_spellings.c): outside captures each touches freed pool memory
 # once and must be named by exactly one use-after-free; inside captures (a created stream's
 # for the legacy spellings, the per-thread stream's for _ptsz) the same uses are the
 # graph's and give nothing. A wrapper wired to the wrong shape, side or stream adds or
 # loses a record.
-uses_spellings=$(sed -n 's/^HOOK(\([A-Za-z0-9_]*\),.*, \(LAUNCH_KERNEL\|LAUNCH_COOPERATIVE\|COPY\|SET\).*/\1/p' interpose/hooks.def | sort)
+uses_spellings=$(sed -n 's/^HOOK(\([A-Za-z0-9_]*\),.*, \(LAUNCH_KERNEL\|LAUNCH_COOPERATIVE\|COPY\|SET\|WRITE_VALUE\|WAIT_VALUE\|BATCH_MEMOP\).*/\1/p' interpose/hooks.def | sort)
 check "spellings" "$(echo "$uses_spellings" | wc -l) use-after-free" $P/prog_spellings
 got=$(jq -r 'select(.type == "violation" and .rule == "use-after-free") | .call' "$tmp/gc.json" 2>/dev/null | sort)
 if [ -n "$got" ] && [ "$got" = "$uses_spellings" ]; then
-	ok "spellings: each of the $(echo "$got" | wc -l) launch, copy and set spellings named by one use-after-free"
+	ok "spellings: each of the $(echo "$got" | wc -l) launch, copy, set and memory operation spellings named by one use-after-free"
 else
 	bad "spellings: use-after-free records do not name each spelling once"
 	printf '%s\n' "$uses_spellings" > "$tmp/want.sp"

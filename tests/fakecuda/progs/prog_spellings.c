@@ -1,6 +1,6 @@
-/* Every kernel-launch, copy and set spelling that graphcheck hooks (interpose/hooks.def),
- * each called by its own name, so that a wrapper wired wrong shows in what graphcheck
- * records (tests/interpose/run_fake.sh checks it):
+/* Every kernel-launch, copy, set and stream memory operation spelling that graphcheck hooks
+ * (interpose/hooks.def), each called by its own name, so that a wrapper wired wrong shows in
+ * what graphcheck records (tests/interpose/run_fake.sh checks it):
  * 1. outside any capture, each spelling touches pool memory freed before it: each must give
  *    exactly one use-after-free that names it (a wrapper that reads the wrong side of a
  *    copy, or no argument, gives none);
@@ -17,6 +17,8 @@
  * usage: prog_spellings */
 #include <cuda.h>
 #include <stdio.h>
+
+#include "interpose/cuda_extra.h"
 #include <string.h>
 
 static CUresult report(const char *what, CUresult r)
@@ -71,6 +73,20 @@ static CUDA_MEMCPY3D c3;
 #define SET_2D_8 SET_2D
 #define SET_2D_16 SET_2D
 #define SET_2D_32 SET_2D
+/* Stream memory operations: a write, a wait, and a batch whose second operation writes. */
+#define WRITE_VALUE_32(sp, st) report(#sp, sp(st, dead, 1, 0));
+#define WRITE_VALUE_64 WRITE_VALUE_32
+#define WAIT_VALUE_32(sp, st) report(#sp, sp(st, dead, 0, CU_STREAM_WAIT_VALUE_GEQ));
+#define WAIT_VALUE_64 WAIT_VALUE_32
+#define BATCH_MEMOP(sp, st)                                                                 \
+    {                                                                                       \
+        CUstreamBatchMemOpParams ops[2];                                                    \
+        memset(ops, 0, sizeof ops);                                                         \
+        ops[0].flushRemoteWrites.operation = CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES;          \
+        ops[1].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;                      \
+        ops[1].writeValue.address = dead;                                                   \
+        report(#sp, sp(st, 2, ops, 0));                                                     \
+    }
 /* hooks.def's other shapes are not uses. */
 #define NOT_A_USE(sp, st)
 #define ALLOC_ASYNC NOT_A_USE

@@ -1404,6 +1404,50 @@ static int forgot_stream(bool clean)
     return 0;
 }
 
+/* ---- streams ordered by stream memory operations ------------------------------------
+ * tests/gpu/misuse/unordered-use-wait-value.cu in driver calls: A computes x (allocated on
+ * A) and writes a flag after it; B waits for the flag, then sets x and frees it. Misuse: the
+ * wait is on A (the wrong stream): B is not ordered after x's allocation, one unordered-use
+ * and one unordered-free. `memops-clean` waits on B, once by cuStreamWaitValue32 and once by
+ * a batch whose wait follows a barrier: no record (without the wait taken as order, the
+ * same two records, false). */
+static int memops(bool clean)
+{
+    init_driver();
+    CUstream a = NULL, b = NULL;
+    CUdeviceptr flag = 0, x = 0;
+    CK(cuStreamCreate, (&a, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&b, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAlloc, (&flag, 64));
+    for (unsigned round = 1; round <= 2; round++) {
+        printf("== round %u: x allocated and set on A, the flag written after it\n", round);
+        CK(cuMemAllocAsync, (&x, 4096, a));
+        CK(cuMemsetD32Async, (x, round, 1024, a));
+        CK(cuStreamWriteValue32, (a, flag, round, 0));
+        if (round == 1) {
+            CK(cuStreamWaitValue32, (clean ? b : a, flag, round, CU_STREAM_WAIT_VALUE_GEQ));
+        } else {
+            CUstreamBatchMemOpParams ops[2];
+            memset(ops, 0, sizeof ops);
+            ops[0].memoryBarrier.operation = CU_STREAM_MEM_OP_BARRIER;
+            ops[1].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+            ops[1].waitValue.address = flag;
+            ops[1].waitValue.value = round;
+            ops[1].waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
+            CK(cuStreamBatchMemOp, (clean ? b : a, 2, ops, 0));
+        }
+        printf("== B sets x and frees it\n");
+        CK(cuMemsetD32Async, (x, 0, 1024, b));
+        CK(cuMemFreeAsync, (x, b));
+        CK(cuCtxSynchronize, ());
+    }
+    CK(cuMemFree, (flag));
+    CK(cuStreamDestroy, (a));
+    CK(cuStreamDestroy, (b));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- device-to-device copies (cudaMemcpyDefault's spelling) -------------------------
  * 100 cuMemcpyAsync between two allocations of the one stream: no record; graphcheck asks
  * the driver the destination's memory type (a copy to pageable memory would be a host wait)
@@ -1440,6 +1484,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "graph-memory-trimmed", "graph-memory-no-context", "stale", "stale-clean",
                                         "unordered", "unordered-clean", "order", "order-clean",
                                         "forgot-stream", "forgot-stream-clean", "copies",
+                                        "memops", "memops-clean",
                                         "order-cost", "sites", "sites-once", "mixed" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
@@ -1502,6 +1547,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = forgot_stream(strcmp(name, "forgot-stream-clean") == 0);
     else if (strcmp(name, "copies") == 0)
         rc = copies();
+    else if (strcmp(name, "memops") == 0 || strcmp(name, "memops-clean") == 0)
+        rc = memops(strcmp(name, "memops-clean") == 0);
     else if (strcmp(name, "order-cost") == 0 && argc > 3)
         rc = order_cost(argv[2], atoi(argv[3]));
     else if (strcmp(name, "threads") == 0)
@@ -1513,7 +1560,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

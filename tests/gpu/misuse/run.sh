@@ -58,6 +58,7 @@ unordered-free-per-thread-stream unordered-free
 unordered-use-forgot-stream unordered-use
 unordered-use-stream-created-later unordered-free,unordered-use
 unordered-use-after-pinned-copy unordered-use
+unordered-use-wait-value unordered-free,unordered-use
 double-free-teardown-cudafree double-free
 double-free-worker-thread double-free
 relaunch-threadlocal-workspace relaunch-unfreed
