@@ -1,10 +1,12 @@
 /* The hub's side of graphs' nodes: after an instantiate (or cuGraphExecUpdate, or a node's
- * cuGraphExec*SetParams) the graph's kernel, memcpy and memset nodes are read once through
- * the driver, and each pointer-sized word they hold becomes a GC_EV_NODE_USE event: the
- * ledger keeps those that point outside the graph and checks them at each launch. At
+ * cuGraphExec*SetParams) the graph's kernel, memcpy, memset and batch memory operation nodes
+ * are read once through the driver, and each pointer-sized word they hold becomes a
+ * GC_EV_NODE_USE event: the ledger keeps those that point outside the graph and checks them
+ * at each launch. At
  * instantiate the graph's edges are read too, to find nodes that use one of the graph's own
- * allocations outside its life (GC_EV_NODE_UNORDERED). The driver is read here, never in
- * the ledger, so a trace replays the same verdicts. */
+ * allocations outside its life (GC_EV_NODE_UNORDERED), and its event-wait and host nodes
+ * make its launches steps of the stream model (GC_EV_NODE_STEP). The driver is read here,
+ * never in the ledger, so a trace replays the same verdicts. */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 #include <stdlib.h>
@@ -34,6 +36,8 @@ static CUresult (*alloc_params)(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS *);
 static CUresult (*free_params)(CUgraphNode, CUdeviceptr *);
 static CUresult (*edges_v2)(CUgraph, CUgraphNode *, CUgraphNode *, CUgraphEdgeData *, size_t *);
 static CUresult (*edges_v1)(CUgraph, CUgraphNode *, CUgraphNode *, size_t *);
+static CUresult (*child_graph)(CUgraphNode, CUgraph *);
+static CUresult (*memop_params)(CUgraphNode, CUDA_BATCH_MEM_OP_NODE_PARAMS *);
 
 void gc_graph_nodes_init(void *(*lookup)(const char *spelling), int on)
 {
@@ -47,6 +51,8 @@ void gc_graph_nodes_init(void *(*lookup)(const char *spelling), int on)
 	*(void **)&free_params = lookup("cuGraphMemFreeNodeGetParams");
 	*(void **)&edges_v2 = lookup("cuGraphGetEdges_v2");
 	*(void **)&edges_v1 = lookup("cuGraphGetEdges");
+	*(void **)&child_graph = lookup("cuGraphChildGraphNodeGetGraph");
+	*(void **)&memop_params = lookup("cuGraphBatchMemOpNodeGetParams");
 }
 
 /* One node's words, as the ledger's events take them. */
@@ -88,7 +94,28 @@ static void set_words(node_words *nw, CUdeviceptr dst)
 	nw->n = 1;
 }
 
-/* Reads node n's words through the driver; 0 when it is no kernel, memcpy or memset node. */
+/* A batch memory operation node's writes' and waits' addresses (a captured
+ * cuStreamWaitValue32 and its siblings is one), each by its index. */
+static void memop_words(node_words *nw, const CUstreamBatchMemOpParams *op, unsigned count)
+{
+	nw->use = GC_USE_MEMOP;
+	for (unsigned i = 0; op && i < count && nw->n < WORDS_BATCH; i++) {
+		switch (op[i].operation) {
+		case CU_STREAM_MEM_OP_WAIT_VALUE_32: case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+			nw->w[nw->n] = op[i].waitValue.address;
+			break;
+		case CU_STREAM_MEM_OP_WRITE_VALUE_32: case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+			nw->w[nw->n] = op[i].writeValue.address;
+			break;
+		default:
+			continue;
+		}
+		nw->arg[nw->n++] = (uint16_t)(i < UINT16_MAX ? i : UINT16_MAX);
+	}
+}
+
+/* Reads node n's words through the driver; 0 when it is no kernel, memcpy, memset or batch
+ * memory operation node. */
 static int read_node(CUgraphNode n, CUgraphNodeType t, node_words *nw)
 {
 	memset(nw, 0, sizeof(*nw));
@@ -114,6 +141,14 @@ static int read_node(CUgraphNode n, CUgraphNodeType t, node_words *nw)
 		if (memset_params(n, &p) != CUDA_SUCCESS)
 			return 0;
 		set_words(nw, p.dst);
+		return 1;
+	}
+	if (t == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP && memop_params) {
+		CUDA_BATCH_MEM_OP_NODE_PARAMS p;
+		memset(&p, 0, sizeof(p));
+		if (memop_params(n, &p) != CUDA_SUCCESS)
+			return 0;
+		memop_words(nw, p.paramArray, p.count);
 		return 1;
 	}
 	return 0;
@@ -398,19 +433,67 @@ static void order_of(const char *call, CUgraph graph, graph_view *g)
 	free_view(g, m, nm);
 }
 
+/* ---- what a launch is to the stream model ----------------------------------------------- */
+
+/* Child graphs are followed this deep for their event-wait and host nodes (deeper ones are
+ * not: a miss of order, so a false record is possible there). */
+#define STEPS_DEPTH 4
+
+static int child_steps(CUgraphNode n, int depth);
+
+/* The GC_STEP_* of nodes of these types (a child graph's, below it). */
+static int steps_of(const CUgraphNode *nodes, const CUgraphNodeType *types, size_t n, int depth)
+{
+	int steps = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (types[i] == CU_GRAPH_NODE_TYPE_HOST)
+			steps |= GC_STEP_HOST_FUNC;
+		else if (types[i] == CU_GRAPH_NODE_TYPE_WAIT_EVENT)
+			steps |= GC_STEP_WAIT;
+		else if (types[i] == CU_GRAPH_NODE_TYPE_GRAPH)
+			steps |= child_steps(nodes[i], depth + 1);
+	}
+	return steps;
+}
+
+static int child_steps(CUgraphNode n, int depth)
+{
+	CUgraph child = NULL;
+	graph_view g;
+	if (depth > STEPS_DEPTH || !child_graph || child_graph(n, &child) != CUDA_SUCCESS || !child)
+		return 0;
+	int steps = read_nodes(child, &g, (size_t)-1) == 0 ? steps_of(g.nodes, g.types, g.n, depth) : 0;
+	free_view(&g, NULL, 0);
+	return steps;
+}
+
+/* exec's launches order their stream (a wait, a host function): one event, when they do. */
+static void report_steps(const char *call, uint64_t exec, const graph_view *g)
+{
+	int steps = steps_of(g->nodes, g->types, g->n, 0);
+	if (!steps)
+		return;
+	gc_event ev = {.kind = GC_EV_NODE_STEP, .call = call, .exec = exec, .flags = (uint64_t)steps};
+	gc_hub_report(&ev);
+}
+
 /* ---- the entry points ------------------------------------------------------------------- */
 
-/* Every kernel, memcpy and memset node's words for exec; at instantiate, the order check. */
-static void read_graph(const char *call, CUgraph graph, uint64_t exec, int order)
+/* Every kernel, memcpy and memset node's words for exec (while uses are checked); with
+ * order, the order check of the graph's own allocations (at instantiate, uses checked); with
+ * steps, what its launches are to the stream model (at instantiate). */
+static void read_graph(const char *call, CUgraph graph, uint64_t exec, int order, int steps)
 {
 	graph_view g;
 	int r = read_nodes(graph, &g, order ? ORDER_MAX_NODES : (size_t)-1);
-	if (r == 1 && order) {  /* too many for the order check: the words alone */
+	if (r == 1 && order) {  /* too many for the order check: the rest */
 		said_once("a graph with more nodes");
-		read_graph(call, graph, exec, 0);
+		read_graph(call, graph, exec, 0, steps);
 		return;
 	}
-	for (size_t i = 0; r == 0 && i < g.n; i++) {
+	if (r == 0 && steps)
+		report_steps(call, exec, &g);
+	for (size_t i = 0; r == 0 && enabled && i < g.n; i++) {
 		node_words nw;
 		if (read_node(g.nodes[i], g.types[i], &nw))
 			report_words(call, exec, U64(g.nodes[i]), &nw);
@@ -427,8 +510,9 @@ void gc_hub_instantiated(gc_event *ev)
 	const char *call = ev->call;
 	int ok = ev->result == CUDA_SUCCESS && exec;
 	gc_hub_report(ev);
-	if (ok && enabled)
-		read_graph(call, (CUgraph)(uintptr_t)graph, exec, 1);
+	/* what a launch is to the stream model is read whether uses are checked or not */
+	if (ok)
+		read_graph(call, (CUgraph)(uintptr_t)graph, exec, enabled, 1);
 }
 
 void gc_hub_exec_updated(gc_event *ev)
@@ -440,7 +524,7 @@ void gc_hub_exec_updated(gc_event *ev)
 	if (!ok || !enabled)
 		return;
 	report_reset(call, exec, 0);
-	read_graph(call, (CUgraph)(uintptr_t)graph, exec, 0);
+	read_graph(call, (CUgraph)(uintptr_t)graph, exec, 0, 0);  /* its node types are the same */
 }
 
 void gc_hub_node_set(const gc_node_set *s)

@@ -496,23 +496,22 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 /* ---- stream memory operations: a value written or waited for at a device address -------- */
 
 /* Each names its address, a use (checked as a set's is); in a batch, each write's and
- * wait's (uses.c). */
-#define MEMOP_USE(a, n, st, ptsz)                                                          \
-	.what = GC_USE_MEMOP, .dst = (a), .bytes = (n), .stream = U64(st), .per_thread = ptsz
+ * wait's (uses.c). A wait for a value is a wait for whatever writes it: another stream's
+ * write, a kernel's, the host's, perhaps enqueued after it, which graphcheck does not follow.
+ * Its stream is then taken as ordered after everything until the host waits for it (an
+ * "open" wait, stream_clock.c): no false unordered-use or -free for a program that orders
+ * its streams so. Always built (rare calls): the model learns of it even while off. */
+#define MEMOP_USE(a, n, st, ptsz, kind)                                                    \
+	.what = GC_USE_MEMOP, .dst = (a), .bytes = (n), .stream = U64(st), .per_thread = ptsz, \
+	.memop = kind
 #define WRITE_VALUE(spelling, ptsz, T)                                                     \
 	USE_WRAPPER(spelling, (CUstream s, CUdeviceptr a, T v, unsigned flags), (s, a, v, flags), \
-	            s, MEMOP_USE(a, sizeof(T), s, ptsz))
-/* A wait for a value is a wait for whatever writes it: another stream's write, a kernel's, the
- * host's, which graphcheck does not follow. Taken as a wait for every stream (only adding
- * order: no false unordered-use or -free for a program that orders its streams so): built
- * as a use, and also whenever a wait matters to the stream model. */
-#define WAIT_USE_WRAPPER(spelling, params, args, s, ...)                                   \
-	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
-	           r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)) ||                         \
-	           gc_hub_stream_wait_matters(U64(s)), __VA_ARGS__, .may_wait = 1)
+	            s, MEMOP_USE(a, sizeof(T), s, ptsz, GC_MEMOP_WRITE))
+#define WAIT_USE_WRAPPER(spelling, params, args, ...)                                      \
+	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0, 1, __VA_ARGS__)
 #define WAIT_VALUE(spelling, ptsz, T)                                                      \
 	WAIT_USE_WRAPPER(spelling, (CUstream s, CUdeviceptr a, T v, unsigned flags), (s, a, v, flags), \
-	                 s, MEMOP_USE(a, sizeof(T), s, ptsz))
+	                 MEMOP_USE(a, sizeof(T), s, ptsz, GC_MEMOP_WAIT))
 #define WRITE_VALUE_32(spelling, ptsz) WRITE_VALUE(spelling, ptsz, cuuint32_t)
 #define WRITE_VALUE_64(spelling, ptsz) WRITE_VALUE(spelling, ptsz, cuuint64_t)
 #define WAIT_VALUE_32(spelling, ptsz) WAIT_VALUE(spelling, ptsz, cuuint32_t)
@@ -520,7 +519,8 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 #define BATCH_MEMOP(spelling, ptsz)                                                        \
 	WAIT_USE_WRAPPER(spelling, (CUstream s, unsigned n, CUstreamBatchMemOpParams *ops,     \
 	                            unsigned flags),                                           \
-	                 (s, n, ops, flags), s, MEMOP_USE(0, 0, s, ptsz), .ops = ops, .n_ops = n)
+	                 (s, n, ops, flags), MEMOP_USE(0, 0, s, ptsz, GC_MEMOP_BATCH),         \
+	                 .ops = ops, .n_ops = n)
 
 /* ---- an exec's node given new parameters --------------------------------------------- */
 

@@ -103,6 +103,9 @@ void gc_hub_report(gc_event *ev);
 
 /* ---- uses (uses.c): kernel launches, copies, sets, stream memory operations ------------ */
 
+/* A stream memory operation (GC_USE_MEMOP): a write of a value, a wait for one, a batch. */
+enum { GC_MEMOP_WRITE = 1, GC_MEMOP_WAIT = 2, GC_MEMOP_BATCH = 3 };
+
 /* A use as its wrapper sees it, before its words are read. */
 typedef struct gc_use {
 	const char *call;
@@ -119,7 +122,7 @@ typedef struct gc_use {
 			const void *ops;      /* cuStreamBatchMemOp's operations (CUstreamBatchMemOpParams,
 			                       * n_ops of them); a single one's address is dst */
 			unsigned n_ops;
-			int may_wait;         /* a wait for a value, or a batch that may hold one */
+			int memop;            /* GC_MEMOP_*: which kind of stream memory operation */
 		};
 	};
 	uint64_t dst, src, bytes;     /* copies and sets: device addresses, 0 for host memory */

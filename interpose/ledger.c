@@ -278,6 +278,25 @@ static int check_watched(gc_ledger *l, out *o, const gc_event *ev, const struct 
 	return fine;
 }
 
+/* A launch of an exec with event-wait or host nodes is, for the stream model, a wait on its
+ * stream (for every stream: which event's record it meets is not followed) and then a host
+ * function there (the host may learn from it that the stream got there). Only adding order:
+ * without them a program ordered by such a graph got false unordered-use and -free records. */
+static void launch_steps(gc_ledger *l, const gc_event *launch, int steps)
+{
+	gc_event ev = {.call = launch->call, .stream = launch->stream, .tid = launch->tid,
+	               .per_thread = launch->per_thread, .site = launch->site};
+	if (steps & GC_STEP_WAIT) {
+		ev.kind = GC_EV_STREAM_WAIT;
+		gc_order_event(l, &ev);
+	}
+	if (steps & GC_STEP_HOST_FUNC) {
+		ev.kind = GC_EV_STREAM_STEP;
+		ev.flags = GC_STEP_HOST_FUNC;
+		gc_order_event(l, &ev);
+	}
+}
+
 static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 {
 	if (ev->result == GC_CUDA_SUCCESS && !ev->capture_id &&
@@ -298,6 +317,8 @@ static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 	gc_check_launch(o, ev, e);
 	if (ev->result == GC_CUDA_SUCCESS)
 		gc_exec_launched(l, e);
+	if (ev->result == GC_CUDA_SUCCESS && e->steps)
+		launch_steps(l, ev, e->steps);
 }
 
 /* A child graph node: refused (or not) by the child's memory nodes; moved, the child's memory
@@ -561,6 +582,12 @@ static __attribute__((noinline)) int apply_locked(gc_ledger *l, const gc_event *
 		}
 		break;
 	case GC_EV_COND_NODE: on_cond_node(l, ev); break;
+	case GC_EV_NODE_STEP: {
+		struct exec *e = gc_exec_find(l, ev->exec);
+		if (e)
+			e->steps |= (int)(ev->flags & (GC_STEP_WAIT | GC_STEP_HOST_FUNC));
+		break;
+	}
 	case GC_EV_POOL_TRIM: break;  /* only api-error below */
 	case GC_EV_GRAPH_MEM_TRIM: gc_graphmem_trimmed(l, ev); break;
 	case GC_EV__COUNT: break;
@@ -753,6 +780,7 @@ static const char *const kind_names[GC_EV__COUNT] = {
 	"destroy_node", "exec_update", "pool_destroy", "failed", "pool_trim", "graph_mem_trim",
 	"cond_node", "node_use", "node_reset", "node_unordered",
 	"stream_create", "stream_destroy", "event_record", "stream_wait", "stream_step",
+	"node_step",
 };
 
 /* Names traces recorded before the renames used: they still replay. */

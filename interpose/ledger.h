@@ -68,6 +68,9 @@ typedef enum gc_event_kind {
 	                       * value), taken as a wait for every stream */
 	GC_EV_STREAM_STEP,    /* an op on a stream the model must see: cuLaunchHostFunc, and the
 	                       * first op on the legacy stream once memory is watched */
+	GC_EV_NODE_STEP,      /* exec, node, flags (GC_STEP_*): an exec's host node
+	                       * (GC_STEP_HOST_FUNC) or event-wait node (GC_STEP_WAIT), read at
+	                       * instantiate: each launch of exec is then that step on its stream */
 	GC_EV__COUNT
 } gc_event_kind;
 
@@ -97,6 +100,7 @@ enum {
 	GC_STREAM_NON_BLOCKING = 1,   /* CU_STREAM_NON_BLOCKING */
 	GC_SYNC_CONTEXT = 1,          /* GC_EV_SYNCHRONIZE's flags: every stream of the context */
 	GC_STEP_HOST_FUNC = 1,        /* GC_EV_STREAM_STEP's flags: a cuLaunchHostFunc */
+	GC_STEP_WAIT = 2,             /* GC_EV_NODE_STEP's: a wait for an event (any: every stream) */
 };
 
 typedef struct gc_event {

@@ -125,6 +125,7 @@ struct exec {
 	size_t n_watch, cap_watch;
 	uint64_t watch_gen;  /* l->watch_gen when every watched word was last found fine */
 	int watch_ok;        /* ... and whether it was (0: check at the next launch) */
+	int steps;           /* GC_STEP_* of its nodes (GC_EV_NODE_STEP): what a launch orders */
 };
 
 struct capture {

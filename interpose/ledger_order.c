@@ -272,8 +272,19 @@ void gc_order_event(gc_ledger *l, const gc_event *ev)
 	uint64_t key = key_of(ev);
 	if (ev->result != GC_CUDA_SUCCESS)
 		return;
-	/* no clock yet: only what the host waited for */
-	if (host_wait(ev) && !gc_order_on(l) && waited_while_off(l))
+	int wait = ev->kind == GC_EV_STREAM_WAIT && !ev->capture_id;
+	if (wait && !ev->event) {  /* an open wait (stream_clock.c), kept even while off */
+		gc_streams_lock(s);
+		gc_streams_open(s, key);
+		gc_streams_unlock(s);
+	}
+	/* No clock yet: only what the host waited for. A wait on the one stream seen orders
+	 * nothing the host could rely on. */
+	if (!gc_order_on(l) && host_wait(ev) &&
+	    (!wait || key != __atomic_load_n(&l->streams_seen.first_key, __ATOMIC_RELAXED)) &&
+	    waited_while_off(l))
+		return;
+	if (!gc_order_on(l) && wait)
 		return;
 	gc_streams_lock(s);
 	switch (ev->kind) {
@@ -303,7 +314,7 @@ void gc_order_event(gc_ledger *l, const gc_event *ev)
 		if (ev->event)
 			gc_streams_join_event(s, ev->event);
 		else if (ev->flags & GC_SYNC_CONTEXT)
-			gc_streams_join_all(s);
+			gc_streams_join_device(s);
 		else
 			gc_streams_join_stream(s, key);
 		break;
@@ -399,7 +410,7 @@ void gc_order_device_wait(gc_ledger *l)
 	if (!gc_order_on(l) && waited_while_off(l))
 		return;
 	gc_streams_lock(l->streams);
-	gc_streams_join_all(l->streams);
+	gc_streams_join_device(l->streams);
 	gc_streams_unlock(l->streams);
 }
 

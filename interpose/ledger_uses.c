@@ -67,6 +67,9 @@ static const char *node_name(int use, int arg, const char *func, uint64_t node, 
 	else if (use == GC_USE_COPY)
 		snprintf(buf, n, "memcpy node 0x%llx (its %s)", (unsigned long long)node,
 		         arg == GC_USE_SRC ? "source" : "destination");
+	else if (use == GC_USE_MEMOP)
+		snprintf(buf, n, "batch memory operation node 0x%llx (its operation %d)",
+		         (unsigned long long)node, arg);
 	else
 		snprintf(buf, n, "memset node 0x%llx (its destination)", (unsigned long long)node);
 	return buf;

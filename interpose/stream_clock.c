@@ -24,11 +24,13 @@ struct sstream {
 	 * (publish) wherever the slot or its own time changes (a join only after a wrap: see
 	 * join_stream). */
 	uint64_t stamp_now;
+	int open;           /* waits for what the model cannot see (see set_open) */
 	vclock vc;
 };
 
 struct sevent {
 	gc_hnode h;         /* key: the CUevent */
+	int open;           /* recorded on an open stream: a wait for it opens the waiter */
 	vclock vc;
 };
 
@@ -51,6 +53,7 @@ struct gc_streams {
 	gc_table streams, events;
 	gc_slab stream_slab, event_slab;
 	struct sstream *by_slot[GC_CLOCK_SLOTS];
+	int n_open, n_open_blocking;  /* open streams; of them the legacy and blocking ones */
 	vclock host;
 	/* Streams by key hash whose stamps were taken, for gc_streams_stamp_quick (stored under
 	 * the lock, read without it; streams never leave their table, so a pointer stays good). */
@@ -310,6 +313,7 @@ static inline void record(gc_streams *s, uint64_t event, uint64_t key)
 	acquire_host(s, st);
 	tick(st);
 	copy(&e->vc, &st->vc, s->nslots);
+	e->open = st->open;
 }
 
 void gc_streams_forget_event(gc_streams *s, uint64_t event)
@@ -345,6 +349,50 @@ static void all_streams(gc_streams *s, vclock *into)
 	}
 }
 
+/* ---- open waits ---------------------------------------------------------------------
+ * A wait for what the model cannot see (a stream memory operation's wait for a value, a
+ * graph's event-wait node: event 0) may be met by work enqueued after it, anywhere (the
+ * program may enqueue the wait first, then the work and the write it waits for). The stream
+ * is then "open" until the host waits for it: it is taken as ordered after everything, and
+ * so is a stream that waits for an event recorded on it, and (as a legacy-stream op waits for
+ * blocking streams and they for it) the legacy and every blocking stream while an open one is
+ * legacy or blocking. The host waiting for an open stream (or for an event recorded on one)
+ * joins every stream. Only adding order. */
+static int legacy_or_blocking(const struct sstream *st)
+{
+	return st->h.key == GC_STREAM_LEGACY_KEY || !st->non_blocking;
+}
+
+static void set_open(gc_streams *s, struct sstream *st)
+{
+	if (st->open)
+		return;
+	st->open = 1;
+	s->n_open++;
+	s->n_open_blocking += legacy_or_blocking(st);
+}
+
+static void clear_open(gc_streams *s, struct sstream *st)
+{
+	if (!st->open)
+		return;
+	st->open = 0;
+	s->n_open--;
+	s->n_open_blocking -= legacy_or_blocking(st);
+}
+
+static void clear_open_node(gc_hnode *n, void *arg)
+{
+	clear_open(arg, (struct sstream *)n);
+}
+
+void gc_streams_open(gc_streams *s, uint64_t key)
+{
+	struct sstream *st = node(s, key);
+	if (st)
+		set_open(s, st);
+}
+
 static inline void wait_event(gc_streams *s, uint64_t key, uint64_t event)
 {
 	struct sstream *st = get(s, key);
@@ -354,10 +402,14 @@ static inline void wait_event(gc_streams *s, uint64_t key, uint64_t event)
 	struct sevent *e = event ? event_at(s, event) : NULL;
 	if (e) {
 		join_stream(st, &e->vc, s->nslots);
+		if (e->open)
+			set_open(s, st);
 	} else {  /* recorded where the model did not see, or no event (0): it carries everything */
 		vclock all = {{0}};
 		all_streams(s, &all);
 		join_stream(st, &all, s->nslots);
+		if (!event)
+			set_open(s, st);
 	}
 }
 
@@ -401,9 +453,12 @@ void gc_streams_record_wait(gc_streams *s, int wait, uint64_t event, uint64_t ke
 	struct sstream *st = recent_ready(s, key, event);
 	if (st && wait) {
 		join_stream(st, &s->recent_event->vc, s->nslots);
+		if (s->recent_event->open)
+			set_open(s, st);
 	} else if (st) {
 		tick(st);
 		copy(&s->recent_event->vc, &st->vc, s->nslots);
+		s->recent_event->open = st->open;
 	} else {
 		record_wait_tables(s, wait, event, key);
 	}
@@ -423,16 +478,28 @@ void gc_streams_join_all(gc_streams *s)
 	host_joins(s, &all);
 }
 
+void gc_streams_join_device(gc_streams *s)
+{
+	gc_streams_join_all(s);
+	if (s->n_open)
+		gc_table_each(&s->streams, clear_open_node, s);
+}
+
 void gc_streams_join_stream(gc_streams *s, uint64_t key)
 {
 	/* The legacy stream's last op waited for blocking streams' earlier work: joining them all
 	 * too only adds edges. */
 	if (key == GC_STREAM_LEGACY_KEY) {
+		gc_hnode *legacy = gc_table_find(&s->streams, key);
+		if (legacy)
+			clear_open(s, (struct sstream *)legacy);
 		gc_streams_join_all(s);
 		return;
 	}
 	struct sstream *st = get(s, key);
-	if (!st) {
+	if (!st || st->open) {  /* an open one: its wait was met, by anything before now */
+		if (st)
+			clear_open(s, st);
 		gc_streams_join_all(s);
 		return;
 	}
@@ -444,7 +511,7 @@ void gc_streams_join_stream(gc_streams *s, uint64_t key)
 void gc_streams_join_event(gc_streams *s, uint64_t event)
 {
 	struct sevent *e = event_at(s, event);
-	if (e)
+	if (e && !e->open)
 		host_joins(s, &e->vc);
 	else
 		gc_streams_join_all(s);
@@ -510,7 +577,8 @@ int gc_streams_non_blocking(gc_streams *s, uint64_t key)
 int gc_streams_ordered(gc_streams *s, int from, uint32_t stamp, uint64_t to)
 {
 	struct sstream *b = get(s, to);
-	if (from < 0 || from >= s->nslots || !stamp || !b || b->slot < 0 || b->slot == from)
+	if (from < 0 || from >= s->nslots || !stamp || !b || b->slot < 0 || b->slot == from ||
+	    b->open || (s->n_open_blocking && legacy_or_blocking(b)))
 		return 1;
 	struct sstream *a = s->by_slot[from];
 	if (!a || a->slot != from)

@@ -120,13 +120,19 @@ void gc_streams_destroyed(gc_streams *s, uint64_t key);
 void gc_streams_record(gc_streams *s, uint64_t event, uint64_t key);
 void gc_streams_forget_event(gc_streams *s, uint64_t event);  /* recorded into a capture */
 /* Stream key waits for event; for every stream when the event was recorded where the model
- * did not see, or is 0 (a wait on something the model cannot see). */
+ * did not see, or is 0: a wait on something the model cannot see, which leaves the stream
+ * open (taken as ordered after everything) until the host waits for it (stream_clock.c). */
 void gc_streams_wait(gc_streams *s, uint64_t key, uint64_t event);
+/* The same stream opened while the model is off (no clock yet). */
+void gc_streams_open(gc_streams *s, uint64_t key);
 /* A record (wait 0) or a wait, the lock taken and left here: the direct path (hub.c). */
 void gc_streams_record_wait(gc_streams *s, int wait, uint64_t event, uint64_t key);
 void gc_streams_join_stream(gc_streams *s, uint64_t key);
 void gc_streams_join_event(gc_streams *s, uint64_t event);
 void gc_streams_join_all(gc_streams *s);
+/* The host waited for the whole device (a context synchronize, cuMemFree): every stream
+ * joined, and none left open. */
+void gc_streams_join_device(gc_streams *s);
 /* An op on the stream (the legacy stream: from now on blocking streams are taken as ordered). */
 void gc_streams_step(gc_streams *s, uint64_t key);
 /* An op on the legacy stream (no lock needed): from now on blocking streams are taken as

@@ -206,7 +206,8 @@ static size_t format_event(char *buf, size_t n, const gc_event *ev, uint64_t s)
 		gc_buf_printf(&b, ",\"child\":\"0x%llx\"", (unsigned long long)ev->child);
 	int node_ev = ev->kind == GC_EV_NODE_USE || ev->kind == GC_EV_NODE_RESET ||
 	              ev->kind == GC_EV_NODE_UNORDERED;
-	if (ev->kind == GC_EV_DESTROY_NODE || ev->kind == GC_EV_COND_NODE || node_ev)
+	if (ev->kind == GC_EV_DESTROY_NODE || ev->kind == GC_EV_COND_NODE || node_ev ||
+	    ev->kind == GC_EV_NODE_STEP)
 		gc_buf_printf(&b, ",\"node\":\"0x%llx\"", (unsigned long long)ev->node);
 	/* Only where set, so other lines stay as they were. */
 	if (ev->event)

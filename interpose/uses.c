@@ -220,27 +220,24 @@ static int memop_writes(CUstreamBatchMemOpType t)
 	return t == CU_STREAM_MEM_OP_WRITE_VALUE_32 || t == CU_STREAM_MEM_OP_WRITE_VALUE_64;
 }
 
-/* Whether a successful memory operation (or a batch) holds a wait for a value (GC_USE_MEMOP
- * only: its fields share the kernels'). */
-static int memop_wait(const gc_use *u)
+/* The index of a batch's first wait for a value (n_ops: none). */
+static unsigned first_wait(const gc_use *u)
 {
 	const CUstreamBatchMemOpParams *op = u->ops;
-	if (!op)
-		return u->may_wait;
-	for (unsigned i = 0; i < u->n_ops; i++)
-		if (memop_waits(op[i].operation))
-			return 1;
-	return 0;
+	unsigned i = 0;
+	while (i < u->n_ops && !memop_waits(op[i].operation))
+		i++;
+	return i;
 }
 
-/* The addresses of a batch's writes and waits, from operation *from on, into w (at most n);
- * each one's index into param. The count filled. */
-static size_t memop_words(const gc_use *u, unsigned *from, uint64_t *w, uint16_t *param,
-                          size_t n)
+/* The addresses of a batch's writes and waits, from operation *from up to `end`, into w (at
+ * most n); each one's index into param. The count filled. */
+static size_t memop_words(const gc_use *u, unsigned *from, unsigned end, uint64_t *w,
+                          uint16_t *param, size_t n)
 {
 	const CUstreamBatchMemOpParams *op = u->ops;
 	size_t k = 0;
-	for (; *from < u->n_ops && k < n; (*from)++) {
+	for (; *from < end && k < n; (*from)++) {
 		CUstreamBatchMemOpType t = op[*from].operation;
 		if (memop_waits(t) || memop_writes(t)) {
 			w[k] = memop_waits(t) ? op[*from].waitValue.address : op[*from].writeValue.address;
@@ -250,22 +247,52 @@ static size_t memop_words(const gc_use *u, unsigned *from, uint64_t *w, uint16_t
 	return k;
 }
 
-/* A wait for a value: for every stream (hooks.c says why), before the use of its address is
- * checked, which the wait orders too. */
+/* A batch's operations from..end checked: the argument of the first that hits, or -1. */
+static int check_memops(const gc_use *u, const struct checks *c, unsigned from, unsigned end,
+                        uint64_t *w, uint16_t *param, uint64_t *word)
+{
+	int arg = -1;
+	size_t n;
+	while (arg < 0 && (n = memop_words(u, &from, end, w, param, WORDS_BATCH)))
+		arg = check_words(u, NULL, c, w, param, n, word);
+	return arg;
+}
+
+/* A wait for a value: a wait for every stream that stays open (stream_clock.c; what writes
+ * the value is not followed), reported whether or not the model is on. */
 static void memop_wait_event(const gc_use *u)
 {
-	if (u->result != CUDA_SUCCESS || !memop_wait(u) || !gc_hub_stream_wait_matters(u->stream))
-		return;
 	gc_event ev = {.kind = GC_EV_STREAM_WAIT, .call = u->call, .stream = u->stream,
 	               .per_thread = u->per_thread,
 	               .capture_id = gc_hub_capture_of(u->stream, u->per_thread)};
 	gc_hub_report(&ev);
 }
 
+/* A stream memory operation's addresses, each checked before the wait that follows it in
+ * stream order (the wait's own read too: what it polls must be live before it), then the
+ * wait. A refused batch is not read. The argument that hit, or -1. */
+static int memop_use(const gc_use *u, const struct checks *c, uint64_t *w, uint16_t *param,
+                     uint64_t *word)
+{
+	int ok = u->result == CUDA_SUCCESS;
+	if (u->memop != GC_MEMOP_BATCH) {
+		w[0] = u->dst;
+		int arg = check_words(u, NULL, c, w, NULL, 1, word);
+		if (ok && u->memop == GC_MEMOP_WAIT)
+			memop_wait_event(u);
+		return arg;
+	}
+	if (!ok || !u->ops)
+		return -1;
+	unsigned wait = first_wait(u), upto = wait < u->n_ops ? wait + 1 : u->n_ops;
+	int arg = check_memops(u, c, 0, upto, w, param, word);
+	if (wait < u->n_ops)
+		memop_wait_event(u);
+	return arg >= 0 ? arg : check_memops(u, c, upto, u->n_ops, w, param, word);
+}
+
 void gc_hub_use(const gc_use *u)
 {
-	if (u->what == GC_USE_MEMOP && u->may_wait)
-		memop_wait_event(u);
 	struct gc_dead_ranges *d = __atomic_load_n(&gc_hub_dead, __ATOMIC_RELAXED);
 	struct gc_dead_ranges *o = __atomic_load_n(&gc_hub_order, __ATOMIC_RELAXED);
 	int ordering = u->result == CUDA_SUCCESS && !gc_hub_index_empty(o);
@@ -291,13 +318,9 @@ void gc_hub_use(const gc_use *u)
 		     from += n) {
 			arg = check_words(u, k, &c, w, param, n, &word);
 		}
-	} else if (u->what == GC_USE_MEMOP && u->ops) {  /* a batch (a refused one: not read) */
-		unsigned from = 0;
-		size_t n;
-		while (u->result == CUDA_SUCCESS && arg < 0 &&
-		       (n = memop_words(u, &from, w, param, WORDS_BATCH)))
-			arg = check_words(u, NULL, &c, w, param, n, &word);
-	} else {  /* a copy, a set, or one memory operation */
+	} else if (u->what == GC_USE_MEMOP) {
+		arg = memop_use(u, &c, w, param, &word);
+	} else {  /* a copy or a set */
 		w[GC_USE_DST] = u->dst;
 		w[GC_USE_SRC] = u->src;
 		arg = check_words(u, NULL, &c, w, NULL, u->what == GC_USE_COPY ? 2 : 1, &word);

@@ -121,6 +121,37 @@ static void wait_for_no_event_carries_every_stream(void **state)
 	gc_streams_free(s);
 }
 
+/* A wait for no event leaves its stream open: ordered after a stamp taken later on another
+ * stream (the wait may be met by work enqueued after it), and so is a stream that waits for
+ * an event recorded on it; the host waiting for the stream closes it (then judged again). */
+static void open_wait_until_the_host_waits(void **state)
+{
+	(void)state;
+	enum { C = 0xc0, E2 = 0xe2 };
+	gc_streams *s = gc_streams_new(NULL);
+	assert_non_null(s);
+	gc_streams_lock(s);
+	gc_streams_created(s, A, 1);
+	gc_streams_created(s, B, 1);
+	gc_streams_created(s, C, 1);
+	gc_streams_wait(s, B, 0);
+	gc_streams_record(s, E2, B);
+	gc_streams_wait(s, C, E2);
+	uint32_t stamp;
+	int slot = gc_streams_stamp(s, A, &stamp);  /* after the wait: an allocation on A */
+	assert_true(gc_streams_ordered(s, slot, stamp, B));
+	assert_true(gc_streams_ordered(s, slot, stamp, C));
+	gc_streams_join_stream(s, B);  /* the host waited for B: B's wait was met */
+	slot = gc_streams_stamp(s, A, &stamp);
+	assert_false(gc_streams_ordered(s, slot, stamp, B));
+	assert_true(gc_streams_ordered(s, slot, stamp, C));  /* still open: C was not waited for */
+	gc_streams_join_device(s);
+	slot = gc_streams_stamp(s, A, &stamp);
+	assert_false(gc_streams_ordered(s, slot, stamp, C));
+	gc_streams_unlock(s);
+	gc_streams_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -128,6 +159,7 @@ int main(void)
 		cmocka_unit_test(quick_stamp_after_a_join_across_a_wrap),
 		cmocka_unit_test(wait_for_all_gives_the_first_stream_a_slot),
 		cmocka_unit_test(wait_for_no_event_carries_every_stream),
+		cmocka_unit_test(open_wait_until_the_host_waits),
 	};
 	return cmocka_run_group_tests_name("stream_clock", tests, NULL, NULL);
 }

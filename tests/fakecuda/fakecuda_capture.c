@@ -532,7 +532,7 @@ FC_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream,
 }
 
 /* A host function: work on the stream, run at once (the stand-in's work is done when it is
- * queued); in a capture it would be a node, which the stand-in does not build: not run. */
+ * queued); in a capture a host node (not run: the stand-in's graph launches run nothing). */
 static CUresult launch_host_func(CUstream h, CUhostFn fn, void *data, bool ptsz)
 {
     fc_lock();
@@ -541,6 +541,8 @@ static CUresult launch_host_func(CUstream h, CUhostFn fn, void *data, bool ptsz)
     CUresult r = fn ? fc_stream_get(h, ptsz, &s) : CUDA_ERROR_INVALID_VALUE;
     if (r == CUDA_SUCCESS)
         r = fc_stream_work(s, &c);
+    if (r == CUDA_SUCCESS && c)
+        fc_stream_did_work(s, fc_graph_add_node(c->graph, CU_GRAPH_NODE_TYPE_HOST, NULL));
     fc_unlock();
     if (r == CUDA_SUCCESS && !c)
         fn(data);
@@ -590,13 +592,17 @@ FC_EXPORT CUresult cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback f
     return add_callback(hStream, fn, userData, flags, true);
 }
 
-static CUresult wait_event_locked(CUstream s, CUevent e)
+static CUresult wait_event_locked(CUstream s, CUevent e, unsigned flags)
 {
     struct fc_capture *ec = fc_capture_find(e->cap_id);
     if (!ec) {
-        /* an ordinary event: an ordering only; the stream's own capture rules apply */
-        struct fc_capture *unused;
-        return fc_stream_work(s, &unused);
+        /* an ordinary event: an ordering only; the stream's own capture rules apply, and
+         * waited for as external in a capture, an event-wait node */
+        struct fc_capture *c = NULL;
+        CUresult r = fc_stream_work(s, &c);
+        if (r == CUDA_SUCCESS && c && (flags & CU_EVENT_WAIT_EXTERNAL))
+            fc_stream_did_work(s, fc_graph_add_node(c->graph, CU_GRAPH_NODE_TYPE_WAIT_EVENT, NULL));
+        return r;
     }
     if (ec->status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
         return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
@@ -632,14 +638,14 @@ static CUresult wait_event_locked(CUstream s, CUevent e)
     return CUDA_SUCCESS;
 }
 
-static CUresult stream_wait_event(CUstream h, CUevent hEvent, bool ptsz)
+static CUresult stream_wait_event(CUstream h, CUevent hEvent, unsigned flags, bool ptsz)
 {
     fc_lock();
     CUevent e = fc_event_find(hEvent);
     CUstream s = NULL;
     CUresult r = e ? fc_stream_get(h, ptsz, &s) : CUDA_ERROR_INVALID_HANDLE;
     if (r == CUDA_SUCCESS)
-        r = wait_event_locked(s, e);
+        r = wait_event_locked(s, e, flags);
     fc_unlock();
     return r;
 }
@@ -647,15 +653,13 @@ static CUresult stream_wait_event(CUstream h, CUevent hEvent, bool ptsz)
 FC_EXPORT CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
     FC_COUNT(cuStreamWaitEvent);
-    (void)Flags;
-    return stream_wait_event(hStream, hEvent, false);
+    return stream_wait_event(hStream, hEvent, Flags, false);
 }
 
 FC_EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
     FC_COUNT(cuStreamWaitEvent_ptsz);
-    (void)Flags;
-    return stream_wait_event(hStream, hEvent, true);
+    return stream_wait_event(hStream, hEvent, Flags, true);
 }
 
 /* An event last recorded in a capture that is still open is not a real event: waiting

@@ -289,8 +289,10 @@ static CUresult add_child(CUgraphNode *out, CUgraph h, struct deps d, CUgraph ch
       : c->mem_nodes && ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE
           ? CUDA_ERROR_NOT_SUPPORTED
           : CUDA_SUCCESS;
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         *out = with_deps(fc_graph_add_node(g, CU_GRAPH_NODE_TYPE_GRAPH, NULL), d);
+        (*out)->child = c;
+    }
     fc_unlock();
     return r;
 }

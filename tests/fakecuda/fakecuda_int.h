@@ -94,6 +94,8 @@ struct CUgraphNode_st {
     void *func;                  /* kernel: the CUfunction or CUkernel */
     void **argv;                 /* kernel: its argument values, copied (NULL: none) */
     CUdeviceptr dst, src;        /* memcpy (0: a host side), memset (dst) */
+    CUgraph child;               /* a child graph node's graph (not a clone here) */
+    CUstreamBatchMemOpParams memop;  /* a batch memory operation node's one operation */
 };
 
 struct CUgraph_st {

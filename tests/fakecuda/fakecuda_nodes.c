@@ -89,6 +89,43 @@ FC_EXPORT CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
     return r;
 }
 
+/* A captured stream memory operation is a node of one operation (a write, as the stand-in
+ * keeps no more), at the address it touched. */
+FC_EXPORT CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode,
+                                                  CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+    FC_COUNT(cuGraphBatchMemOpNodeGetParams);
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_lock();
+    CUresult r = hNode && fc_graph_of_node(hNode) && hNode->type == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP
+                     ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS) {
+        memset(&hNode->memop, 0, sizeof hNode->memop);
+        hNode->memop.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+        hNode->memop.writeValue.address = hNode->dst;
+        memset(p, 0, sizeof *p);
+        p->count = 1;
+        p->paramArray = &hNode->memop;
+    }
+    fc_unlock();
+    return r;
+}
+
+FC_EXPORT CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *graph)
+{
+    FC_COUNT(cuGraphChildGraphNodeGetGraph);
+    if (!graph)
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_lock();
+    CUresult r = hNode && fc_graph_of_node(hNode) && hNode->type == CU_GRAPH_NODE_TYPE_GRAPH &&
+                 hNode->child ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS)
+        *graph = hNode->child;
+    fc_unlock();
+    return r;
+}
+
 FC_EXPORT CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS *p)
 {
     FC_COUNT(cuGraphKernelNodeGetParams_v2);

@@ -168,6 +168,8 @@ static const struct entry table[] = {
 
     { "cuGraphGetNodes", { V(10000, cuGraphGetNodes) } },
     { "cuGraphNodeGetType", { V(10000, cuGraphNodeGetType) } },
+    { "cuGraphChildGraphNodeGetGraph", { V(10000, cuGraphChildGraphNodeGetGraph) } },
+    { "cuGraphBatchMemOpNodeGetParams", { V(11070, cuGraphBatchMemOpNodeGetParams) } },
     { "cuGraphKernelNodeGetParams", { V(12000, cuGraphKernelNodeGetParams_v2) } },
     { "cuGraphMemcpyNodeGetParams", { V(10000, cuGraphMemcpyNodeGetParams) } },
     { "cuGraphMemsetNodeGetParams", { V(10000, cuGraphMemsetNodeGetParams) } },

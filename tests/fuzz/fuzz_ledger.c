@@ -166,6 +166,8 @@ static const char *const D_CALL[GC_EV__COUNT][4] = {
 	                       "cudaStreamWaitEvent"},
 	[GC_EV_STREAM_STEP] = {"cuLaunchHostFunc", "cuLaunchHostFunc_ptsz", "cuLaunchKernel",
 	                       "cuLaunchHostFunc"},
+	[GC_EV_NODE_STEP] = {"cuGraphInstantiateWithFlags", "cuGraphInstantiate",
+	                     "cuGraphInstantiateWithParams", "cudaGraphInstantiate"},
 };
 #define N8(p) p "0", p "1", p "2", p "3", p "4", p "5", p "6", p "7"
 #define N64(p) \
@@ -452,6 +454,7 @@ static const unsigned FIELDS[GC_EV__COUNT] = {
 	[GC_EV_EVENT_RECORD] = P_EVENT | P_STREAM | P_CAPTURE | P_TID,
 	[GC_EV_STREAM_WAIT] = P_EVENT | P_STREAM | P_CAPTURE | P_TID,
 	[GC_EV_STREAM_STEP] = P_STREAM | P_TID,
+	[GC_EV_NODE_STEP] = P_EXEC | P_FLAGS,
 };
 
 static void print_event(FILE *f, size_t i, const gc_event *ev)

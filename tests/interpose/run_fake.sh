@@ -98,6 +98,8 @@ stream0_ptds="1 free-foreign-in-capture"
 order=$(printf "2 unordered-free\n5 unordered-use")
 forgot_stream="2 unordered-use"  # x and y, launched on stream 0, allocated on a non-blocking stream
 memops=$(printf "2 unordered-free\n2 unordered-use")  # a round each: the wait on A, not B
+memops_misuse=$(printf "1 launch-stale-pointer\n3 unordered-use")
+graph_steps=$(printf "3 unordered-free\n3 unordered-use")  # each graph on the other stream
 stream0_legacy=$(printf "2 api-error\n1 double-free")
 foreign_misuse=$(printf "1 double-free\n1 free-unknown")
 for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procaddr ptds"; do
@@ -126,6 +128,14 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way copies" "$none" $prog copies $extra
 	check "$way memops" "$memops" $prog memops $extra
 	check "$way memops-clean" "$none" $prog memops-clean $extra
+	check "$way memops-early" "$none" $prog memops-early $extra
+	check "$way memops-misuse" "$memops_misuse" $prog memops-misuse $extra
+	case $way in
+	*ptds) check "$way memops-legacy" "$none" $prog memops-legacy $extra ;;
+	*) check "$way memops-legacy" "1 unordered-use" $prog memops-legacy $extra ;;
+	esac
+	check "$way graph-steps" "$graph_steps" $prog graph-steps $extra
+	check "$way graph-steps-clean" "$none" $prog graph-steps-clean $extra
 	case $way in
 	*ptds) check "$way stream0" "$stream0_ptds" $prog stream0 $extra ;;
 	*) check "$way stream0" "$stream0_legacy" $prog stream0 $extra ;;
@@ -388,7 +398,7 @@ fi
 not_reached="cuCtxSynchronize_v2 cuGraphAddNode cuGraphInstantiate
 cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphInstantiate_v2
 cuStreamBeginCapture cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz
-cuStreamBeginCapture_ptsz cuGraphAddChildGraphNode cuGraphDestroyNode cuGraphExecUpdate
+cuStreamBeginCapture_ptsz cuGraphDestroyNode cuGraphExecUpdate
 cuMemPoolDestroy cuModuleUnload cuLibraryUnload cuMemPoolTrimTo cuGraphExecKernelNodeSetParams
 cuStreamDestroy"
 # A copy's destination type is asked once for its device range, not once a copy (uses.c's

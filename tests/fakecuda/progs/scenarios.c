@@ -1448,6 +1448,175 @@ static int memops(bool clean)
     return 0;
 }
 
+/* ---- waits for values enqueued early, and what they do not order ---------------------
+ * `memops-early` (correct, no record): B waits for the flag before A allocates x, sets it
+ * and writes the flag, then B sets x (the wait stays open until the host waits for B); C
+ * waits for an event B recorded after its wait, and sets x too; then the device is
+ * synchronized. `memops-misuse`: the flag allocated on A and polled by B with nothing
+ * ordering B after it; a batch whose first operation writes memory of A's before its wait;
+ * B waited for, then (its wait met, so no longer open) setting memory A allocated after;
+ * a write captured into a graph, the memory freed, the graph launched: three unordered-use
+ * and one launch-stale-pointer. */
+static int memops_early(bool misuse)
+{
+    init_driver();
+    CUstream a = NULL, b = NULL, c = NULL, cs = NULL;
+    CUevent e = NULL;
+    CUdeviceptr flag = 0, x = 0, y = 0;
+    CK(cuStreamCreate, (&a, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&b, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&c, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate, (&e, 0));
+    if (!misuse) {
+        CK(cuMemAlloc, (&flag, 64));
+        printf("== B waits for the flag, then A allocates x, sets it, writes the flag\n");
+        CK(cuStreamWaitValue32, (b, flag, 1, CU_STREAM_WAIT_VALUE_GEQ));
+        CK(cuEventRecord, (e, b));
+        CK(cuStreamWaitEvent, (c, e, 0));
+        CK(cuMemAllocAsync, (&x, 4096, a));
+        CK(cuMemsetD32Async, (x, 7, 1024, a));
+        CK(cuStreamWriteValue32, (a, flag, 1, 0));
+        printf("== B and C (after B's event) set x, B frees it\n");
+        CK(cuMemsetD32Async, (x, 0, 1024, b));
+        CK(cuMemsetD32Async, (x, 1, 1024, c));
+        CK(cuEventRecord, (e, c));
+        CK(cuStreamWaitEvent, (b, e, 0));
+        CK(cuMemFreeAsync, (x, b));
+        CK(cuCtxSynchronize, ());
+        CK(cuMemFree, (flag));
+    } else {
+        printf("== the flag allocated on A, polled by B\n");
+        CK(cuMemAllocAsync, (&flag, 64, a));
+        CK(cuStreamWaitValue32, (b, flag, 1, CU_STREAM_WAIT_VALUE_GEQ));
+        CK(cuStreamWriteValue32, (a, flag, 1, 0));
+        CK(cuCtxSynchronize, ());
+        printf("== a batch on C: a write of A's x, then a wait\n");
+        CK(cuMemAllocAsync, (&x, 4096, a));
+        CUstreamBatchMemOpParams ops[2];
+        memset(ops, 0, sizeof ops);
+        ops[0].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+        ops[0].writeValue.address = x;
+        ops[1].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+        ops[1].waitValue.address = flag;
+        ops[1].waitValue.value = 1;
+        CK(cuStreamBatchMemOp, (c, 2, ops, 0));
+        CK(cuCtxSynchronize, ());
+        printf("== B waits for a value, the host for B; then A allocates y, B sets it\n");
+        CK(cuStreamWaitValue32, (b, flag, 1, CU_STREAM_WAIT_VALUE_GEQ));
+        CK(cuStreamSynchronize, (b));
+        CK(cuMemAllocAsync, (&y, 4096, a));
+        CK(cuMemsetD32Async, (y, 0, 1024, b));
+        CK(cuCtxSynchronize, ());
+        CK(cuMemFreeAsync, (y, a));
+        printf("== a write captured into a graph; its memory freed; the graph launched\n");
+        CUgraph g = NULL;
+        CUgraphExec ge = NULL;
+        CK(cuStreamCreate, (&cs, CU_STREAM_NON_BLOCKING));
+        CK(cuStreamBeginCapture, (cs, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        CK(cuStreamWriteValue32, (cs, x, 1, 0));
+        CK(cuStreamEndCapture, (cs, &g));
+        CK(cuGraphInstantiateWithFlags, (&ge, g, 0));
+        CK(cuMemFreeAsync, (x, a));
+        CK(cuStreamSynchronize, (a));
+        CK(cuGraphLaunch, (ge, cs));
+        CK(cuStreamSynchronize, (cs));
+        CK(cuGraphExecDestroy, (ge));
+        CK(cuGraphDestroy, (g));
+        CK(cuStreamDestroy, (cs));
+        CK(cuMemFreeAsync, (flag, a));
+        CK(cuCtxSynchronize, ());
+    }
+    CK(cuEventDestroy, (e));
+    CK(cuStreamDestroy, (a));
+    CK(cuStreamDestroy, (b));
+    CK(cuStreamDestroy, (c));
+    printf("done\n");
+    return 0;
+}
+
+/* `memops-legacy`: x allocated on stream 0, the only stream so far, which then waits for a
+ * value (a wait on the one stream orders nothing the host could rely on); C, created later,
+ * sets x with nothing ordering it after the allocation: unordered-use (with per-thread
+ * streams, stream 0 is the thread's, a blocking first stream: not watched, no record). */
+static int memops_legacy(void)
+{
+    init_driver();
+    CUstream c = NULL;
+    CUdeviceptr flag = 0, x = 0;
+    CK(cuMemAlloc, (&flag, 64));
+    CK(cuMemAllocAsync, (&x, 4096, NULL));
+    CK(cuStreamWaitValue32, (NULL, flag, 0, CU_STREAM_WAIT_VALUE_GEQ));
+    CK(cuStreamCreate, (&c, CU_STREAM_NON_BLOCKING));
+    CK(cuMemsetD32Async, (x, 0, 1024, c));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFreeAsync, (x, NULL));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFree, (flag));
+    CK(cuStreamDestroy, (c));
+    printf("done\n");
+    return 0;
+}
+
+/* ---- streams ordered by graph launches ------------------------------------------------
+ * tests/gpu/misuse/unordered-use-graph-host-node.cu in driver calls: x allocated and set on
+ * P, then a graph launched that orders the consumer C after it: one whose host node tells
+ * the host P got there (launched on P), one whose event-wait node waits for P's event
+ * (launched on C), and a parent whose child graph holds the host node (on P); then C sets x
+ * and frees it. The misuse launches each on the other stream: three unordered-use and three
+ * unordered-free. `graph-steps-clean`: no record (without a graph's nodes taken as steps of
+ * its stream, the same six records, false). */
+static int graph_steps(bool clean)
+{
+    init_driver();
+    CUstream p = NULL, c = NULL, cs = NULL;
+    CUevent e = NULL;
+    CUgraph host_graph = NULL, wait_graph = NULL, parent = NULL;
+    CUgraphExec host_exec = NULL, wait_exec = NULL, parent_exec = NULL;
+    CUgraphNode child = NULL;
+    CUdeviceptr x = 0;
+    CK(cuStreamCreate, (&p, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&c, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&cs, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate, (&e, 0));
+    CK(cuEventRecord, (e, p));
+    printf("== a graph with a host node, one with an external event-wait node, a parent of the first\n");
+    CK(cuStreamBeginCapture, (cs, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuLaunchHostFunc, (cs, order_host_fn, NULL));
+    CK(cuStreamEndCapture, (cs, &host_graph));
+    CK(cuStreamBeginCapture, (cs, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuStreamWaitEvent, (cs, e, CU_EVENT_WAIT_EXTERNAL));
+    CK(cuStreamEndCapture, (cs, &wait_graph));
+    CK(cuGraphCreate, (&parent, 0));
+    CK(cuGraphAddChildGraphNode, (&child, parent, NULL, 0, host_graph));
+    CK(cuGraphInstantiateWithFlags, (&host_exec, host_graph, 0));
+    CK(cuGraphInstantiateWithFlags, (&wait_exec, wait_graph, 0));
+    CK(cuGraphInstantiateWithFlags, (&parent_exec, parent, 0));
+    CUgraphExec execs[3] = {host_exec, wait_exec, parent_exec};
+    for (int round = 0; round < 3; round++) {
+        printf("== round %d: x allocated and set on P, the graph launched, C sets and frees x\n",
+               round);
+        CK(cuMemAllocAsync, (&x, 4096, p));
+        CK(cuMemsetD32Async, (x, 1, 1024, p));
+        CK(cuEventRecord, (e, p));
+        bool on_p = round != 1;  /* the host nodes' graphs order P; the wait's, C */
+        CK(cuGraphLaunch, (execs[round], on_p == clean ? p : c));
+        CK(cuMemsetD32Async, (x, 0, 1024, c));
+        CK(cuMemFreeAsync, (x, c));
+        CK(cuCtxSynchronize, ());
+    }
+    CK(cuGraphExecDestroy, (host_exec));
+    CK(cuGraphExecDestroy, (wait_exec));
+    CK(cuGraphExecDestroy, (parent_exec));
+    CK(cuGraphDestroy, (parent));
+    CK(cuGraphDestroy, (host_graph));
+    CK(cuGraphDestroy, (wait_graph));
+    CK(cuStreamDestroy, (p));
+    CK(cuStreamDestroy, (c));
+    CK(cuStreamDestroy, (cs));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- device-to-device copies (cudaMemcpyDefault's spelling) -------------------------
  * 100 cuMemcpyAsync between two allocations of the one stream: no record; graphcheck asks
  * the driver the destination's memory type (a copy to pageable memory would be a host wait)
@@ -1484,7 +1653,9 @@ bool fc_scenario_uses_driver(const char *name)
                                         "graph-memory-trimmed", "graph-memory-no-context", "stale", "stale-clean",
                                         "unordered", "unordered-clean", "order", "order-clean",
                                         "forgot-stream", "forgot-stream-clean", "copies",
-                                        "memops", "memops-clean",
+                                        "memops", "memops-clean", "memops-early",
+                                        "memops-misuse", "memops-legacy", "graph-steps",
+                                        "graph-steps-clean",
                                         "order-cost", "sites", "sites-once", "mixed" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
@@ -1549,6 +1720,12 @@ int fc_run_scenario(int argc, char **argv)
         rc = copies();
     else if (strcmp(name, "memops") == 0 || strcmp(name, "memops-clean") == 0)
         rc = memops(strcmp(name, "memops-clean") == 0);
+    else if (strcmp(name, "memops-early") == 0 || strcmp(name, "memops-misuse") == 0)
+        rc = memops_early(strcmp(name, "memops-misuse") == 0);
+    else if (strcmp(name, "memops-legacy") == 0)
+        rc = memops_legacy();
+    else if (strcmp(name, "graph-steps") == 0 || strcmp(name, "graph-steps-clean") == 0)
+        rc = graph_steps(strcmp(name, "graph-steps-clean") == 0);
     else if (strcmp(name, "order-cost") == 0 && argc > 3)
         rc = order_cost(argv[2], atoi(argv[3]));
     else if (strcmp(name, "threads") == 0)
@@ -1560,7 +1737,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy]|graph-steps[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

@@ -93,7 +93,8 @@
     X(cuMemsetD8_v2, "cuMemsetD8", 3020)                                       \
     X(cuStreamWriteValue32_v2, "cuStreamWriteValue32", 11070)                  \
     X(cuStreamWaitValue32_v2, "cuStreamWaitValue32", 11070)                    \
-    X(cuStreamBatchMemOp_v2, "cuStreamBatchMemOp", 11070)
+    X(cuStreamBatchMemOp_v2, "cuStreamBatchMemOp", 11070)                     \
+    X(cuGraphAddChildGraphNode, "cuGraphAddChildGraphNode", 10000)
 
 #define FC_DRV_FIELD(spelling, name, version) __typeof__(spelling) *p_##spelling;
 struct fc_drv {
@@ -119,7 +120,9 @@ bool fc_scenario_uses_driver(const char *name);
 
 /* argv[1] is the scenario: seed, seed-fixed, probe, probe-driver, rules, null-kernel-node, uses,
  * uses-clean, stale, stale-clean, unordered, unordered-clean, stream0, sync-alloc,
- * dropped-call[-clean], capture-other-thread[-clean], graph-memory[-trimmed], memops[-clean],
+ * dropped-call[-clean], capture-other-thread[-clean], graph-memory[-trimmed],
+ * memops[-clean|-early|-misuse|-legacy],
+ * graph-steps[-clean],
  * threads [THREADS [OPS]], nocuda.
  * Prints every driver result as `call -> code`; returns the exit status (0 when the
  * scenario ran, whatever codes the driver gave; 2 for an unknown scenario). */

@@ -59,6 +59,7 @@ unordered-use-forgot-stream unordered-use
 unordered-use-stream-created-later unordered-free,unordered-use
 unordered-use-after-pinned-copy unordered-use
 unordered-use-wait-value unordered-free,unordered-use
+unordered-use-graph-host-node unordered-free,unordered-use
 double-free-teardown-cudafree double-free
 double-free-worker-thread double-free
 relaunch-threadlocal-workspace relaunch-unfreed
