@@ -441,6 +441,20 @@ static void order_of(const char *call, CUgraph graph, graph_view *g)
 
 static int child_steps(CUgraphNode n, int depth);
 
+/* Whether a batch memory operation node waits for a value (a captured cuStreamWaitValue32). */
+static int memop_node_waits(CUgraphNode n)
+{
+	CUDA_BATCH_MEM_OP_NODE_PARAMS p;
+	memset(&p, 0, sizeof(p));
+	if (!memop_params || memop_params(n, &p) != CUDA_SUCCESS || !p.paramArray)
+		return 0;
+	for (unsigned i = 0; i < p.count; i++)
+		if (p.paramArray[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
+		    p.paramArray[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_64)
+			return 1;
+	return 0;
+}
+
 /* The GC_STEP_* of nodes of these types (a child graph's, below it). */
 static int steps_of(const CUgraphNode *nodes, const CUgraphNodeType *types, size_t n, int depth)
 {
@@ -448,7 +462,8 @@ static int steps_of(const CUgraphNode *nodes, const CUgraphNodeType *types, size
 	for (size_t i = 0; i < n; i++) {
 		if (types[i] == CU_GRAPH_NODE_TYPE_HOST)
 			steps |= GC_STEP_HOST_FUNC;
-		else if (types[i] == CU_GRAPH_NODE_TYPE_WAIT_EVENT)
+		else if (types[i] == CU_GRAPH_NODE_TYPE_WAIT_EVENT ||
+		         (types[i] == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP && memop_node_waits(nodes[i])))
 			steps |= GC_STEP_WAIT;
 		else if (types[i] == CU_GRAPH_NODE_TYPE_GRAPH)
 			steps |= child_steps(nodes[i], depth + 1);

@@ -198,7 +198,20 @@ static int waited_while_off(gc_ledger *l)
 int gc_ledger_host_wait_new(const gc_ledger *l)
 {
 	return __atomic_load_n(&l->waited_seq, __ATOMIC_RELAXED) !=
-	       __atomic_load_n(&l->alloc_seq, __ATOMIC_RELAXED);
+	       __atomic_load_n(&l->alloc_seq, __ATOMIC_RELAXED) ||
+	       (l->streams && gc_streams_any_open(l->streams));  /* it may close an open wait */
+}
+
+/* A host wait while the model is off: a synchronize of a stream (or the device) meets the
+ * stream's open wait (stream_clock.c). Events are unknown to the clocks while it is off. */
+static void closed_while_off(gc_ledger *l, const gc_event *ev, uint64_t key)
+{
+	if (!l->streams || !gc_streams_any_open(l->streams) || ev->kind != GC_EV_SYNCHRONIZE ||
+	    ev->event)
+		return;
+	gc_streams_lock(l->streams);
+	gc_streams_close(l->streams, (ev->flags & GC_SYNC_CONTEXT) ? 0 : key);
+	gc_streams_unlock(l->streams);
 }
 
 /* What, while the model is off, is taken as the host waiting: a host wait, and a stream's
@@ -278,12 +291,14 @@ void gc_order_event(gc_ledger *l, const gc_event *ev)
 		gc_streams_open(s, key);
 		gc_streams_unlock(s);
 	}
-	/* No clock yet: only what the host waited for. A wait on the one stream seen orders
-	 * nothing the host could rely on. */
+	/* No clock yet: only what the host waited for (and an open wait it met). A wait on the
+	 * one stream seen orders nothing the host could rely on. */
 	if (!gc_order_on(l) && host_wait(ev) &&
 	    (!wait || key != __atomic_load_n(&l->streams_seen.first_key, __ATOMIC_RELAXED)) &&
-	    waited_while_off(l))
+	    waited_while_off(l)) {
+		closed_while_off(l, ev, key);
 		return;
+	}
 	if (!gc_order_on(l) && wait)
 		return;
 	gc_streams_lock(s);
@@ -308,7 +323,7 @@ void gc_order_event(gc_ledger *l, const gc_event *ev)
 		 * run10). When it runs is not seen: taken as now, which only adds order. Captured,
 		 * it is a graph node. */
 		if ((ev->flags & GC_STEP_HOST_FUNC) && !ev->capture_id)
-			gc_streams_join_stream(s, key);
+			gc_streams_host_func(s, key);
 		break;
 	case GC_EV_SYNCHRONIZE:
 		if (ev->event)
@@ -407,8 +422,11 @@ int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op, uint64_t key, gc_de
 
 void gc_order_device_wait(gc_ledger *l)
 {
-	if (!gc_order_on(l) && waited_while_off(l))
+	if (!gc_order_on(l) && waited_while_off(l)) {
+		gc_event device = {.kind = GC_EV_SYNCHRONIZE, .flags = GC_SYNC_CONTEXT};
+		closed_while_off(l, &device, 0);
 		return;
+	}
 	gc_streams_lock(l->streams);
 	gc_streams_join_device(l->streams);
 	gc_streams_unlock(l->streams);

@@ -24,13 +24,16 @@ struct sstream {
 	 * (publish) wherever the slot or its own time changes (a join only after a wrap: see
 	 * join_stream). */
 	uint64_t stamp_now;
-	int open;           /* waits for what the model cannot see (see set_open) */
+	int open;           /* waits for what the model cannot see: OPEN or OPEN_BLOCKING */
+	uint32_t open_gen;  /* its openings so far */
 	vclock vc;
 };
 
 struct sevent {
 	gc_hnode h;         /* key: the CUevent */
 	int open;           /* recorded on an open stream: a wait for it opens the waiter */
+	struct sstream *src;  /* ... that stream, at its opening src_gen: the event's end */
+	uint32_t src_gen;     /* says the wait was met */
 	vclock vc;
 };
 
@@ -59,6 +62,9 @@ struct gc_streams {
 	 * the lock, read without it; streams never leave their table, so a pointer stays good). */
 	struct sstream *quick[GC_STREAMS_QUICK] __attribute__((aligned(64)));
 };
+
+static void clear_open(gc_streams *s, struct sstream *st);
+static inline void recorded_on(struct sevent *e, struct sstream *st);
 
 gc_streams *gc_streams_new(gc_streams_seen_line *seen)
 {
@@ -276,6 +282,7 @@ void gc_streams_created(gc_streams *s, uint64_t key, uint64_t flags)
 		st->slot = SLOT_LATER;  /* a slot at its first op (none left: tried again then) */
 	}
 	publish(st);
+	clear_open(s, st);  /* a handle given out again: the old stream's wait is not the new one's */
 	st->non_blocking = (flags & 1) != 0;
 	gc_streams_seen(s, key);
 }
@@ -313,7 +320,7 @@ static inline void record(gc_streams *s, uint64_t event, uint64_t key)
 	acquire_host(s, st);
 	tick(st);
 	copy(&e->vc, &st->vc, s->nslots);
-	e->open = st->open;
+	recorded_on(e, st);
 }
 
 void gc_streams_forget_event(gc_streams *s, uint64_t event)
@@ -353,11 +360,16 @@ static void all_streams(gc_streams *s, vclock *into)
  * A wait for what the model cannot see (a stream memory operation's wait for a value, a
  * graph's event-wait node: event 0) may be met by work enqueued after it, anywhere (the
  * program may enqueue the wait first, then the work and the write it waits for). The stream
- * is then "open" until the host waits for it: it is taken as ordered after everything, and
- * so is a stream that waits for an event recorded on it, and (as a legacy-stream op waits for
- * blocking streams and they for it) the legacy and every blocking stream while an open one is
- * legacy or blocking. The host waiting for an open stream (or for an event recorded on one)
- * joins every stream. Only adding order. */
+ * is then "open" until the host waits for it (its synchronize or successful query, the
+ * device's, an event recorded on it since): it is taken as ordered after everything, and
+ * so is a stream that waits for an event recorded on it (or for an event unknown to the
+ * clocks while any stream is open), and, once the legacy stream was used (its ops wait for
+ * blocking streams and they for it), the legacy and every blocking stream while an open one
+ * is legacy or blocking. The host waiting for an open stream joins every stream; a host
+ * function enqueued there (it runs once the wait is met) too, leaving it open. Only adding
+ * order. Counts are read without the lock (gc_streams_any_open). */
+enum { OPEN = 1, OPEN_BLOCKING = 2 };
+
 static int legacy_or_blocking(const struct sstream *st)
 {
 	return st->h.key == GC_STREAM_LEGACY_KEY || !st->non_blocking;
@@ -367,18 +379,19 @@ static void set_open(gc_streams *s, struct sstream *st)
 {
 	if (st->open)
 		return;
-	st->open = 1;
-	s->n_open++;
-	s->n_open_blocking += legacy_or_blocking(st);
+	st->open = legacy_or_blocking(st) ? OPEN_BLOCKING : OPEN;
+	st->open_gen++;
+	__atomic_store_n(&s->n_open, s->n_open + 1, __ATOMIC_RELAXED);
+	s->n_open_blocking += st->open == OPEN_BLOCKING;
 }
 
 static void clear_open(gc_streams *s, struct sstream *st)
 {
 	if (!st->open)
 		return;
+	s->n_open_blocking -= st->open == OPEN_BLOCKING;
+	__atomic_store_n(&s->n_open, s->n_open - 1, __ATOMIC_RELAXED);
 	st->open = 0;
-	s->n_open--;
-	s->n_open_blocking -= legacy_or_blocking(st);
 }
 
 static void clear_open_node(gc_hnode *n, void *arg)
@@ -386,11 +399,38 @@ static void clear_open_node(gc_hnode *n, void *arg)
 	clear_open(arg, (struct sstream *)n);
 }
 
+/* Event e is recorded on st now (its source is read only while it is open). */
+static inline void recorded_on(struct sevent *e, struct sstream *st)
+{
+	e->open = st->open;
+	if (__builtin_expect(st->open != 0, 0)) {
+		e->src = st;
+		e->src_gen = st->open_gen;
+	}
+}
+
+int gc_streams_any_open(const gc_streams *s)
+{
+	return __atomic_load_n(&s->n_open, __ATOMIC_RELAXED) != 0;
+}
+
 void gc_streams_open(gc_streams *s, uint64_t key)
 {
 	struct sstream *st = node(s, key);
 	if (st)
 		set_open(s, st);
+}
+
+void gc_streams_close(gc_streams *s, uint64_t key)
+{
+	if (!key) {
+		if (s->n_open)
+			gc_table_each(&s->streams, clear_open_node, s);
+		return;
+	}
+	gc_hnode *n = gc_table_find(&s->streams, key);
+	if (n)
+		clear_open(s, (struct sstream *)n);
 }
 
 static inline void wait_event(gc_streams *s, uint64_t key, uint64_t event)
@@ -408,7 +448,7 @@ static inline void wait_event(gc_streams *s, uint64_t key, uint64_t event)
 		vclock all = {{0}};
 		all_streams(s, &all);
 		join_stream(st, &all, s->nslots);
-		if (!event)
+		if (!event || s->n_open)  /* an unknown event may have been an open stream's */
 			set_open(s, st);
 	}
 }
@@ -458,7 +498,7 @@ void gc_streams_record_wait(gc_streams *s, int wait, uint64_t event, uint64_t ke
 	} else if (st) {
 		tick(st);
 		copy(&s->recent_event->vc, &st->vc, s->nslots);
-		s->recent_event->open = st->open;
+		recorded_on(s->recent_event, st);
 	} else {
 		record_wait_tables(s, wait, event, key);
 	}
@@ -481,8 +521,7 @@ void gc_streams_join_all(gc_streams *s)
 void gc_streams_join_device(gc_streams *s)
 {
 	gc_streams_join_all(s);
-	if (s->n_open)
-		gc_table_each(&s->streams, clear_open_node, s);
+	gc_streams_close(s, 0);
 }
 
 void gc_streams_join_stream(gc_streams *s, uint64_t key)
@@ -490,9 +529,7 @@ void gc_streams_join_stream(gc_streams *s, uint64_t key)
 	/* The legacy stream's last op waited for blocking streams' earlier work: joining them all
 	 * too only adds edges. */
 	if (key == GC_STREAM_LEGACY_KEY) {
-		gc_hnode *legacy = gc_table_find(&s->streams, key);
-		if (legacy)
-			clear_open(s, (struct sstream *)legacy);
+		gc_streams_close(s, key);
 		gc_streams_join_all(s);
 		return;
 	}
@@ -511,10 +548,23 @@ void gc_streams_join_stream(gc_streams *s, uint64_t key)
 void gc_streams_join_event(gc_streams *s, uint64_t event)
 {
 	struct sevent *e = event_at(s, event);
-	if (e && !e->open)
+	if (e && !e->open) {
 		host_joins(s, &e->vc);
+		return;
+	}
+	/* recorded on an open stream after its wait: the wait was met, unless reopened since */
+	if (e && e->src && e->src->open && e->src->open_gen == e->src_gen)
+		clear_open(s, e->src);
+	gc_streams_join_all(s);
+}
+
+void gc_streams_host_func(gc_streams *s, uint64_t key)
+{
+	gc_hnode *n = gc_table_find(&s->streams, key);
+	if (n && ((struct sstream *)n)->open)
+		gc_streams_join_all(s);  /* it runs once the wait is met: after anything */
 	else
-		gc_streams_join_all(s);
+		gc_streams_join_stream(s, key);
 }
 
 void gc_streams_step(gc_streams *s, uint64_t key)
@@ -578,7 +628,8 @@ int gc_streams_ordered(gc_streams *s, int from, uint32_t stamp, uint64_t to)
 {
 	struct sstream *b = get(s, to);
 	if (from < 0 || from >= s->nslots || !stamp || !b || b->slot < 0 || b->slot == from ||
-	    b->open || (s->n_open_blocking && legacy_or_blocking(b)))
+	    b->open || (s->n_open_blocking && legacy_or_blocking(b) &&
+	                __atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED)))
 		return 1;
 	struct sstream *a = s->by_slot[from];
 	if (!a || a->slot != from)

@@ -123,8 +123,15 @@ void gc_streams_forget_event(gc_streams *s, uint64_t event);  /* recorded into a
  * did not see, or is 0: a wait on something the model cannot see, which leaves the stream
  * open (taken as ordered after everything) until the host waits for it (stream_clock.c). */
 void gc_streams_wait(gc_streams *s, uint64_t key, uint64_t event);
-/* The same stream opened while the model is off (no clock yet). */
+/* The same stream opened while the model is off (no clock yet); closed, while it is off, by
+ * the host's wait for it (key 0: for the device). */
 void gc_streams_open(gc_streams *s, uint64_t key);
+void gc_streams_close(gc_streams *s, uint64_t key);
+/* Whether some stream is open (without the lock: a host wait is then news to the ledger). */
+int gc_streams_any_open(const gc_streams *s);
+/* A host function enqueued on stream key: the host joins the stream (every stream while it is
+ * open, leaving it open: the function runs once its wait is met). */
+void gc_streams_host_func(gc_streams *s, uint64_t key);
 /* A record (wait 0) or a wait, the lock taken and left here: the direct path (hub.c). */
 void gc_streams_record_wait(gc_streams *s, int wait, uint64_t event, uint64_t key);
 void gc_streams_join_stream(gc_streams *s, uint64_t key);

@@ -152,6 +152,62 @@ static void open_wait_until_the_host_waits(void **state)
 	gc_streams_free(s);
 }
 
+/* An open stream's handle given out again (destroyed, created with other flags): the new
+ * stream is not open, and the counts of open streams come back to 0 (a count left over kept
+ * every blocking stream silent for good); with the legacy stream in use, so that an open
+ * blocking stream would silence the others. */
+static void open_handle_given_out_again(void **state)
+{
+	(void)state;
+	enum { P = 0x10, Q = 0x20, W = 0x30 };
+	for (int flags = 0; flags < 2; flags++) {
+		gc_streams *s = gc_streams_new(NULL);
+		assert_non_null(s);
+		gc_streams_lock(s);
+		gc_streams_created(s, P, 1);  /* non-blocking: a blocking Q is judged against it */
+		gc_streams_created(s, Q, 0);
+		gc_streams_created(s, W, (uint64_t)flags);
+		gc_streams_step(s, GC_STREAM_LEGACY_KEY);
+		gc_streams_wait(s, W, 0);
+		assert_true(gc_streams_any_open(s));
+		gc_streams_destroyed(s, W);
+		gc_streams_created(s, W, (uint64_t)!flags);
+		assert_int_equal(node(s, W)->open, 0);
+		assert_int_equal(s->n_open, 0);
+		assert_int_equal(s->n_open_blocking, 0);
+		uint32_t stamp;
+		int slot = gc_streams_stamp(s, P, &stamp);
+		assert_false(gc_streams_ordered(s, slot, stamp, Q));
+		gc_streams_unlock(s);
+		gc_streams_free(s);
+	}
+}
+
+/* A host function on an open stream leaves it open (it runs once the wait is met, perhaps
+ * after work enqueued later); an event recorded there after the wait, synchronized, closes
+ * it. */
+static void host_function_keeps_it_open_event_sync_closes(void **state)
+{
+	(void)state;
+	enum { E3 = 0xe3 };
+	gc_streams *s = gc_streams_new(NULL);
+	assert_non_null(s);
+	gc_streams_lock(s);
+	gc_streams_created(s, A, 1);
+	gc_streams_created(s, B, 1);
+	gc_streams_wait(s, B, 0);
+	gc_streams_host_func(s, B);
+	uint32_t stamp;
+	int slot = gc_streams_stamp(s, A, &stamp);
+	assert_true(gc_streams_ordered(s, slot, stamp, B));
+	gc_streams_record(s, E3, B);
+	gc_streams_join_event(s, E3);
+	slot = gc_streams_stamp(s, A, &stamp);
+	assert_false(gc_streams_ordered(s, slot, stamp, B));
+	gc_streams_unlock(s);
+	gc_streams_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,6 +216,8 @@ int main(void)
 		cmocka_unit_test(wait_for_all_gives_the_first_stream_a_slot),
 		cmocka_unit_test(wait_for_no_event_carries_every_stream),
 		cmocka_unit_test(open_wait_until_the_host_waits),
+		cmocka_unit_test(open_handle_given_out_again),
+		cmocka_unit_test(host_function_keeps_it_open_event_sync_closes),
 	};
 	return cmocka_run_group_tests_name("stream_clock", tests, NULL, NULL);
 }

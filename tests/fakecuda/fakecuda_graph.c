@@ -609,7 +609,9 @@ static CUresult launch_locked(CUgraphExec e, CUstream s)
         return CUDA_ERROR_INVALID_HANDLE;
     if (c) {
         /* launched into a capture: a child graph node; its memory is not followed */
-        fc_stream_did_work(s, fc_graph_add_node(c->graph, CU_GRAPH_NODE_TYPE_GRAPH, NULL));
+        CUgraphNode child = fc_graph_add_node(c->graph, CU_GRAPH_NODE_TYPE_GRAPH, NULL);
+        child->child = e->graph;  /* its nodes' types, as the driver's child holds them */
+        fc_stream_did_work(s, child);
         return CUDA_SUCCESS;
     }
     bool auto_free = e->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH;

@@ -89,8 +89,8 @@ FC_EXPORT CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
     return r;
 }
 
-/* A captured stream memory operation is a node of one operation (a write, as the stand-in
- * keeps no more), at the address it touched. */
+/* A captured stream memory operation is a node of one operation at the address it touched:
+ * a wait's as its source, a write's as its destination. */
 FC_EXPORT CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode,
                                                   CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
 {
@@ -102,8 +102,13 @@ FC_EXPORT CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode,
                      ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     if (r == CUDA_SUCCESS) {
         memset(&hNode->memop, 0, sizeof hNode->memop);
-        hNode->memop.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
-        hNode->memop.writeValue.address = hNode->dst;
+        if (hNode->src) {
+            hNode->memop.waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+            hNode->memop.waitValue.address = hNode->src;
+        } else {
+            hNode->memop.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+            hNode->memop.writeValue.address = hNode->dst;
+        }
         memset(p, 0, sizeof *p);
         p->count = 1;
         p->paramArray = &hNode->memop;

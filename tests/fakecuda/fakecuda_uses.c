@@ -523,28 +523,32 @@ SETS(32, unsigned int)
 
 /* Stream memory operations: each touches the 4 or 8 bytes at its address, as a set does.
  * Nothing waits here (no kernel runs to write a value): a wait returns at once. */
-#define MEMOP_FN(sp, T, ptsz)                                                               \
+/* A write touches its address as a destination, a wait as a source (so that a captured
+ * one's node says which it was: cuGraphBatchMemOpNodeGetParams). */
+#define MEMOP_FN(sp, T, ptsz, dst, src)                                                     \
     FC_EXPORT CUresult sp(CUstream st, CUdeviceptr a, T v, unsigned flags)                  \
     {                                                                                       \
         FC_COUNT(sp);                                                                       \
-        return touch(a, 0, sizeof(T), true, st, ptsz, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);     \
+        return touch(dst, src, sizeof(T), true, st, ptsz, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP); \
     }
-MEMOP_FN(cuStreamWriteValue32, cuuint32_t, false)
-MEMOP_FN(cuStreamWriteValue32_ptsz, cuuint32_t, true)
-MEMOP_FN(cuStreamWriteValue64, cuuint64_t, false)
-MEMOP_FN(cuStreamWriteValue64_ptsz, cuuint64_t, true)
-MEMOP_FN(cuStreamWaitValue32, cuuint32_t, false)
-MEMOP_FN(cuStreamWaitValue32_ptsz, cuuint32_t, true)
-MEMOP_FN(cuStreamWaitValue64, cuuint64_t, false)
-MEMOP_FN(cuStreamWaitValue64_ptsz, cuuint64_t, true)
-MEMOP_FN(cuStreamWriteValue32_v2, cuuint32_t, false)
-MEMOP_FN(cuStreamWriteValue32_v2_ptsz, cuuint32_t, true)
-MEMOP_FN(cuStreamWriteValue64_v2, cuuint64_t, false)
-MEMOP_FN(cuStreamWriteValue64_v2_ptsz, cuuint64_t, true)
-MEMOP_FN(cuStreamWaitValue32_v2, cuuint32_t, false)
-MEMOP_FN(cuStreamWaitValue32_v2_ptsz, cuuint32_t, true)
-MEMOP_FN(cuStreamWaitValue64_v2, cuuint64_t, false)
-MEMOP_FN(cuStreamWaitValue64_v2_ptsz, cuuint64_t, true)
+#define WRITE_FN(sp, T, ptsz) MEMOP_FN(sp, T, ptsz, a, 0)
+#define WAIT_FN(sp, T, ptsz) MEMOP_FN(sp, T, ptsz, 0, a)
+WRITE_FN(cuStreamWriteValue32, cuuint32_t, false)
+WRITE_FN(cuStreamWriteValue32_ptsz, cuuint32_t, true)
+WRITE_FN(cuStreamWriteValue64, cuuint64_t, false)
+WRITE_FN(cuStreamWriteValue64_ptsz, cuuint64_t, true)
+WAIT_FN(cuStreamWaitValue32, cuuint32_t, false)
+WAIT_FN(cuStreamWaitValue32_ptsz, cuuint32_t, true)
+WAIT_FN(cuStreamWaitValue64, cuuint64_t, false)
+WAIT_FN(cuStreamWaitValue64_ptsz, cuuint64_t, true)
+WRITE_FN(cuStreamWriteValue32_v2, cuuint32_t, false)
+WRITE_FN(cuStreamWriteValue32_v2_ptsz, cuuint32_t, true)
+WRITE_FN(cuStreamWriteValue64_v2, cuuint64_t, false)
+WRITE_FN(cuStreamWriteValue64_v2_ptsz, cuuint64_t, true)
+WAIT_FN(cuStreamWaitValue32_v2, cuuint32_t, false)
+WAIT_FN(cuStreamWaitValue32_v2_ptsz, cuuint32_t, true)
+WAIT_FN(cuStreamWaitValue64_v2, cuuint64_t, false)
+WAIT_FN(cuStreamWaitValue64_v2_ptsz, cuuint64_t, true)
 
 /* A batch: each write and wait touches its address; flushes and barriers nothing. */
 static CUresult batch_memop(CUstream st, unsigned n, const CUstreamBatchMemOpParams *ops,
@@ -555,13 +559,15 @@ static CUresult batch_memop(CUstream st, unsigned n, const CUstreamBatchMemOpPar
     CUresult r = CUDA_SUCCESS;
     for (unsigned i = 0; i < n && r == CUDA_SUCCESS; i++) {
         switch (ops[i].operation) {
-        case CU_STREAM_MEM_OP_WAIT_VALUE_32: case CU_STREAM_MEM_OP_WRITE_VALUE_32:
-            r = touch(ops[i].writeValue.address, 0, 4, true, st, ptsz,
-                      CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+        case CU_STREAM_MEM_OP_WRITE_VALUE_32: case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+            r = touch(ops[i].writeValue.address, 0,
+                      ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 ? 4 : 8, true, st,
+                      ptsz, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
             break;
-        case CU_STREAM_MEM_OP_WAIT_VALUE_64: case CU_STREAM_MEM_OP_WRITE_VALUE_64:
-            r = touch(ops[i].writeValue.address, 0, 8, true, st, ptsz,
-                      CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+        case CU_STREAM_MEM_OP_WAIT_VALUE_32: case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+            r = touch(0, ops[i].waitValue.address,
+                      ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ? 4 : 8, true, st,
+                      ptsz, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
             break;
         case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES: case CU_STREAM_MEM_OP_BARRIER:
             break;

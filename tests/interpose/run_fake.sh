@@ -98,7 +98,7 @@ stream0_ptds="1 free-foreign-in-capture"
 order=$(printf "2 unordered-free\n5 unordered-use")
 forgot_stream="2 unordered-use"  # x and y, launched on stream 0, allocated on a non-blocking stream
 memops=$(printf "2 unordered-free\n2 unordered-use")  # a round each: the wait on A, not B
-memops_misuse=$(printf "1 launch-stale-pointer\n3 unordered-use")
+memops_misuse=$(printf "1 launch-stale-pointer\n4 unordered-use")
 graph_steps=$(printf "3 unordered-free\n3 unordered-use")  # each graph on the other stream
 stream0_legacy=$(printf "2 api-error\n1 double-free")
 foreign_misuse=$(printf "1 double-free\n1 free-unknown")
@@ -130,6 +130,7 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way memops-clean" "$none" $prog memops-clean $extra
 	check "$way memops-early" "$none" $prog memops-early $extra
 	check "$way memops-misuse" "$memops_misuse" $prog memops-misuse $extra
+	check "$way memops-off" "1 unordered-use" $prog memops-off $extra
 	case $way in
 	*ptds) check "$way memops-legacy" "$none" $prog memops-legacy $extra ;;
 	*) check "$way memops-legacy" "1 unordered-use" $prog memops-legacy $extra ;;

@@ -1454,9 +1454,14 @@ static int memops(bool clean)
  * waits for an event B recorded after its wait, and sets x too; then the device is
  * synchronized. `memops-misuse`: the flag allocated on A and polled by B with nothing
  * ordering B after it; a batch whose first operation writes memory of A's before its wait;
- * B waited for, then (its wait met, so no longer open) setting memory A allocated after;
- * a write captured into a graph, the memory freed, the graph launched: three unordered-use
- * and one launch-stale-pointer. */
+ * B waited for, then (its wait met, so no longer open) setting memory A allocated after,
+ * once by its synchronize and once by an event recorded after the wait; a write captured
+ * into a graph, the memory freed, the graph launched: four unordered-use and one
+ * launch-stale-pointer. `memops-early` also has a host function enqueued after the wait
+ * (it runs once the wait is met: the stream stays open) and a graph holding a captured wait
+ * for a value. `memops-off`: one stream waits for a value and is synchronized while the
+ * model is off; it then sets memory allocated on another with nothing ordering it after the
+ * allocation: one unordered-use. */
 static int memops_early(bool misuse)
 {
     init_driver();
@@ -1483,6 +1488,32 @@ static int memops_early(bool misuse)
         CK(cuStreamWaitEvent, (b, e, 0));
         CK(cuMemFreeAsync, (x, b));
         CK(cuCtxSynchronize, ());
+        printf("== B waits, a host function on B; A allocates x, writes the flag; B sets x\n");
+        CK(cuStreamWaitValue32, (b, flag, 2, CU_STREAM_WAIT_VALUE_GEQ));
+        CK(cuLaunchHostFunc, (b, order_host_fn, NULL));
+        CK(cuMemAllocAsync, (&x, 4096, a));
+        CK(cuStreamWriteValue32, (a, flag, 2, 0));
+        CK(cuMemsetD32Async, (x, 0, 1024, b));
+        CK(cuCtxSynchronize, ());
+        CK(cuMemFreeAsync, (x, a));
+        printf("== a graph holding a wait for the flag launched on C; A allocates x; C sets x\n");
+        CUgraph g = NULL;
+        CUgraphExec ge = NULL;
+        CK(cuStreamCreate, (&cs, CU_STREAM_NON_BLOCKING));
+        CK(cuStreamBeginCapture, (cs, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        CK(cuStreamWaitValue32, (cs, flag, 3, CU_STREAM_WAIT_VALUE_GEQ));
+        CK(cuStreamEndCapture, (cs, &g));
+        CK(cuGraphInstantiateWithFlags, (&ge, g, 0));
+        CK(cuGraphLaunch, (ge, c));
+        CK(cuMemAllocAsync, (&x, 4096, a));
+        CK(cuStreamWriteValue32, (a, flag, 3, 0));
+        CK(cuMemsetD32Async, (x, 0, 1024, c));
+        CK(cuCtxSynchronize, ());
+        CK(cuMemFreeAsync, (x, a));
+        CK(cuCtxSynchronize, ());
+        CK(cuGraphExecDestroy, (ge));
+        CK(cuGraphDestroy, (g));
+        CK(cuStreamDestroy, (cs));
         CK(cuMemFree, (flag));
     } else {
         printf("== the flag allocated on A, polled by B\n");
@@ -1504,6 +1535,14 @@ static int memops_early(bool misuse)
         printf("== B waits for a value, the host for B; then A allocates y, B sets it\n");
         CK(cuStreamWaitValue32, (b, flag, 1, CU_STREAM_WAIT_VALUE_GEQ));
         CK(cuStreamSynchronize, (b));
+        CK(cuMemAllocAsync, (&y, 4096, a));
+        CK(cuMemsetD32Async, (y, 0, 1024, b));
+        CK(cuCtxSynchronize, ());
+        CK(cuMemFreeAsync, (y, a));
+        printf("== B waits, records an event, the host waits for it; A allocates y, B sets it\n");
+        CK(cuStreamWaitValue32, (b, flag, 1, CU_STREAM_WAIT_VALUE_GEQ));
+        CK(cuEventRecord, (e, b));
+        CK(cuEventSynchronize, (e));
         CK(cuMemAllocAsync, (&y, 4096, a));
         CK(cuMemsetD32Async, (y, 0, 1024, b));
         CK(cuCtxSynchronize, ());
@@ -1530,6 +1569,30 @@ static int memops_early(bool misuse)
     CK(cuStreamDestroy, (a));
     CK(cuStreamDestroy, (b));
     CK(cuStreamDestroy, (c));
+    printf("done\n");
+    return 0;
+}
+
+static int memops_off(void)
+{
+    init_driver();
+    CUstream w = NULL, p = NULL, q = NULL;
+    CUdeviceptr flag = 0, x = 0;
+    CK(cuStreamCreate, (&w, 0));
+    CK(cuMemAlloc, (&flag, 64));
+    CK(cuStreamWaitValue32, (w, flag, 0, CU_STREAM_WAIT_VALUE_GEQ));
+    CK(cuStreamSynchronize, (w));
+    CK(cuStreamCreate, (&p, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&q, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAllocAsync, (&x, 4096, p));
+    CK(cuMemsetD32Async, (x, 0, 1024, w));  /* w's wait was met: w is judged again */
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFreeAsync, (x, p));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFree, (flag));
+    CK(cuStreamDestroy, (w));
+    CK(cuStreamDestroy, (p));
+    CK(cuStreamDestroy, (q));
     printf("done\n");
     return 0;
 }
@@ -1654,7 +1717,8 @@ bool fc_scenario_uses_driver(const char *name)
                                         "unordered", "unordered-clean", "order", "order-clean",
                                         "forgot-stream", "forgot-stream-clean", "copies",
                                         "memops", "memops-clean", "memops-early",
-                                        "memops-misuse", "memops-legacy", "graph-steps",
+                                        "memops-misuse", "memops-legacy", "memops-off",
+                                        "graph-steps",
                                         "graph-steps-clean",
                                         "order-cost", "sites", "sites-once", "mixed" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
@@ -1724,6 +1788,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = memops_early(strcmp(name, "memops-misuse") == 0);
     else if (strcmp(name, "memops-legacy") == 0)
         rc = memops_legacy();
+    else if (strcmp(name, "memops-off") == 0)
+        rc = memops_off();
     else if (strcmp(name, "graph-steps") == 0 || strcmp(name, "graph-steps-clean") == 0)
         rc = graph_steps(strcmp(name, "graph-steps-clean") == 0);
     else if (strcmp(name, "order-cost") == 0 && argc > 3)
@@ -1737,7 +1803,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy]|graph-steps[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off]|graph-steps[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);
