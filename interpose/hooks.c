@@ -62,8 +62,9 @@
 #define USE_WRAPPER(spelling, params, args, s, ...)                                        \
 	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
 	           r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)), __VA_ARGS__)
-/* While the stream model is off, a wait the ledger would learn from (gc_hub_host_wait_new). */
-#define WAIT_IS_NEWS (!gc_hub_order_on() && gc_hub_host_wait_new())
+/* A wait the ledger would learn from: while the stream model is off, one after an allocation
+ * (gc_hub_host_wait_new); while it is on, one that may end a stream's open wait. */
+#define WAIT_IS_NEWS (gc_hub_order_on() ? gc_hub_any_open() : gc_hub_host_wait_new())
 /* An asynchronous copy to host memory (`host`) waits for its stream when that memory is
  * pageable (uses.c): built whenever a wait matters, i.e. while the model is on and memory is
  * watched (what the use check builds anyway: a wait orders only what is watched already),

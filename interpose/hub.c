@@ -610,6 +610,11 @@ void gc_hub_mem_declined(const gc_mem_op *op, const char *call)
 	gc_hub_report(&ev);
 }
 
+int gc_hub_any_open(void)
+{
+	return ledger && gc_ledger_any_open(ledger);
+}
+
 int gc_hub_host_wait_new(void)
 {
 	return ledger && gc_ledger_host_wait_new(ledger);

@@ -264,9 +264,13 @@ static inline int gc_hub_uses_checked(uint64_t stream)
 /* While the model is off: whether a host wait tells the ledger anything (an allocation was
  * made since the last one; gc_ledger_host_wait_new), out of line: waits are slow calls. */
 int gc_hub_host_wait_new(void);
+/* Whether some stream waits for what the model cannot see (an open wait, stream_clock.c):
+ * a host wait may then end it, and is news. Out of line too. */
+int gc_hub_any_open(void);
 /* Whether a successful wait or host wait is an event: the model is on, or the wait is news
  * to the ledger while it is off. A stream's wait for an event while off only when it is on
- * another stream than the one seen (`quiet`: that one waiting orders no other). */
+ * another stream than the one seen (`quiet`: that one waiting orders no other), or while a
+ * stream is open (the event may have been recorded there: the waiter is opened too). */
 static inline int gc_hub_wait_matters(void)
 {
 	return gc_hub_order_on() || gc_hub_host_wait_new();
@@ -274,8 +278,8 @@ static inline int gc_hub_wait_matters(void)
 static inline int gc_hub_stream_wait_matters(uint64_t stream)
 {
 	return gc_hub_order_on() ||
-	       (stream != __atomic_load_n(gc_hub.quiet_stream, __ATOMIC_RELAXED) &&
-	        gc_hub_host_wait_new());
+	       ((stream != __atomic_load_n(gc_hub.quiet_stream, __ATOMIC_RELAXED) ||
+	         gc_hub_any_open()) && gc_hub_host_wait_new());
 }
 
 /* Reads the use's words, checks them against the dead memory, and reports a GC_EV_USE when

@@ -230,6 +230,8 @@ int gc_ledger_order_wakes(const gc_ledger *l, uint64_t key);
 /* Whether a host wait while the model is off would tell the ledger anything: an allocation
  * was made since the last one. When not, the hub builds no event for it. */
 int gc_ledger_host_wait_new(const gc_ledger *l);
+/* Whether a stream's wait for what the model cannot see is open (stream_clock.c). */
+int gc_ledger_any_open(const gc_ledger *l);
 /* The one stream's handle while the model is off and that stream is a handle past 0, 1, 2,
  * else all ones: a use there cannot turn the model on. Read inline, atomically (relaxed). */
 const uint64_t *gc_ledger_quiet_stream(const gc_ledger *l);

@@ -195,19 +195,23 @@ static int waited_while_off(gc_ledger *l)
 	return !gc_order_on(l);
 }
 
+int gc_ledger_any_open(const gc_ledger *l)
+{
+	return l->streams && gc_streams_any_open(l->streams);
+}
+
 int gc_ledger_host_wait_new(const gc_ledger *l)
 {
 	return __atomic_load_n(&l->waited_seq, __ATOMIC_RELAXED) !=
 	       __atomic_load_n(&l->alloc_seq, __ATOMIC_RELAXED) ||
-	       (l->streams && gc_streams_any_open(l->streams));  /* it may close an open wait */
+	       gc_ledger_any_open(l);  /* it may close an open wait */
 }
 
 /* A host wait while the model is off: a synchronize of a stream (or the device) meets the
  * stream's open wait (stream_clock.c). Events are unknown to the clocks while it is off. */
 static void closed_while_off(gc_ledger *l, const gc_event *ev, uint64_t key)
 {
-	if (!l->streams || !gc_streams_any_open(l->streams) || ev->kind != GC_EV_SYNCHRONIZE ||
-	    ev->event)
+	if (!gc_ledger_any_open(l) || ev->kind != GC_EV_SYNCHRONIZE || ev->event)
 		return;
 	gc_streams_lock(l->streams);
 	gc_streams_close(l->streams, (ev->flags & GC_SYNC_CONTEXT) ? 0 : key);
@@ -286,7 +290,9 @@ void gc_order_event(gc_ledger *l, const gc_event *ev)
 	if (ev->result != GC_CUDA_SUCCESS)
 		return;
 	int wait = ev->kind == GC_EV_STREAM_WAIT && !ev->capture_id;
-	if (wait && !ev->event) {  /* an open wait (stream_clock.c), kept even while off */
+	/* an open wait (stream_clock.c), kept even while off; and while off, with a stream
+	 * open, a wait for any event (records are no events then: it may be that stream's) */
+	if (wait && (!ev->event || (!gc_order_on(l) && gc_streams_any_open(s)))) {
 		gc_streams_lock(s);
 		gc_streams_open(s, key);
 		gc_streams_unlock(s);

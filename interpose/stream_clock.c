@@ -48,6 +48,7 @@ struct gc_streams {
 	uint64_t host_gen;
 	struct sstream *recent[2];
 	struct sevent *recent_event;
+	int n_open_blocking;  /* open streams that are legacy or blocking (a record reads it) */
 	/* Read by every launch, record and wait wrapper of every thread, written once or
 	 * twice: off the lock's line, which every record and wait writes (where
 	 * gc_streams_new was told, else own_seen). */
@@ -56,7 +57,7 @@ struct gc_streams {
 	gc_table streams, events;
 	gc_slab stream_slab, event_slab;
 	struct sstream *by_slot[GC_CLOCK_SLOTS];
-	int n_open, n_open_blocking;  /* open streams; of them the legacy and blocking ones */
+	int n_open;         /* open streams, read without the lock (gc_streams_any_open) */
 	vclock host;
 	/* Streams by key hash whose stamps were taken, for gc_streams_stamp_quick (stored under
 	 * the lock, read without it; streams never leave their table, so a pointer stays good). */
@@ -64,7 +65,7 @@ struct gc_streams {
 };
 
 static void clear_open(gc_streams *s, struct sstream *st);
-static inline void recorded_on(struct sevent *e, struct sstream *st);
+static inline void recorded_on(gc_streams *s, struct sevent *e, struct sstream *st);
 
 gc_streams *gc_streams_new(gc_streams_seen_line *seen)
 {
@@ -320,7 +321,7 @@ static inline void record(gc_streams *s, uint64_t event, uint64_t key)
 	acquire_host(s, st);
 	tick(st);
 	copy(&e->vc, &st->vc, s->nslots);
-	recorded_on(e, st);
+	recorded_on(s, e, st);
 }
 
 void gc_streams_forget_event(gc_streams *s, uint64_t event)
@@ -377,10 +378,12 @@ static int legacy_or_blocking(const struct sstream *st)
 
 static void set_open(gc_streams *s, struct sstream *st)
 {
+	st->open_gen++;  /* every open wait: an event recorded before it does not close it */
+	if (st->h.key == GC_STREAM_LEGACY_KEY)
+		gc_streams_legacy_op(s);  /* an op of the legacy stream, even while the model is off */
 	if (st->open)
 		return;
 	st->open = legacy_or_blocking(st) ? OPEN_BLOCKING : OPEN;
-	st->open_gen++;
 	__atomic_store_n(&s->n_open, s->n_open + 1, __ATOMIC_RELAXED);
 	s->n_open_blocking += st->open == OPEN_BLOCKING;
 }
@@ -399,10 +402,17 @@ static void clear_open_node(gc_hnode *n, void *arg)
 	clear_open(arg, (struct sstream *)n);
 }
 
-/* Event e is recorded on st now (its source is read only while it is open). */
-static inline void recorded_on(struct sevent *e, struct sstream *st)
+/* Event e is recorded on st now (its source is read only while it is open): open when st is,
+ * or is silenced by an open legacy or blocking stream. */
+static inline void recorded_on(gc_streams *s, struct sevent *e, struct sstream *st)
 {
 	e->open = st->open;
+	if (!st->open && s->n_open_blocking && legacy_or_blocking(st) &&
+	    __atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED)) {
+		e->open = OPEN;  /* open through the legacy stream's implicit waits: no source */
+		e->src = NULL;
+		return;
+	}
 	if (__builtin_expect(st->open != 0, 0)) {
 		e->src = st;
 		e->src_gen = st->open_gen;
@@ -498,7 +508,7 @@ void gc_streams_record_wait(gc_streams *s, int wait, uint64_t event, uint64_t ke
 	} else if (st) {
 		tick(st);
 		copy(&s->recent_event->vc, &st->vc, s->nslots);
-		recorded_on(s->recent_event, st);
+		recorded_on(s, s->recent_event, st);
 	} else {
 		record_wait_tables(s, wait, event, key);
 	}

@@ -131,6 +131,8 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way memops-early" "$none" $prog memops-early $extra
 	check "$way memops-misuse" "$memops_misuse" $prog memops-misuse $extra
 	check "$way memops-off" "1 unordered-use" $prog memops-off $extra
+	check "$way memops-off-clean" "$none" $prog memops-off-clean $extra
+	check "$way memops-copy" "1 unordered-use" $prog memops-copy $extra
 	case $way in
 	*ptds) check "$way memops-legacy" "$none" $prog memops-legacy $extra ;;
 	*) check "$way memops-legacy" "1 unordered-use" $prog memops-legacy $extra ;;

@@ -1457,7 +1457,8 @@ static int memops(bool clean)
  * B waited for, then (its wait met, so no longer open) setting memory A allocated after,
  * once by its synchronize and once by an event recorded after the wait; a write captured
  * into a graph, the memory freed, the graph launched: four unordered-use and one
- * launch-stale-pointer. `memops-early` also has a host function enqueued after the wait
+ * launch-stale-pointer. `memops-copy`: the same closed by a copy to pageable memory (the
+ * host waits for the stream) while no memory is watched: one unordered-use. `memops-early` also has a host function enqueued after the wait
  * (it runs once the wait is met: the stream stays open) and a graph holding a captured wait
  * for a value. `memops-off`: one stream waits for a value and is synchronized while the
  * model is off; it then sets memory allocated on another with nothing ordering it after the
@@ -1569,6 +1570,75 @@ static int memops_early(bool misuse)
     CK(cuStreamDestroy, (a));
     CK(cuStreamDestroy, (b));
     CK(cuStreamDestroy, (c));
+    printf("done\n");
+    return 0;
+}
+
+static int memops_copy(void)
+{
+    init_driver();
+    CUstream a = NULL, b = NULL;
+    CUdeviceptr flag = 0, y = 0;
+    unsigned pageable[4];
+    CK(cuStreamCreate, (&a, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&b, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAlloc, (&flag, 64));
+    CK(cuStreamWaitValue32, (b, flag, 0, CU_STREAM_WAIT_VALUE_GEQ));
+    CK(cuMemcpyDtoHAsync, (pageable, flag, sizeof pageable, b));
+    CK(cuMemAllocAsync, (&y, 4096, a));
+    CK(cuMemsetD32Async, (y, 0, 1024, b));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFreeAsync, (y, a));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFree, (flag));
+    CK(cuStreamDestroy, (a));
+    CK(cuStreamDestroy, (b));
+    printf("done\n");
+    return 0;
+}
+
+/* `memops-off-clean` (correct, no record): while the model is off (one stream S), S waits
+ * for a flag and records ev, and stream 0 waits for ev (so for the flag; records are no
+ * events then: the wait opens stream 0); T, created then, allocates x and writes the flag,
+ * and stream 0 sets x. Then A waits for flag 2, records e, waits for flag 3; T writes flag
+ * 2; the host synchronizes e (A's first wait met, not its second); T allocates y, writes
+ * flag 3; A sets y. */
+static int memops_off_clean(void)
+{
+    init_driver();
+    CUstream s = NULL, t = NULL, a = NULL;
+    CUevent ev = NULL;
+    CUdeviceptr flag = 0, x = 0, y = 0;
+    CK(cuMemAlloc, (&flag, 64));
+    CK(cuEventCreate, (&ev, 0));
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamWaitValue32, (s, flag, 1, CU_STREAM_WAIT_VALUE_GEQ));
+    CK(cuEventRecord, (ev, s));
+    CK(cuStreamWaitEvent, (NULL, ev, 0));
+    CK(cuStreamCreate, (&t, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAllocAsync, (&x, 4096, t));
+    CK(cuStreamWriteValue32, (t, flag, 1, 0));
+    CK(cuMemsetD32Async, (x, 0, 1024, NULL));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFreeAsync, (x, t));
+    printf("== A waits twice; the host waits for an event recorded between\n");
+    CK(cuStreamCreate, (&a, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamWaitValue32, (a, flag, 2, CU_STREAM_WAIT_VALUE_GEQ));
+    CK(cuEventRecord, (ev, a));
+    CK(cuStreamWaitValue32, (a, flag, 3, CU_STREAM_WAIT_VALUE_GEQ));
+    CK(cuStreamWriteValue32, (t, flag, 2, 0));
+    CK(cuEventSynchronize, (ev));
+    CK(cuMemAllocAsync, (&y, 4096, t));
+    CK(cuStreamWriteValue32, (t, flag, 3, 0));
+    CK(cuMemsetD32Async, (y, 0, 1024, a));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFreeAsync, (y, t));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFree, (flag));
+    CK(cuEventDestroy, (ev));
+    CK(cuStreamDestroy, (s));
+    CK(cuStreamDestroy, (t));
+    CK(cuStreamDestroy, (a));
     printf("done\n");
     return 0;
 }
@@ -1718,6 +1788,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "forgot-stream", "forgot-stream-clean", "copies",
                                         "memops", "memops-clean", "memops-early",
                                         "memops-misuse", "memops-legacy", "memops-off",
+                                        "memops-off-clean", "memops-copy",
                                         "graph-steps",
                                         "graph-steps-clean",
                                         "order-cost", "sites", "sites-once", "mixed" };
@@ -1790,6 +1861,10 @@ int fc_run_scenario(int argc, char **argv)
         rc = memops_legacy();
     else if (strcmp(name, "memops-off") == 0)
         rc = memops_off();
+    else if (strcmp(name, "memops-off-clean") == 0)
+        rc = memops_off_clean();
+    else if (strcmp(name, "memops-copy") == 0)
+        rc = memops_copy();
     else if (strcmp(name, "graph-steps") == 0 || strcmp(name, "graph-steps-clean") == 0)
         rc = graph_steps(strcmp(name, "graph-steps-clean") == 0);
     else if (strcmp(name, "order-cost") == 0 && argc > 3)
@@ -1803,7 +1878,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off]|graph-steps[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|graph-steps[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

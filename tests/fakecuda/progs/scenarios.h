@@ -121,7 +121,7 @@ bool fc_scenario_uses_driver(const char *name);
 /* argv[1] is the scenario: seed, seed-fixed, probe, probe-driver, rules, null-kernel-node, uses,
  * uses-clean, stale, stale-clean, unordered, unordered-clean, stream0, sync-alloc,
  * dropped-call[-clean], capture-other-thread[-clean], graph-memory[-trimmed],
- * memops[-clean|-early|-misuse|-legacy|-off],
+ * memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy],
  * graph-steps[-clean],
  * threads [THREADS [OPS]], nocuda.
  * Prints every driver result as `call -> code`; returns the exit status (0 when the
