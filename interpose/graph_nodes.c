@@ -38,6 +38,7 @@ static CUresult (*edges_v2)(CUgraph, CUgraphNode *, CUgraphNode *, CUgraphEdgeDa
 static CUresult (*edges_v1)(CUgraph, CUgraphNode *, CUgraphNode *, size_t *);
 static CUresult (*child_graph)(CUgraphNode, CUgraph *);
 static CUresult (*memop_params)(CUgraphNode, CUDA_BATCH_MEM_OP_NODE_PARAMS *);
+static CUresult (*record_node_event)(CUgraphNode, CUevent *);
 
 void gc_graph_nodes_init(void *(*lookup)(const char *spelling), int on)
 {
@@ -53,6 +54,7 @@ void gc_graph_nodes_init(void *(*lookup)(const char *spelling), int on)
 	*(void **)&edges_v1 = lookup("cuGraphGetEdges");
 	*(void **)&child_graph = lookup("cuGraphChildGraphNodeGetGraph");
 	*(void **)&memop_params = lookup("cuGraphBatchMemOpNodeGetParams");
+	*(void **)&record_node_event = lookup("cuGraphEventRecordNodeGetEvent");
 }
 
 /* One node's words, as the ledger's events take them. */
@@ -439,7 +441,13 @@ static void order_of(const char *call, CUgraph graph, graph_view *g)
  * not: a miss of order, so a false record is possible there). */
 #define STEPS_DEPTH 4
 
-static int child_steps(CUgraphNode n, int depth);
+/* Where a graph's steps go: its exec, and the call that instantiated it. */
+struct steps_to {
+	const char *call;
+	uint64_t exec;
+};
+
+static int child_steps(const struct steps_to *to, CUgraphNode n, int depth);
 
 /* Whether a batch memory operation node waits for a value (a captured cuStreamWaitValue32). */
 static int memop_node_waits(CUgraphNode n)
@@ -455,8 +463,22 @@ static int memop_node_waits(CUgraphNode n)
 	return 0;
 }
 
-/* The GC_STEP_* of nodes of these types (a child graph's, below it). */
-static int steps_of(const CUgraphNode *nodes, const CUgraphNodeType *types, size_t n, int depth)
+/* An event-record node's event, recorded at each launch of the exec: reported now (an event
+ * the driver does not name is none). */
+static void report_record(const struct steps_to *to, CUgraphNode n)
+{
+	CUevent event = NULL;
+	if (!record_node_event || record_node_event(n, &event) != CUDA_SUCCESS || !event)
+		return;
+	gc_event ev = {.kind = GC_EV_NODE_STEP, .call = to->call, .exec = to->exec,
+	               .node = U64(n), .event = U64(event), .flags = GC_STEP_RECORD};
+	gc_hub_report(&ev);
+}
+
+/* The GC_STEP_* of nodes of these types (a child graph's, below it); their event-record
+ * nodes reported as they are met. */
+static int steps_of(const struct steps_to *to, const CUgraphNode *nodes,
+                    const CUgraphNodeType *types, size_t n, int depth)
 {
 	int steps = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -465,27 +487,32 @@ static int steps_of(const CUgraphNode *nodes, const CUgraphNodeType *types, size
 		else if (types[i] == CU_GRAPH_NODE_TYPE_WAIT_EVENT ||
 		         (types[i] == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP && memop_node_waits(nodes[i])))
 			steps |= GC_STEP_WAIT;
+		else if (types[i] == CU_GRAPH_NODE_TYPE_EVENT_RECORD)
+			report_record(to, nodes[i]);
 		else if (types[i] == CU_GRAPH_NODE_TYPE_GRAPH)
-			steps |= child_steps(nodes[i], depth + 1);
+			steps |= child_steps(to, nodes[i], depth + 1);
 	}
 	return steps;
 }
 
-static int child_steps(CUgraphNode n, int depth)
+static int child_steps(const struct steps_to *to, CUgraphNode n, int depth)
 {
 	CUgraph child = NULL;
 	graph_view g;
 	if (depth > STEPS_DEPTH || !child_graph || child_graph(n, &child) != CUDA_SUCCESS || !child)
 		return 0;
-	int steps = read_nodes(child, &g, (size_t)-1) == 0 ? steps_of(g.nodes, g.types, g.n, depth) : 0;
+	int steps = read_nodes(child, &g, (size_t)-1) == 0
+	                    ? steps_of(to, g.nodes, g.types, g.n, depth) : 0;
 	free_view(&g, NULL, 0);
 	return steps;
 }
 
-/* exec's launches order their stream (a wait, a host function): one event, when they do. */
+/* exec's launches order their stream (a wait, a host function): one event, when they do;
+ * and one for each event they record. */
 static void report_steps(const char *call, uint64_t exec, const graph_view *g)
 {
-	int steps = steps_of(g->nodes, g->types, g->n, 0);
+	struct steps_to to = {call, exec};
+	int steps = steps_of(&to, g->nodes, g->types, g->n, 0);
 	if (!steps)
 		return;
 	gc_event ev = {.kind = GC_EV_NODE_STEP, .call = call, .exec = exec, .flags = (uint64_t)steps};

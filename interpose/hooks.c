@@ -501,27 +501,28 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
  * write, a kernel's, the host's, perhaps enqueued after it, which graphcheck does not follow.
  * Its stream is then taken as ordered after everything until the host waits for it (an
  * "open" wait, stream_clock.c): no false unordered-use or -free for a program that orders
- * its streams so. Always built (rare calls): the model learns of it even while off. */
+ * its streams so. Always built (rare calls): the model learns of them even while off. */
 #define MEMOP_USE(a, n, st, ptsz, kind)                                                    \
 	.what = GC_USE_MEMOP, .dst = (a), .bytes = (n), .stream = U64(st), .per_thread = ptsz, \
 	.memop = kind
-#define WRITE_VALUE(spelling, ptsz, T)                                                     \
-	USE_WRAPPER(spelling, (CUstream s, CUdeviceptr a, T v, unsigned flags), (s, a, v, flags), \
-	            s, MEMOP_USE(a, sizeof(T), s, ptsz, GC_MEMOP_WRITE))
-#define WAIT_USE_WRAPPER(spelling, params, args, ...)                                      \
+#define MEMOP_WRAPPER(spelling, params, args, ...)                                         \
 	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0, 1, __VA_ARGS__)
+/* A write into host memory, which the host may poll, is also taken as a host function there. */
+#define WRITE_VALUE(spelling, ptsz, T)                                                     \
+	MEMOP_WRAPPER(spelling, (CUstream s, CUdeviceptr a, T v, unsigned flags), (s, a, v, flags), \
+	              MEMOP_USE(a, sizeof(T), s, ptsz, GC_MEMOP_WRITE))
 #define WAIT_VALUE(spelling, ptsz, T)                                                      \
-	WAIT_USE_WRAPPER(spelling, (CUstream s, CUdeviceptr a, T v, unsigned flags), (s, a, v, flags), \
-	                 MEMOP_USE(a, sizeof(T), s, ptsz, GC_MEMOP_WAIT))
+	MEMOP_WRAPPER(spelling, (CUstream s, CUdeviceptr a, T v, unsigned flags), (s, a, v, flags), \
+	              MEMOP_USE(a, sizeof(T), s, ptsz, GC_MEMOP_WAIT))
 #define WRITE_VALUE_32(spelling, ptsz) WRITE_VALUE(spelling, ptsz, cuuint32_t)
 #define WRITE_VALUE_64(spelling, ptsz) WRITE_VALUE(spelling, ptsz, cuuint64_t)
 #define WAIT_VALUE_32(spelling, ptsz) WAIT_VALUE(spelling, ptsz, cuuint32_t)
 #define WAIT_VALUE_64(spelling, ptsz) WAIT_VALUE(spelling, ptsz, cuuint64_t)
 #define BATCH_MEMOP(spelling, ptsz)                                                        \
-	WAIT_USE_WRAPPER(spelling, (CUstream s, unsigned n, CUstreamBatchMemOpParams *ops,     \
-	                            unsigned flags),                                           \
-	                 (s, n, ops, flags), MEMOP_USE(0, 0, s, ptsz, GC_MEMOP_BATCH),         \
-	                 .ops = ops, .n_ops = n)
+	MEMOP_WRAPPER(spelling, (CUstream s, unsigned n, CUstreamBatchMemOpParams *ops,        \
+	                         unsigned flags),                                              \
+	              (s, n, ops, flags), MEMOP_USE(0, 0, s, ptsz, GC_MEMOP_BATCH), .ops = ops, \
+	              .n_ops = n)
 
 /* ---- an exec's node given new parameters --------------------------------------------- */
 

@@ -278,22 +278,37 @@ static int check_watched(gc_ledger *l, out *o, const gc_event *ev, const struct 
 	return fine;
 }
 
-/* A launch of an exec with event-wait or host nodes is, for the stream model, a wait on its
- * stream (for every stream: which event's record it meets is not followed) and then a host
- * function there (the host may learn from it that the stream got there). Only adding order:
- * without them a program ordered by such a graph got false unordered-use and -free records. */
-static void launch_steps(gc_ledger *l, const gc_event *launch, int steps)
+/* A launch of an exec with event-wait, host or event-record nodes is, for the stream model, a
+ * wait on its stream (an open one: which record it meets is not followed), then a host
+ * function there (the host may learn from it that the stream got there), then its events
+ * recorded there (while the model is off, forgotten). Only adding order: without them a
+ * program ordered by such a graph got false unordered-use and -free records. Out of line:
+ * a launch of a graph without such nodes pays two loads. */
+static __attribute__((noinline)) void launch_steps(gc_ledger *l, const gc_event *launch,
+                                                   const struct exec *e)
 {
 	gc_event ev = {.call = launch->call, .stream = launch->stream, .tid = launch->tid,
 	               .per_thread = launch->per_thread, .site = launch->site};
-	if (steps & GC_STEP_WAIT) {
+	if (e->steps & GC_STEP_WAIT) {
 		ev.kind = GC_EV_STREAM_WAIT;
 		gc_order_event(l, &ev);
 	}
-	if (steps & GC_STEP_HOST_FUNC) {
+	if (e->steps & GC_STEP_HOST_FUNC) {
 		ev.kind = GC_EV_STREAM_STEP;
 		ev.flags = GC_STEP_HOST_FUNC;
 		gc_order_event(l, &ev);
+	}
+	ev.kind = GC_EV_EVENT_RECORD;
+	ev.flags = 0;
+	for (size_t i = 0; i < e->n_records; i++) {
+		ev.event = e->records[i];
+		if (gc_order_on(l)) {
+			gc_order_event(l, &ev);
+		} else {
+			gc_streams_lock(l->streams);
+			gc_streams_forget_event(l->streams, ev.event);
+			gc_streams_unlock(l->streams);
+		}
 	}
 }
 
@@ -317,8 +332,8 @@ static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 	gc_check_launch(o, ev, e);
 	if (ev->result == GC_CUDA_SUCCESS)
 		gc_exec_launched(l, e);
-	if (ev->result == GC_CUDA_SUCCESS && e->steps)
-		launch_steps(l, ev, e->steps);
+	if (ev->result == GC_CUDA_SUCCESS && (e->steps || e->n_records))
+		launch_steps(l, ev, e);
 }
 
 /* A child graph node: refused (or not) by the child's memory nodes; moved, the child's memory
@@ -586,6 +601,14 @@ static __attribute__((noinline)) int apply_locked(gc_ledger *l, const gc_event *
 		struct exec *e = gc_exec_find(l, ev->exec);
 		if (e)
 			e->steps |= (int)(ev->flags & (GC_STEP_WAIT | GC_STEP_HOST_FUNC));
+		/* an event its launches record (launch_steps); out of memory, forgotten now: its
+		 * waits join every stream until it is recorded outside again */
+		if (e && (ev->flags & GC_STEP_RECORD) && ev->event &&
+		    !gc_exec_record_add(e, ev->event)) {
+			gc_streams_lock(l->streams);
+			gc_streams_forget_event(l->streams, ev->event);
+			gc_streams_unlock(l->streams);
+		}
 		break;
 	}
 	case GC_EV_POOL_TRIM: break;  /* only api-error below */

@@ -69,8 +69,9 @@ typedef enum gc_event_kind {
 	GC_EV_STREAM_STEP,    /* an op on a stream the model must see: cuLaunchHostFunc, and the
 	                       * first op on the legacy stream once memory is watched */
 	GC_EV_NODE_STEP,      /* exec, node, flags (GC_STEP_*): an exec's host node
-	                       * (GC_STEP_HOST_FUNC) or event-wait node (GC_STEP_WAIT), read at
-	                       * instantiate: each launch of exec is then that step on its stream */
+	                       * (GC_STEP_HOST_FUNC), event-wait node (GC_STEP_WAIT) or record of
+	                       * event (GC_STEP_RECORD), read at instantiate: each launch of exec
+	                       * is then that step on its stream */
 	GC_EV__COUNT
 } gc_event_kind;
 
@@ -101,6 +102,7 @@ enum {
 	GC_SYNC_CONTEXT = 1,          /* GC_EV_SYNCHRONIZE's flags: every stream of the context */
 	GC_STEP_HOST_FUNC = 1,        /* GC_EV_STREAM_STEP's flags: a cuLaunchHostFunc */
 	GC_STEP_WAIT = 2,             /* GC_EV_NODE_STEP's: a wait for an event (any: every stream) */
+	GC_STEP_RECORD = 4,           /* GC_EV_NODE_STEP's: an event-record node (event) */
 };
 
 typedef struct gc_event {

@@ -310,6 +310,7 @@ static void exec_drop(gc_ledger *l, struct exec *e, const struct graph *keep)
 		p->n_held--;
 	gc_table_remove(&l->execs, &e->h);
 	free(e->watch);
+	free(e->records);
 	gc_slab_release(&l->exec_slab, e);
 	l->n_execs--;
 	while (g) {
@@ -353,6 +354,23 @@ void gc_exec_watch_add(struct exec *e, const gc_event *ev, uint64_t base, uint32
 	                                        .func_name = ev->func_name, .seq = seq,
 	                                        .arg = ev->arg, .use = (uint8_t)ev->use};
 	e->watch_ok = 0;
+}
+
+int gc_exec_record_add(struct exec *e, uint64_t event)
+{
+	for (size_t i = 0; i < e->n_records; i++)
+		if (e->records[i] == event)
+			return 1;
+	if (e->n_records == e->cap_records) {
+		size_t cap = e->cap_records ? 2 * e->cap_records : 4;
+		uint64_t *r = realloc(e->records, cap * sizeof(*r));
+		if (!r)
+			return 0;
+		e->records = r;
+		e->cap_records = cap;
+	}
+	e->records[e->n_records++] = event;
+	return 1;
 }
 
 void gc_exec_watch_reset(struct exec *e, uint64_t node)

@@ -126,6 +126,8 @@ struct exec {
 	uint64_t watch_gen;  /* l->watch_gen when every watched word was last found fine */
 	int watch_ok;        /* ... and whether it was (0: check at the next launch) */
 	int steps;           /* GC_STEP_* of its nodes (GC_EV_NODE_STEP): what a launch orders */
+	uint64_t *records;   /* the events its event-record nodes record, at each launch */
+	size_t n_records, cap_records;
 };
 
 struct capture {
@@ -318,6 +320,8 @@ void gc_exec_destroyed(gc_ledger *l, uint64_t handle);
  * all). */
 void gc_exec_watch_add(struct exec *e, const gc_event *ev, uint64_t base, uint32_t seq);
 void gc_exec_watch_reset(struct exec *e, uint64_t node);
+/* An event exec's launches record (an event-record node); 0 when memory ran out. */
+int gc_exec_record_add(struct exec *e, uint64_t event);
 /* A child graph moved into parent (CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE): its memory nodes
  * become the parent's, and its handle is the parent's to destroy. */
 void gc_graph_child_moved(gc_ledger *l, struct graph *parent, struct graph *child);

@@ -207,14 +207,20 @@ int gc_ledger_host_wait_new(const gc_ledger *l)
 	       gc_ledger_any_open(l);  /* it may close an open wait */
 }
 
-/* A host wait while the model is off: a synchronize of a stream (or the device) meets the
- * stream's open wait (stream_clock.c). Events are unknown to the clocks while it is off. */
+/* A host wait while the model is off, with a stream open (stream_clock.c): a synchronize of
+ * a stream meets its open wait; a host function behind an open wait opens the host. Events
+ * are unknown to the clocks while it is off; a context's synchronize closes nothing. */
 static void closed_while_off(gc_ledger *l, const gc_event *ev, uint64_t key)
 {
-	if (!gc_ledger_any_open(l) || ev->kind != GC_EV_SYNCHRONIZE || ev->event)
+	int sync = ev->kind == GC_EV_SYNCHRONIZE && !ev->event && !(ev->flags & GC_SYNC_CONTEXT);
+	int host_func = ev->kind == GC_EV_STREAM_STEP && (ev->flags & GC_STEP_HOST_FUNC);
+	if (!gc_ledger_any_open(l) || (!sync && !host_func))
 		return;
 	gc_streams_lock(l->streams);
-	gc_streams_close(l->streams, (ev->flags & GC_SYNC_CONTEXT) ? 0 : key);
+	if (sync)
+		gc_streams_close(l->streams, key);
+	else
+		gc_streams_host_behind(l->streams, key);
 	gc_streams_unlock(l->streams);
 }
 
@@ -428,11 +434,8 @@ int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op, uint64_t key, gc_de
 
 void gc_order_device_wait(gc_ledger *l)
 {
-	if (!gc_order_on(l) && waited_while_off(l)) {
-		gc_event device = {.kind = GC_EV_SYNCHRONIZE, .flags = GC_SYNC_CONTEXT};
-		closed_while_off(l, &device, 0);
+	if (!gc_order_on(l) && waited_while_off(l))
 		return;
-	}
 	gc_streams_lock(l->streams);
 	gc_streams_join_device(l->streams);
 	gc_streams_unlock(l->streams);

@@ -58,6 +58,8 @@ struct gc_streams {
 	gc_slab stream_slab, event_slab;
 	struct sstream *by_slot[GC_CLOCK_SLOTS];
 	int n_open;         /* open streams, read without the lock (gc_streams_any_open) */
+	int host_open;      /* a host function (or a write the host may poll) waits behind an
+	                     * open wait: the host may learn of anything; until none is open */
 	vclock host;
 	/* Streams by key hash whose stamps were taken, for gc_streams_stamp_quick (stored under
 	 * the lock, read without it; streams never leave their table, so a pointer stays good). */
@@ -361,14 +363,15 @@ static void all_streams(gc_streams *s, vclock *into)
  * A wait for what the model cannot see (a stream memory operation's wait for a value, a
  * graph's event-wait node: event 0) may be met by work enqueued after it, anywhere (the
  * program may enqueue the wait first, then the work and the write it waits for). The stream
- * is then "open" until the host waits for it (its synchronize or successful query, the
- * device's, an event recorded on it since): it is taken as ordered after everything, and
- * so is a stream that waits for an event recorded on it (or for an event unknown to the
- * clocks while any stream is open), and, once the legacy stream was used (its ops wait for
- * blocking streams and they for it), the legacy and every blocking stream while an open one
- * is legacy or blocking. The host waiting for an open stream joins every stream; a host
- * function enqueued there (it runs once the wait is met) too, leaving it open. Only adding
- * order. Counts are read without the lock (gc_streams_any_open). */
+ * is then "open" until the host waits for it (its synchronize or successful query, an
+ * event recorded on it since; not a context's synchronize, which may be another context's):
+ * it is taken as ordered after everything, and so is a stream that waits for an event
+ * recorded on it (or for an event unknown to the clocks while any stream is open), and the
+ * legacy and every blocking stream while an open one is legacy or blocking (their implicit
+ * waits). The host waiting for an open (or so silenced) stream joins every stream. A host
+ * function enqueued there runs once the wait is met, after anything enqueued meanwhile: the
+ * host is then open too (every stream taken as ordered) until no stream is open. Only
+ * adding order. The count is read without the lock (gc_streams_any_open). */
 enum { OPEN = 1, OPEN_BLOCKING = 2 };
 
 static int legacy_or_blocking(const struct sstream *st)
@@ -395,11 +398,8 @@ static void clear_open(gc_streams *s, struct sstream *st)
 	s->n_open_blocking -= st->open == OPEN_BLOCKING;
 	__atomic_store_n(&s->n_open, s->n_open - 1, __ATOMIC_RELAXED);
 	st->open = 0;
-}
-
-static void clear_open_node(gc_hnode *n, void *arg)
-{
-	clear_open(arg, (struct sstream *)n);
+	if (!s->n_open)
+		s->host_open = 0;
 }
 
 /* Event e is recorded on st now (its source is read only while it is open): open when st is,
@@ -407,8 +407,7 @@ static void clear_open_node(gc_hnode *n, void *arg)
 static inline void recorded_on(gc_streams *s, struct sevent *e, struct sstream *st)
 {
 	e->open = st->open;
-	if (!st->open && s->n_open_blocking && legacy_or_blocking(st) &&
-	    __atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED)) {
+	if (!st->open && s->n_open_blocking && legacy_or_blocking(st)) {
 		e->open = OPEN;  /* open through the legacy stream's implicit waits: no source */
 		e->src = NULL;
 		return;
@@ -433,11 +432,6 @@ void gc_streams_open(gc_streams *s, uint64_t key)
 
 void gc_streams_close(gc_streams *s, uint64_t key)
 {
-	if (!key) {
-		if (s->n_open)
-			gc_table_each(&s->streams, clear_open_node, s);
-		return;
-	}
 	gc_hnode *n = gc_table_find(&s->streams, key);
 	if (n)
 		clear_open(s, (struct sstream *)n);
@@ -530,8 +524,9 @@ void gc_streams_join_all(gc_streams *s)
 
 void gc_streams_join_device(gc_streams *s)
 {
+	/* Every stream joined, none closed: a context's synchronize (cuMemFree: the device's)
+	 * says nothing of another context's streams, which the model does not tell apart. */
 	gc_streams_join_all(s);
-	gc_streams_close(s, 0);
 }
 
 void gc_streams_join_stream(gc_streams *s, uint64_t key)
@@ -544,6 +539,10 @@ void gc_streams_join_stream(gc_streams *s, uint64_t key)
 		return;
 	}
 	struct sstream *st = get(s, key);
+	if (st && !st->open && s->n_open_blocking && legacy_or_blocking(st)) {
+		gc_streams_join_all(s);  /* silenced: it may be behind an open one's wait */
+		return;
+	}
 	if (!st || st->open) {  /* an open one: its wait was met, by anything before now */
 		if (st)
 			clear_open(s, st);
@@ -568,11 +567,28 @@ void gc_streams_join_event(gc_streams *s, uint64_t event)
 	gc_streams_join_all(s);
 }
 
+/* Whether stream key waits behind an open wait: its own, or (legacy or blocking) an open
+ * legacy or blocking stream's. */
+static int behind_open(gc_streams *s, uint64_t key)
+{
+	struct sstream *st = (struct sstream *)gc_table_find(&s->streams, key);
+	if (!st)  /* never seen: the legacy stream and per-thread ones are blocking */
+		return s->n_open_blocking && (key == GC_STREAM_LEGACY_KEY || !gc_stream_key_is_handle(key));
+	return st->open || (s->n_open_blocking && legacy_or_blocking(st));
+}
+
+int gc_streams_host_behind(gc_streams *s, uint64_t key)
+{
+	if (!s->n_open || !behind_open(s, key))
+		return 0;
+	s->host_open = 1;  /* it runs once the wait is met: after anything enqueued until then */
+	return 1;
+}
+
 void gc_streams_host_func(gc_streams *s, uint64_t key)
 {
-	gc_hnode *n = gc_table_find(&s->streams, key);
-	if (n && ((struct sstream *)n)->open)
-		gc_streams_join_all(s);  /* it runs once the wait is met: after anything */
+	if (gc_streams_host_behind(s, key))
+		gc_streams_join_all(s);
 	else
 		gc_streams_join_stream(s, key);
 }
@@ -637,9 +653,8 @@ int gc_streams_non_blocking(gc_streams *s, uint64_t key)
 int gc_streams_ordered(gc_streams *s, int from, uint32_t stamp, uint64_t to)
 {
 	struct sstream *b = get(s, to);
-	if (from < 0 || from >= s->nslots || !stamp || !b || b->slot < 0 || b->slot == from ||
-	    b->open || (s->n_open_blocking && legacy_or_blocking(b) &&
-	                __atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED)))
+	if (s->host_open || from < 0 || from >= s->nslots || !stamp || !b || b->slot < 0 || b->slot == from ||
+	    b->open || (s->n_open_blocking && legacy_or_blocking(b)))
 		return 1;
 	struct sstream *a = s->by_slot[from];
 	if (!a || a->slot != from)

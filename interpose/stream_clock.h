@@ -124,9 +124,12 @@ void gc_streams_forget_event(gc_streams *s, uint64_t event);  /* recorded into a
  * open (taken as ordered after everything) until the host waits for it (stream_clock.c). */
 void gc_streams_wait(gc_streams *s, uint64_t key, uint64_t event);
 /* The same stream opened while the model is off (no clock yet); closed, while it is off, by
- * the host's wait for it (key 0: for the device). */
+ * the host's wait for it. */
 void gc_streams_open(gc_streams *s, uint64_t key);
 void gc_streams_close(gc_streams *s, uint64_t key);
+/* A host function (or a write the host may poll) enqueued on stream key: 1 when it waits
+ * behind an open wait, which makes the host open (stream_clock.c); else 0. */
+int gc_streams_host_behind(gc_streams *s, uint64_t key);
 /* Whether some stream is open (without the lock: a host wait is then news to the ledger). */
 int gc_streams_any_open(const gc_streams *s);
 /* A host function enqueued on stream key: the host joins the stream (every stream while it is
@@ -138,7 +141,7 @@ void gc_streams_join_stream(gc_streams *s, uint64_t key);
 void gc_streams_join_event(gc_streams *s, uint64_t event);
 void gc_streams_join_all(gc_streams *s);
 /* The host waited for the whole device (a context synchronize, cuMemFree): every stream
- * joined, and none left open. */
+ * joined (none closed: another context's may still wait). */
 void gc_streams_join_device(gc_streams *s);
 /* An op on the stream (the legacy stream: from now on blocking streams are taken as ordered). */
 void gc_streams_step(gc_streams *s, uint64_t key);

@@ -268,27 +268,63 @@ static void memop_wait_event(const gc_use *u)
 	gc_hub_report(&ev);
 }
 
+/* Whether a write's address is host memory, which the host may poll (the documented way for
+ * a stream to tell the host it got there): the driver says so (a refusal: taken as yes). */
+static int host_target(uint64_t a)
+{
+	CUpointer_attribute what = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+	unsigned type = 0;
+	void *into = &type;
+	return !pointer_attributes || pointer_attributes(1, &what, &into, a) != CUDA_SUCCESS ||
+	       type == CU_MEMORYTYPE_HOST;
+}
+
+/* Whether a successful memory operation writes host memory. */
+static int memop_writes_host(const gc_use *u)
+{
+	if (u->memop == GC_MEMOP_WRITE)
+		return host_target(u->dst);
+	const CUstreamBatchMemOpParams *op = u->ops;
+	for (unsigned i = 0; u->memop == GC_MEMOP_BATCH && op && i < u->n_ops; i++)
+		if (memop_writes(op[i].operation) && host_target(op[i].writeValue.address))
+			return 1;
+	return 0;
+}
+
+/* A write the host may poll: as a host function on its stream (ledger_order.c). */
+static void memop_host_step(const gc_use *u)
+{
+	gc_event ev = {.kind = GC_EV_STREAM_STEP, .call = u->call, .stream = u->stream,
+	               .per_thread = u->per_thread, .flags = GC_STEP_HOST_FUNC,
+	               .capture_id = gc_hub_capture_of(u->stream, u->per_thread)};
+	gc_hub_report(&ev);
+}
+
 /* A stream memory operation's addresses, each checked before the wait that follows it in
  * stream order (the wait's own read too: what it polls must be live before it), then the
  * wait. A refused batch is not read. The argument that hit, or -1. */
 static int memop_use(const gc_use *u, const struct checks *c, uint64_t *w, uint16_t *param,
                      uint64_t *word)
 {
-	int ok = u->result == CUDA_SUCCESS;
+	int ok = u->result == CUDA_SUCCESS, arg;
 	if (u->memop != GC_MEMOP_BATCH) {
 		w[0] = u->dst;
-		int arg = check_words(u, NULL, c, w, NULL, 1, word);
+		arg = check_words(u, NULL, c, w, NULL, 1, word);
 		if (ok && u->memop == GC_MEMOP_WAIT)
 			memop_wait_event(u);
-		return arg;
-	}
-	if (!ok || !u->ops)
+	} else if (ok && u->ops) {
+		unsigned wait = first_wait(u), upto = wait < u->n_ops ? wait + 1 : u->n_ops;
+		arg = check_memops(u, c, 0, upto, w, param, word);
+		if (wait < u->n_ops)
+			memop_wait_event(u);
+		if (arg < 0)
+			arg = check_memops(u, c, upto, u->n_ops, w, param, word);
+	} else {
 		return -1;
-	unsigned wait = first_wait(u), upto = wait < u->n_ops ? wait + 1 : u->n_ops;
-	int arg = check_memops(u, c, 0, upto, w, param, word);
-	if (wait < u->n_ops)
-		memop_wait_event(u);
-	return arg >= 0 ? arg : check_memops(u, c, upto, u->n_ops, w, param, word);
+	}
+	if (ok && memop_writes_host(u))
+		memop_host_step(u);
+	return arg;
 }
 
 void gc_hub_use(const gc_use *u)

@@ -123,7 +123,8 @@ static void wait_for_no_event_carries_every_stream(void **state)
 
 /* A wait for no event leaves its stream open: ordered after a stamp taken later on another
  * stream (the wait may be met by work enqueued after it), and so is a stream that waits for
- * an event recorded on it; the host waiting for the stream closes it (then judged again). */
+ * an event recorded on it; the host waiting for the stream closes it (then judged again),
+ * a device's synchronize does not (it may be another context's). */
 static void open_wait_until_the_host_waits(void **state)
 {
 	(void)state;
@@ -145,7 +146,10 @@ static void open_wait_until_the_host_waits(void **state)
 	slot = gc_streams_stamp(s, A, &stamp);
 	assert_false(gc_streams_ordered(s, slot, stamp, B));
 	assert_true(gc_streams_ordered(s, slot, stamp, C));  /* still open: C was not waited for */
-	gc_streams_join_device(s);
+	gc_streams_join_device(s);  /* another context's synchronize, perhaps: C stays open */
+	slot = gc_streams_stamp(s, A, &stamp);
+	assert_true(gc_streams_ordered(s, slot, stamp, C));
+	gc_streams_join_stream(s, C);
 	slot = gc_streams_stamp(s, A, &stamp);
 	assert_false(gc_streams_ordered(s, slot, stamp, C));
 	gc_streams_unlock(s);

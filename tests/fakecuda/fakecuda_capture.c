@@ -483,7 +483,7 @@ FC_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
 }
 
 /* ---- events ------------------------------------------------------------------------ */
-static CUresult event_record(CUevent hEvent, CUstream h, bool ptsz)
+static CUresult event_record(CUevent hEvent, CUstream h, unsigned flags, bool ptsz)
 {
     fc_lock();
     CUevent e = fc_event_find(hEvent);
@@ -492,7 +492,12 @@ static CUresult event_record(CUevent hEvent, CUstream h, bool ptsz)
     CUresult r = e ? fc_stream_get(h, ptsz, &s) : CUDA_ERROR_INVALID_HANDLE;
     if (r == CUDA_SUCCESS)
         r = fc_stream_work(s, &c);
-    if (r == CUDA_SUCCESS) {
+    if (r == CUDA_SUCCESS && c && (flags & CU_EVENT_RECORD_EXTERNAL)) {
+        /* an event-record node: the event is recorded at each launch, not here */
+        CUgraphNode n = fc_graph_add_node(c->graph, CU_GRAPH_NODE_TYPE_EVENT_RECORD, NULL);
+        n->event = e;
+        fc_stream_did_work(s, n);
+    } else if (r == CUDA_SUCCESS) {
         /* In a capture the event records the stream's place in the graph being built;
          * a wait on it later joins the waiting stream into this capture. */
         e->cap_id = c ? c->id : 0;
@@ -507,28 +512,26 @@ static CUresult event_record(CUevent hEvent, CUstream h, bool ptsz)
 FC_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
 {
     FC_COUNT(cuEventRecord);
-    return event_record(hEvent, hStream, false);
+    return event_record(hEvent, hStream, 0, false);
 }
 
 FC_EXPORT CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
 {
     FC_COUNT(cuEventRecord_ptsz);
-    return event_record(hEvent, hStream, true);
+    return event_record(hEvent, hStream, 0, true);
 }
 
-/* The flags (CU_EVENT_RECORD_DEFAULT, _EXTERNAL) change nothing the stand-in models. */
+/* CU_EVENT_RECORD_EXTERNAL in a capture: an event-record node. */
 FC_EXPORT CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags)
 {
     FC_COUNT(cuEventRecordWithFlags);
-    (void)flags;
-    return event_record(hEvent, hStream, false);
+    return event_record(hEvent, hStream, flags, false);
 }
 
 FC_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags)
 {
     FC_COUNT(cuEventRecordWithFlags_ptsz);
-    (void)flags;
-    return event_record(hEvent, hStream, true);
+    return event_record(hEvent, hStream, flags, true);
 }
 
 /* A host function: work on the stream, run at once (the stand-in's work is done when it is

@@ -96,6 +96,7 @@ struct CUgraphNode_st {
     CUdeviceptr dst, src;        /* memcpy (0: a host side), memset (dst) */
     CUgraph child;               /* a child graph node's graph (not a clone here) */
     CUstreamBatchMemOpParams memop;  /* a batch memory operation node's one operation */
+    CUevent event;               /* an event-record node's event */
 };
 
 struct CUgraph_st {

@@ -117,6 +117,20 @@ FC_EXPORT CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode,
     return r;
 }
 
+FC_EXPORT CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent *event)
+{
+    FC_COUNT(cuGraphEventRecordNodeGetEvent);
+    if (!event)
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_lock();
+    CUresult r = hNode && fc_graph_of_node(hNode) && hNode->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD
+                     ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS)
+        *event = hNode->event;
+    fc_unlock();
+    return r;
+}
+
 FC_EXPORT CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *graph)
 {
     FC_COUNT(cuGraphChildGraphNodeGetGraph);

@@ -170,6 +170,7 @@ static const struct entry table[] = {
     { "cuGraphNodeGetType", { V(10000, cuGraphNodeGetType) } },
     { "cuGraphChildGraphNodeGetGraph", { V(10000, cuGraphChildGraphNodeGetGraph) } },
     { "cuGraphBatchMemOpNodeGetParams", { V(11070, cuGraphBatchMemOpNodeGetParams) } },
+    { "cuGraphEventRecordNodeGetEvent", { V(11010, cuGraphEventRecordNodeGetEvent) } },
     { "cuGraphKernelNodeGetParams", { V(12000, cuGraphKernelNodeGetParams_v2) } },
     { "cuGraphMemcpyNodeGetParams", { V(10000, cuGraphMemcpyNodeGetParams) } },
     { "cuGraphMemsetNodeGetParams", { V(10000, cuGraphMemsetNodeGetParams) } },

@@ -133,6 +133,9 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way memops-off" "1 unordered-use" $prog memops-off $extra
 	check "$way memops-off-clean" "$none" $prog memops-off-clean $extra
 	check "$way memops-copy" "1 unordered-use" $prog memops-copy $extra
+	for late in late-host late-blocking late-record host-poll; do
+		check "$way $late" "$none" $prog $late $extra
+	done
 	case $way in
 	*ptds) check "$way memops-legacy" "$none" $prog memops-legacy $extra ;;
 	*) check "$way memops-legacy" "1 unordered-use" $prog memops-legacy $extra ;;

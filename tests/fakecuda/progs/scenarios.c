@@ -1690,6 +1690,93 @@ static int memops_legacy(void)
     return 0;
 }
 
+/* ---- what a host learns late (correct programs: no record) ----------------------------
+ * `late-host`: B waits for a flag and then runs a host function, which the host waits for;
+ * T allocates x, sets it and writes the flag; C sets x (the function ran after the write).
+ * `late-blocking`: the legacy stream (used) waits for a flag; blocking S sets y after it; T
+ * allocates x and writes the flag; the host synchronizes S, then C sets x. `late-record`: a
+ * graph's event-record node records ev on the launch stream G after G set x (ev was also
+ * recorded on A before); B waits for ev and sets x. `host-poll`: T writes a flag into
+ * page-locked memory after setting x; the host polls it (the stand-in writes nothing: the
+ * poll is left out), then C sets x. */
+static volatile int late_done;
+static void late_fn(void *arg)
+{
+    (void)arg;
+    late_done = 1;
+}
+
+static int open_late(const char *name)
+{
+    init_driver();
+    CUstream a = NULL, b = NULL, c = NULL, t = NULL, g = NULL;
+    CUevent ev = NULL;
+    CUdeviceptr flag = 0, x = 0, y = 0;
+    CK(cuStreamCreate, (&a, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&b, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&c, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&t, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate, (&ev, 0));
+    CK(cuMemAlloc, (&flag, 64));
+    CK(cuMemAlloc, (&y, 64));
+    if (!strcmp(name, "late-host")) {
+        CK(cuStreamWaitValue32, (b, flag, 1, CU_STREAM_WAIT_VALUE_GEQ));
+        CK(cuLaunchHostFunc, (b, late_fn, NULL));
+        CK(cuMemAllocAsync, (&x, 4096, t));
+        CK(cuMemsetD32Async, (x, 7, 1024, t));
+        CK(cuStreamWriteValue32, (t, flag, 1, 0));
+        while (!late_done)
+            ;
+        CK(cuMemsetD32Async, (x, 0, 1024, c));
+    } else if (!strcmp(name, "late-blocking")) {
+        CUstream s = NULL;
+        CK(cuStreamCreate, (&s, 0));
+        CK(cuMemsetD32Async, (y, 0, 16, NULL));
+        CK(cuStreamWaitValue32, (NULL, flag, 1, CU_STREAM_WAIT_VALUE_GEQ));
+        CK(cuMemsetD32Async, (y, 1, 16, s));
+        CK(cuMemAllocAsync, (&x, 4096, t));
+        CK(cuMemsetD32Async, (x, 7, 1024, t));
+        CK(cuStreamWriteValue32, (t, flag, 1, 0));
+        CK(cuStreamSynchronize, (s));
+        CK(cuMemsetD32Async, (x, 0, 1024, c));
+        CK(cuStreamDestroy, (s));
+    } else if (!strcmp(name, "late-record")) {
+        CUgraph gr = NULL;
+        CUgraphExec ge = NULL;
+        CK(cuStreamCreate, (&g, CU_STREAM_NON_BLOCKING));
+        CK(cuStreamBeginCapture, (c, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        CK(cuMemsetD32Async, (y, 1, 16, c));
+        CK(cuEventRecordWithFlags, (ev, c, CU_EVENT_RECORD_EXTERNAL));
+        CK(cuStreamEndCapture, (c, &gr));
+        CK(cuGraphInstantiateWithFlags, (&ge, gr, 0));
+        CK(cuEventRecord, (ev, a));
+        CK(cuMemAllocAsync, (&x, 4096, g));
+        CK(cuMemsetD32Async, (x, 7, 1024, g));
+        CK(cuGraphLaunch, (ge, g));
+        CK(cuStreamWaitEvent, (b, ev, 0));
+        CK(cuMemsetD32Async, (x, 0, 1024, b));
+        CK(cuCtxSynchronize, ());
+        CK(cuGraphExecDestroy, (ge));
+        CK(cuGraphDestroy, (gr));
+    } else {  /* host-poll */
+        void *h = NULL;
+        CK(cuMemAllocHost, (&h, 64));
+        CK(cuMemAllocAsync, (&x, 4096, t));
+        CK(cuMemsetD32Async, (x, 7, 1024, t));
+        CK(cuStreamWriteValue32, (t, (CUdeviceptr)(uintptr_t)h, 1, 0));
+        CK(cuMemsetD32Async, (x, 0, 1024, c));
+        CK(cuCtxSynchronize, ());
+        CK(cuMemFreeHost, (h));
+    }
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFreeAsync, (x, t));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFree, (flag));
+    CK(cuMemFree, (y));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- streams ordered by graph launches ------------------------------------------------
  * tests/gpu/misuse/unordered-use-graph-host-node.cu in driver calls: x allocated and set on
  * P, then a graph launched that orders the consumer C after it: one whose host node tells
@@ -1788,7 +1875,8 @@ bool fc_scenario_uses_driver(const char *name)
                                         "forgot-stream", "forgot-stream-clean", "copies",
                                         "memops", "memops-clean", "memops-early",
                                         "memops-misuse", "memops-legacy", "memops-off",
-                                        "memops-off-clean", "memops-copy",
+                                        "memops-off-clean", "memops-copy", "late-host",
+                                        "late-blocking", "late-record", "host-poll",
                                         "graph-steps",
                                         "graph-steps-clean",
                                         "order-cost", "sites", "sites-once", "mixed" };
@@ -1865,6 +1953,9 @@ int fc_run_scenario(int argc, char **argv)
         rc = memops_off_clean();
     else if (strcmp(name, "memops-copy") == 0)
         rc = memops_copy();
+    else if (!strcmp(name, "late-host") || !strcmp(name, "late-blocking") ||
+             !strcmp(name, "late-record") || !strcmp(name, "host-poll"))
+        rc = open_late(name);
     else if (strcmp(name, "graph-steps") == 0 || strcmp(name, "graph-steps-clean") == 0)
         rc = graph_steps(strcmp(name, "graph-steps-clean") == 0);
     else if (strcmp(name, "order-cost") == 0 && argc > 3)
@@ -1878,7 +1969,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|graph-steps[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|graph-steps[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

@@ -121,7 +121,8 @@ bool fc_scenario_uses_driver(const char *name);
 /* argv[1] is the scenario: seed, seed-fixed, probe, probe-driver, rules, null-kernel-node, uses,
  * uses-clean, stale, stale-clean, unordered, unordered-clean, stream0, sync-alloc,
  * dropped-call[-clean], capture-other-thread[-clean], graph-memory[-trimmed],
- * memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy],
+ * memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy], late-host, late-blocking,
+ * late-record, host-poll,
  * graph-steps[-clean],
  * threads [THREADS [OPS]], nocuda.
  * Prints every driver result as `call -> code`; returns the exit status (0 when the
