@@ -39,6 +39,7 @@ static CUresult (*edges_v1)(CUgraph, CUgraphNode *, CUgraphNode *, size_t *);
 static CUresult (*child_graph)(CUgraphNode, CUgraph *);
 static CUresult (*memop_params)(CUgraphNode, CUDA_BATCH_MEM_OP_NODE_PARAMS *);
 static CUresult (*record_node_event)(CUgraphNode, CUevent *);
+static CUresult (*pointer_attributes)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
 
 void gc_graph_nodes_init(void *(*lookup)(const char *spelling), int on)
 {
@@ -55,6 +56,7 @@ void gc_graph_nodes_init(void *(*lookup)(const char *spelling), int on)
 	*(void **)&child_graph = lookup("cuGraphChildGraphNodeGetGraph");
 	*(void **)&memop_params = lookup("cuGraphBatchMemOpNodeGetParams");
 	*(void **)&record_node_event = lookup("cuGraphEventRecordNodeGetEvent");
+	*(void **)&pointer_attributes = lookup("cuPointerGetAttributes");
 }
 
 /* One node's words, as the ledger's events take them. */
@@ -449,18 +451,36 @@ struct steps_to {
 
 static int child_steps(const struct steps_to *to, CUgraphNode n, int depth);
 
-/* Whether a batch memory operation node waits for a value (a captured cuStreamWaitValue32). */
-static int memop_node_waits(CUgraphNode n)
+/* Whether a write's address is host memory the host may poll (as uses.c's: a refusal, yes). */
+static int host_target(CUdeviceptr a)
+{
+	CUpointer_attribute what = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+	unsigned type = 0;
+	void *into = &type;
+	return !pointer_attributes || pointer_attributes(1, &what, &into, a) != CUDA_SUCCESS ||
+	       type == CU_MEMORYTYPE_HOST;
+}
+
+/* A batch memory operation node's steps (a captured cuStreamWaitValue32 or a write into
+ * host memory, as the uncaptured calls are). */
+static int memop_node_steps(CUgraphNode n)
 {
 	CUDA_BATCH_MEM_OP_NODE_PARAMS p;
+	int steps = 0;
 	memset(&p, 0, sizeof(p));
 	if (!memop_params || memop_params(n, &p) != CUDA_SUCCESS || !p.paramArray)
 		return 0;
-	for (unsigned i = 0; i < p.count; i++)
-		if (p.paramArray[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
-		    p.paramArray[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_64)
-			return 1;
-	return 0;
+	for (unsigned i = 0; i < p.count; i++) {
+		const CUstreamBatchMemOpParams *op = &p.paramArray[i];
+		if (op->operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
+		    op->operation == CU_STREAM_MEM_OP_WAIT_VALUE_64)
+			steps |= GC_STEP_WAIT;
+		else if ((op->operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 ||
+		          op->operation == CU_STREAM_MEM_OP_WRITE_VALUE_64) &&
+		         host_target(op->writeValue.address))
+			steps |= GC_STEP_HOST_FUNC;
+	}
+	return steps;
 }
 
 /* An event-record node's event, recorded at each launch of the exec: reported now (an event
@@ -484,9 +504,10 @@ static int steps_of(const struct steps_to *to, const CUgraphNode *nodes,
 	for (size_t i = 0; i < n; i++) {
 		if (types[i] == CU_GRAPH_NODE_TYPE_HOST)
 			steps |= GC_STEP_HOST_FUNC;
-		else if (types[i] == CU_GRAPH_NODE_TYPE_WAIT_EVENT ||
-		         (types[i] == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP && memop_node_waits(nodes[i])))
+		else if (types[i] == CU_GRAPH_NODE_TYPE_WAIT_EVENT)
 			steps |= GC_STEP_WAIT;
+		else if (types[i] == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP)
+			steps |= memop_node_steps(nodes[i]);
 		else if (types[i] == CU_GRAPH_NODE_TYPE_EVENT_RECORD)
 			report_record(to, nodes[i]);
 		else if (types[i] == CU_GRAPH_NODE_TYPE_GRAPH)
@@ -563,10 +584,12 @@ void gc_hub_exec_updated(gc_event *ev)
 	const char *call = ev->call;
 	int ok = ev->result == CUDA_SUCCESS;
 	gc_hub_report(ev);
-	if (!ok || !enabled)
+	if (!ok)
 		return;
+	/* its words (while uses are checked), and its steps: the node types are the same, but
+	 * an event-record node may now record another event */
 	report_reset(call, exec, 0);
-	read_graph(call, (CUgraph)(uintptr_t)graph, exec, 0, 0);  /* its node types are the same */
+	read_graph(call, (CUgraph)(uintptr_t)graph, exec, 0, 1);
 }
 
 void gc_hub_node_set(const gc_node_set *s)

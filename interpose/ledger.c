@@ -583,6 +583,8 @@ static __attribute__((noinline)) int apply_locked(gc_ledger *l, const gc_event *
 		struct exec *e = gc_exec_find(l, ev->exec);
 		if (e)
 			gc_exec_watch_reset(e, ev->node);
+		if (e && !ev->node)  /* the whole exec read again: its steps and records too */
+			e->steps = 0, e->n_records = 0;
 		break;
 	}
 	case GC_EV_NODE_UNORDERED: on_node_unordered(l, &o, ev); break;

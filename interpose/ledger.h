@@ -55,7 +55,8 @@ typedef enum gc_event_kind {
 	 * node's cuGraphExec*SetParams), one event per pointer-sized word a node holds: */
 	GC_EV_NODE_USE,       /* exec, node, ptr (the word), use, arg, func_name: watched at
 	                       * each launch of exec (launch-stale-pointer) */
-	GC_EV_NODE_RESET,     /* exec, node (0: every node): its words are read again */
+	GC_EV_NODE_RESET,     /* exec, node (0: every node): its words are read again (with node
+	                       * 0, its GC_EV_NODE_STEPs too) */
 	GC_EV_NODE_UNORDERED, /* graph, node, ptr, size (byte offset into the allocation),
 	                       * use, arg, func_name, flags (1: not ordered after the allocation
 	                       * node, 2: not before the free node): use-outside-graph-lifetime */

@@ -285,7 +285,9 @@ void gc_streams_created(gc_streams *s, uint64_t key, uint64_t flags)
 		st->slot = SLOT_LATER;  /* a slot at its first op (none left: tried again then) */
 	}
 	publish(st);
-	clear_open(s, st);  /* a handle given out again: the old stream's wait is not the new one's */
+	/* A handle given out again: the old stream's wait is not the new one's, but it may still
+	 * be pending (a destroyed stream's work runs on): it stays in the counts, for good. */
+	st->open = 0;
 	st->non_blocking = (flags & 1) != 0;
 	gc_streams_seen(s, key);
 }

@@ -103,25 +103,24 @@ void gc_hub_uses_init(void *(*lookup)(const char *))
 		lookup("cuPointerGetAttributes");
 }
 
-/* Whether memory is pageable host memory: the driver does not know it (page-locked and
- * registered memory it calls host memory, device memory device: the H200,
+/* The driver's memory type of an address; 0 for pageable host memory, which it does not know
+ * (page-locked and registered memory it calls host memory, device memory device: the H200,
  * tests/gpu/pageable_copy_probe.cu). The plural call, which answers a type of 0 for memory it
  * does not know rather than an error (the singular's error would show in the program's
- * error tracing). Without it, or when it fails: taken as pageable, a wait, only adding order.
- * A device answer's range is kept for the thread (a loop's copies into the same buffer ask
- * once; cuMemcpyAsync's destination is mostly device memory): device addresses stay the
+ * error tracing). Without it, or when it fails: 0 too, taken as pageable, a wait, only adding
+ * order. A device answer's range is kept for the thread (a loop's copies into the same buffer
+ * ask once; cuMemcpyAsync's destination is mostly device memory): device addresses stay the
  * driver's, while page-locked memory, once freed, may come back as pageable, so only those. */
-static int pageable_host(const void *p)
+static unsigned memory_type(uint64_t a)
 {
-	uint64_t a = (uint64_t)(uintptr_t)p;
 	gc_scratch *sc = gc_scratch_get();
 	if (sc && a - sc->device_lo < sc->device_hi - sc->device_lo)
-		return 0;
+		return CU_MEMORYTYPE_DEVICE;
 	CUpointer_attribute what = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
 	unsigned type = 0;
 	void *into = &type;
-	if (!pointer_attributes || pointer_attributes(1, &what, &into, a) != CUDA_SUCCESS || !type)
-		return 1;
+	if (!pointer_attributes || pointer_attributes(1, &what, &into, a) != CUDA_SUCCESS)
+		return 0;
 	if (type == CU_MEMORYTYPE_DEVICE && sc) {
 		/* asked apart: a driver that refused these would else make every copy a wait */
 		CUpointer_attribute range[2] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
@@ -131,11 +130,29 @@ static int pageable_host(const void *p)
 		if (pointer_attributes(2, range, out, a) == CUDA_SUCCESS && n && a - lo < n)
 			sc->device_lo = lo, sc->device_hi = lo + n;
 	}
-	return 0;
+	return type;
+}
+
+/* Whether memory is pageable host memory (memory_type). */
+static int pageable_host(const void *p)
+{
+	return !memory_type((uint64_t)(uintptr_t)p);
+}
+
+/* Whether a synchronous copy may touch host memory (a side the wrapper left 0 is host memory;
+ * a unified address is asked): device to device, it does no host-side synchronization (CUDA's
+ * API sync behavior), so it is no host wait. */
+static int touches_host(const gc_use *u)
+{
+	return u->what != GC_USE_COPY || !u->dst || !u->src ||
+	       memory_type(u->dst) != CU_MEMORYTYPE_DEVICE ||
+	       memory_type(u->src) != CU_MEMORYTYPE_DEVICE;
 }
 
 /* Whether the host waited for the use's stream: a synchronous copy that may touch host memory
- * (a set or a device-to-device copy: not), or an asynchronous copy to pageable host memory,
+ * (a set or a device-to-device copy: not; before stream waits for values, which a wait
+ * closes, every synchronous copy was taken as one), or an asynchronous copy to pageable host
+ * memory,
  * which returns once the copy is done (CUDA's API sync behavior; on the H200 200 ms after a
  * 200 ms kernel before it, and at once to pinned memory: tests/gpu/logs/run51-2026-12-04/
  * pageable_copy_probe.native.out, cudaMemcpyAsync device to host; one from pageable memory
@@ -143,7 +160,7 @@ static int pageable_host(const void *p)
  * destination of any kind, are taken alike, unmeasured: a wait only adds order. */
 static int host_waits(const gc_use *u)
 {
-	return u->synchronous || (u->host && pageable_host(u->host));
+	return (u->synchronous && touches_host(u)) || (u->host && pageable_host(u->host));
 }
 
 /* A use the host waited for, whether the stream model is on or not (before, it tells the

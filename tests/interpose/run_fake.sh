@@ -133,7 +133,8 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way memops-off" "1 unordered-use" $prog memops-off $extra
 	check "$way memops-off-clean" "$none" $prog memops-off-clean $extra
 	check "$way memops-copy" "1 unordered-use" $prog memops-copy $extra
-	for late in late-host late-blocking late-record host-poll; do
+	for late in late-host late-blocking late-record host-poll late-copy late-graph-poll \
+		late-update; do
 		check "$way $late" "$none" $prog $late $extra
 	done
 	case $way in

@@ -1698,7 +1698,12 @@ static int memops_legacy(void)
  * graph's event-record node records ev on the launch stream G after G set x (ev was also
  * recorded on A before); B waits for ev and sets x. `host-poll`: T writes a flag into
  * page-locked memory after setting x; the host polls it (the stand-in writes nothing: the
- * poll is left out), then C sets x. */
+ * poll is left out), then C sets x. `late-copy`: stream 0 waits for a flag, then a
+ * synchronous device-to-device cuMemcpy (no host-side synchronization: it does not meet the
+ * wait); T allocates x, writes the flag; stream 0 sets x. `late-graph-poll`: the host-memory
+ * write is a graph's (captured), launched on T after it set x. `late-update`: an exec whose
+ * event-record node recorded ev1 is updated to a graph recording ev2 (also recorded outside
+ * before); launched on G after G set x, then B waits for ev2 and sets x. */
 static volatile int late_done;
 static void late_fn(void *arg)
 {
@@ -1758,6 +1763,60 @@ static int open_late(const char *name)
         CK(cuCtxSynchronize, ());
         CK(cuGraphExecDestroy, (ge));
         CK(cuGraphDestroy, (gr));
+    } else if (!strcmp(name, "late-copy")) {
+        CUdeviceptr y2 = 0;
+        CK(cuMemAlloc, (&y2, 64));
+        CK(cuStreamWaitValue32, (NULL, flag, 1, CU_STREAM_WAIT_VALUE_GEQ));
+        CK(cuMemcpy, (y2, y, 64));
+        CK(cuMemAllocAsync, (&x, 4096, t));
+        CK(cuMemsetD32Async, (x, 7, 1024, t));
+        CK(cuStreamWriteValue32, (t, flag, 1, 0));
+        CK(cuMemsetD32Async, (x, 0, 1024, NULL));
+        CK(cuCtxSynchronize, ());
+        CK(cuMemFree, (y2));
+    } else if (!strcmp(name, "late-graph-poll")) {
+        void *h = NULL;
+        CUgraph gr = NULL;
+        CUgraphExec ge = NULL;
+        CK(cuMemAllocHost, (&h, 64));
+        CK(cuStreamBeginCapture, (a, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        CK(cuStreamWriteValue32, (a, (CUdeviceptr)(uintptr_t)h, 1, 0));
+        CK(cuStreamEndCapture, (a, &gr));
+        CK(cuGraphInstantiateWithFlags, (&ge, gr, 0));
+        CK(cuMemAllocAsync, (&x, 4096, t));
+        CK(cuMemsetD32Async, (x, 7, 1024, t));
+        CK(cuGraphLaunch, (ge, t));
+        CK(cuMemsetD32Async, (x, 0, 1024, c));
+        CK(cuCtxSynchronize, ());
+        CK(cuGraphExecDestroy, (ge));
+        CK(cuGraphDestroy, (gr));
+        CK(cuMemFreeHost, (h));
+    } else if (!strcmp(name, "late-update")) {
+        CUevent ev2 = NULL;
+        CUgraph g1 = NULL, g2 = NULL;
+        CUgraphExec ge = NULL;
+        CUgraphExecUpdateResultInfo info;
+        CK(cuEventCreate, (&ev2, 0));
+        CK(cuStreamCreate, (&g, CU_STREAM_NON_BLOCKING));
+        for (int i = 0; i < 2; i++) {
+            CK(cuStreamBeginCapture, (c, CU_STREAM_CAPTURE_MODE_GLOBAL));
+            CK(cuMemsetD32Async, (y, 1, 16, c));
+            CK(cuEventRecordWithFlags, (i ? ev2 : ev, c, CU_EVENT_RECORD_EXTERNAL));
+            CK(cuStreamEndCapture, (c, i ? &g2 : &g1));
+        }
+        CK(cuGraphInstantiateWithFlags, (&ge, g1, 0));
+        CK(cuGraphExecUpdate, (ge, g2, &info));
+        CK(cuEventRecord, (ev2, a));
+        CK(cuMemAllocAsync, (&x, 4096, g));
+        CK(cuMemsetD32Async, (x, 7, 1024, g));
+        CK(cuGraphLaunch, (ge, g));
+        CK(cuStreamWaitEvent, (b, ev2, 0));
+        CK(cuMemsetD32Async, (x, 0, 1024, b));
+        CK(cuCtxSynchronize, ());
+        CK(cuGraphExecDestroy, (ge));
+        CK(cuGraphDestroy, (g1));
+        CK(cuGraphDestroy, (g2));
+        CK(cuEventDestroy, (ev2));
     } else {  /* host-poll */
         void *h = NULL;
         CK(cuMemAllocHost, (&h, 64));
@@ -1877,6 +1936,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "memops-misuse", "memops-legacy", "memops-off",
                                         "memops-off-clean", "memops-copy", "late-host",
                                         "late-blocking", "late-record", "host-poll",
+                                        "late-copy", "late-graph-poll", "late-update",
                                         "graph-steps",
                                         "graph-steps-clean",
                                         "order-cost", "sites", "sites-once", "mixed" };
@@ -1954,7 +2014,9 @@ int fc_run_scenario(int argc, char **argv)
     else if (strcmp(name, "memops-copy") == 0)
         rc = memops_copy();
     else if (!strcmp(name, "late-host") || !strcmp(name, "late-blocking") ||
-             !strcmp(name, "late-record") || !strcmp(name, "host-poll"))
+             !strcmp(name, "late-record") || !strcmp(name, "host-poll") ||
+             !strcmp(name, "late-copy") || !strcmp(name, "late-graph-poll") ||
+             !strcmp(name, "late-update"))
         rc = open_late(name);
     else if (strcmp(name, "graph-steps") == 0 || strcmp(name, "graph-steps-clean") == 0)
         rc = graph_steps(strcmp(name, "graph-steps-clean") == 0);
@@ -1969,7 +2031,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|graph-steps[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

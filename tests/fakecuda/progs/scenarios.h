@@ -94,7 +94,8 @@
     X(cuStreamWriteValue32_v2, "cuStreamWriteValue32", 11070)                  \
     X(cuStreamWaitValue32_v2, "cuStreamWaitValue32", 11070)                    \
     X(cuStreamBatchMemOp_v2, "cuStreamBatchMemOp", 11070)                     \
-    X(cuGraphAddChildGraphNode, "cuGraphAddChildGraphNode", 10000)
+    X(cuGraphAddChildGraphNode, "cuGraphAddChildGraphNode", 10000)            \
+    X(cuMemcpy, "cuMemcpy", 4000)
 
 #define FC_DRV_FIELD(spelling, name, version) __typeof__(spelling) *p_##spelling;
 struct fc_drv {
@@ -122,7 +123,7 @@ bool fc_scenario_uses_driver(const char *name);
  * uses-clean, stale, stale-clean, unordered, unordered-clean, stream0, sync-alloc,
  * dropped-call[-clean], capture-other-thread[-clean], graph-memory[-trimmed],
  * memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy], late-host, late-blocking,
- * late-record, host-poll,
+ * late-record, host-poll, late-copy, late-graph-poll, late-update,
  * graph-steps[-clean],
  * threads [THREADS [OPS]], nocuda.
  * Prints every driver result as `call -> code`; returns the exit status (0 when the
