@@ -468,9 +468,9 @@ static int memop_node_steps(CUgraphNode n)
 	CUDA_BATCH_MEM_OP_NODE_PARAMS p;
 	int steps = 0;
 	memset(&p, 0, sizeof(p));
-	if (!memop_params || memop_params(n, &p) != CUDA_SUCCESS || !p.paramArray)
-		return 0;
-	for (unsigned i = 0; i < p.count; i++) {
+	if (!memop_params || memop_params(n, &p) != CUDA_SUCCESS)
+		return GC_STEP_WAIT | GC_STEP_HOST_FUNC;  /* not said: taken as both, only adding order */
+	for (unsigned i = 0; p.paramArray && i < p.count; i++) {
 		const CUstreamBatchMemOpParams *op = &p.paramArray[i];
 		if (op->operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
 		    op->operation == CU_STREAM_MEM_OP_WAIT_VALUE_64)

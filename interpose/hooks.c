@@ -78,9 +78,13 @@
  * stream model is off, so that the ledger knows what the host waited for when it turns on.
  * Its stream is the legacy or the per-thread one (handle 0). */
 #define HOST_WAIT_USE_WRAPPER(spelling, params, args, ...)                                 \
+	HOST_WAIT_USE_WRAPPER_IF(spelling, params, args, 1, __VA_ARGS__)
+/* The same when `host_` says a side may be host memory (a 2D or 3D copy between device
+ * memory and arrays does no host-side synchronization). */
+#define HOST_WAIT_USE_WRAPPER_IF(spelling, params, args, host_, ...)                       \
 	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
 	           r != CUDA_SUCCESS || gc_hub_uses_checked(0) || WAIT_IS_NEWS,                \
-	           __VA_ARGS__, .synchronous = 1)
+	           __VA_ARGS__, .synchronous = (host_))
 
 /* What the driver wrote through an out-parameter, 0 when the call failed. */
 #define RETURNED(r, out) ((r) == CUDA_SUCCESS && (out) ? U64(*(out)) : 0)
@@ -461,10 +465,17 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 #define COPY_3D_ASYNC(spelling, ptsz)                                                      \
 	HOST_COPY_USE_WRAPPER(spelling, (const CUDA_MEMCPY3D *p, CUstream s), (p, s), s,      \
 	                      COPY_HOST_DST(p), COPY_3D_USE(p, s, ptsz))
+/* A side of host or unified memory (the latter asked of the driver, uses.c). */
+#define COPY_MAY_TOUCH_HOST(p)                                                             \
+	(!(p) || (p)->srcMemoryType == CU_MEMORYTYPE_HOST ||                                   \
+	 (p)->dstMemoryType == CU_MEMORYTYPE_HOST || (p)->srcMemoryType == CU_MEMORYTYPE_UNIFIED || \
+	 (p)->dstMemoryType == CU_MEMORYTYPE_UNIFIED)
 #define COPY_2D(spelling, ptsz)                                                            \
-	HOST_WAIT_USE_WRAPPER(spelling, (const CUDA_MEMCPY2D *p), (p), COPY_2D_USE(p, NULL, ptsz))
+	HOST_WAIT_USE_WRAPPER_IF(spelling, (const CUDA_MEMCPY2D *p), (p), COPY_MAY_TOUCH_HOST(p), \
+	                         COPY_2D_USE(p, NULL, ptsz))
 #define COPY_3D(spelling, ptsz)                                                            \
-	HOST_WAIT_USE_WRAPPER(spelling, (const CUDA_MEMCPY3D *p), (p), COPY_3D_USE(p, NULL, ptsz))
+	HOST_WAIT_USE_WRAPPER_IF(spelling, (const CUDA_MEMCPY3D *p), (p), COPY_MAY_TOUCH_HOST(p), \
+	                         COPY_3D_USE(p, NULL, ptsz))
 
 #define SET_USE(d, n, st, ptsz)                                                            \
 	.what = GC_USE_SET, .dst = (d), .bytes = (n), .stream = U64(st), .per_thread = ptsz

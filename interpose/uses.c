@@ -103,7 +103,8 @@ void gc_hub_uses_init(void *(*lookup)(const char *))
 		lookup("cuPointerGetAttributes");
 }
 
-/* The driver's memory type of an address; 0 for pageable host memory, which it does not know
+/* The driver's memory type of an address (managed memory: CU_MEMORYTYPE_UNIFIED, the host's
+ * as well); 0 for pageable host memory, which it does not know
  * (page-locked and registered memory it calls host memory, device memory device: the H200,
  * tests/gpu/pageable_copy_probe.cu). The plural call, which answers a type of 0 for memory it
  * does not know rather than an error (the singular's error would show in the program's
@@ -116,11 +117,14 @@ static unsigned memory_type(uint64_t a)
 	gc_scratch *sc = gc_scratch_get();
 	if (sc && a - sc->device_lo < sc->device_hi - sc->device_lo)
 		return CU_MEMORYTYPE_DEVICE;
-	CUpointer_attribute what = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
-	unsigned type = 0;
-	void *into = &type;
-	if (!pointer_attributes || pointer_attributes(1, &what, &into, a) != CUDA_SUCCESS)
+	CUpointer_attribute what[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+	                               CU_POINTER_ATTRIBUTE_IS_MANAGED};
+	unsigned type = 0, managed = 0;
+	void *into[2] = {&type, &managed};
+	if (!pointer_attributes || pointer_attributes(2, what, into, a) != CUDA_SUCCESS)
 		return 0;
+	if (managed)  /* the host may touch it too: never kept as device memory */
+		return CU_MEMORYTYPE_UNIFIED;
 	if (type == CU_MEMORYTYPE_DEVICE && sc) {
 		/* asked apart: a driver that refused these would else make every copy a wait */
 		CUpointer_attribute range[2] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,

@@ -534,7 +534,7 @@ static unsigned memory_type(CUdeviceptr ptr, CUdeviceptr *lo, size_t *n)
 }
 
 /* Memory it does not know gets type 0, not an error (as the driver does: run53). The memory
- * type and the range (start, size) are answered. */
+ * type, the range (start, size) and whether it is managed (never) are answered. */
 FC_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *attributes, void **data,
                                           CUdeviceptr ptr)
 {
@@ -551,6 +551,7 @@ FC_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *attri
         case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data[i] = type; break;
         case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data[i] = lo; break;
         case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data[i] = size; break;
+        case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(int *)data[i] = 0; break;  /* none here */
         default: return CUDA_ERROR_INVALID_VALUE;
         }
     }
