@@ -77,6 +77,9 @@ nvcc -g -o "$BIN/ipc_pool_ok" "$DIR/ipc_pool_ok.cu" && case_ ipc_pool_ok "" "$BI
 nvcc -g -o "$BIN/streams_ok" "$DIR/streams_ok.cu" && case_ streams_ok "" "$BIN/streams_ok"
 nvcc -g --default-stream per-thread -o "$BIN/streams_ok_ptds" "$DIR/streams_ok.cu" &&
 	case_ streams_ok_ptds "" "$BIN/streams_ok_ptds"
+# Streams ordered by flags (stream memory operations), host functions behind them, a graph's
+# event-record node (session 16's open waits).
+nvcc -g -o "$BIN/flags_ok" "$DIR/flags_ok.cu" && case_ flags_ok "" "$BIN/flags_ok"
 if py torch; then
 	for be in cudaMallocAsync native; do
 		case_ "torch_streams_$be" "PYTORCH_CUDA_ALLOC_CONF=backend:$be" python3 "$DIR/torch_streams.py"
