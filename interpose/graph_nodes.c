@@ -16,6 +16,7 @@
 #include "interpose/hub.h"
 #include "interpose/kernel_args.h"
 #include "interpose/log.h"
+#include "interpose/memop.h"
 
 #define U64(x) ((uint64_t)(uintptr_t)(x))
 #define WORDS_BATCH 32
@@ -39,7 +40,6 @@ static CUresult (*edges_v1)(CUgraph, CUgraphNode *, CUgraphNode *, size_t *);
 static CUresult (*child_graph)(CUgraphNode, CUgraph *);
 static CUresult (*memop_params)(CUgraphNode, CUDA_BATCH_MEM_OP_NODE_PARAMS *);
 static CUresult (*record_node_event)(CUgraphNode, CUevent *);
-static CUresult (*pointer_attributes)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
 
 void gc_graph_nodes_init(void *(*lookup)(const char *spelling), int on)
 {
@@ -56,7 +56,6 @@ void gc_graph_nodes_init(void *(*lookup)(const char *spelling), int on)
 	*(void **)&child_graph = lookup("cuGraphChildGraphNodeGetGraph");
 	*(void **)&memop_params = lookup("cuGraphBatchMemOpNodeGetParams");
 	*(void **)&record_node_event = lookup("cuGraphEventRecordNodeGetEvent");
-	*(void **)&pointer_attributes = lookup("cuPointerGetAttributes");
 }
 
 /* One node's words, as the ledger's events take them. */
@@ -103,19 +102,9 @@ static void set_words(node_words *nw, CUdeviceptr dst)
 static void memop_words(node_words *nw, const CUstreamBatchMemOpParams *op, unsigned count)
 {
 	nw->use = GC_USE_MEMOP;
-	for (unsigned i = 0; op && i < count && nw->n < WORDS_BATCH; i++) {
-		switch (op[i].operation) {
-		case CU_STREAM_MEM_OP_WAIT_VALUE_32: case CU_STREAM_MEM_OP_WAIT_VALUE_64:
-			nw->w[nw->n] = op[i].waitValue.address;
-			break;
-		case CU_STREAM_MEM_OP_WRITE_VALUE_32: case CU_STREAM_MEM_OP_WRITE_VALUE_64:
-			nw->w[nw->n] = op[i].writeValue.address;
-			break;
-		default:
-			continue;
-		}
-		nw->arg[nw->n++] = (uint16_t)(i < UINT16_MAX ? i : UINT16_MAX);
-	}
+	for (unsigned i = 0; op && i < count && nw->n < WORDS_BATCH; i++)
+		if (gc_memop_address(&op[i], &nw->w[nw->n]))
+			nw->arg[nw->n++] = (uint16_t)(i < UINT16_MAX ? i : UINT16_MAX);
 }
 
 /* Reads node n's words through the driver; 0 when it is no kernel, memcpy, memset or batch
@@ -451,16 +440,6 @@ struct steps_to {
 
 static int child_steps(const struct steps_to *to, CUgraphNode n, int depth);
 
-/* Whether a write's address is host memory the host may poll (as uses.c's: a refusal, yes). */
-static int host_target(CUdeviceptr a)
-{
-	CUpointer_attribute what = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
-	unsigned type = 0;
-	void *into = &type;
-	return !pointer_attributes || pointer_attributes(1, &what, &into, a) != CUDA_SUCCESS ||
-	       type == CU_MEMORYTYPE_HOST;
-}
-
 /* A batch memory operation node's steps (a captured cuStreamWaitValue32 or a write into
  * host memory, as the uncaptured calls are). */
 static int memop_node_steps(CUgraphNode n)
@@ -472,12 +451,9 @@ static int memop_node_steps(CUgraphNode n)
 		return GC_STEP_WAIT | GC_STEP_HOST_FUNC;  /* not said: taken as both, only adding order */
 	for (unsigned i = 0; p.paramArray && i < p.count; i++) {
 		const CUstreamBatchMemOpParams *op = &p.paramArray[i];
-		if (op->operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
-		    op->operation == CU_STREAM_MEM_OP_WAIT_VALUE_64)
+		if (gc_memop_waits(op))
 			steps |= GC_STEP_WAIT;
-		else if ((op->operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 ||
-		          op->operation == CU_STREAM_MEM_OP_WRITE_VALUE_64) &&
-		         host_target(op->writeValue.address))
+		else if (gc_memop_writes(op) && gc_hub_host_memory(op->writeValue.address))
 			steps |= GC_STEP_HOST_FUNC;
 	}
 	return steps;

@@ -285,6 +285,10 @@ static inline int gc_hub_stream_wait_matters(uint64_t stream)
 /* Reads the use's words, checks them against the dead memory, and reports a GC_EV_USE when
  * one hits or the call failed. Called inside the guard. */
 void gc_hub_use(const gc_use *u);
+/* Whether a write of a value at address a may be polled by the host: page-locked host memory
+ * (the documented way for a stream to tell the host it got there), or memory the driver
+ * does not say is device memory. */
+int gc_hub_host_memory(uint64_t a);
 /* The driver's functions gc_hub_use calls, looked up once at start-up. */
 void gc_hub_uses_init(void *(*lookup)(const char *));
 /* The calling thread's id (as events carry it). */

@@ -7,6 +7,7 @@
 
 #include "interpose/hub.h"
 #include "interpose/kernel_args.h"
+#include "interpose/memop.h"
 #include "interpose/scratch.h"
 #include "interpose/stream_clock.h"
 
@@ -231,22 +232,12 @@ static inline int check_words(const gc_use *u, const gc_kernel *k, const struct 
 
 /* ---- stream memory operations ----------------------------------------------------- */
 
-static int memop_waits(CUstreamBatchMemOpType t)
-{
-	return t == CU_STREAM_MEM_OP_WAIT_VALUE_32 || t == CU_STREAM_MEM_OP_WAIT_VALUE_64;
-}
-
-static int memop_writes(CUstreamBatchMemOpType t)
-{
-	return t == CU_STREAM_MEM_OP_WRITE_VALUE_32 || t == CU_STREAM_MEM_OP_WRITE_VALUE_64;
-}
-
 /* The index of a batch's first wait for a value (n_ops: none). */
 static unsigned first_wait(const gc_use *u)
 {
 	const CUstreamBatchMemOpParams *op = u->ops;
 	unsigned i = 0;
-	while (i < u->n_ops && !memop_waits(op[i].operation))
+	while (i < u->n_ops && !gc_memop_waits(&op[i]))
 		i++;
 	return i;
 }
@@ -258,13 +249,9 @@ static size_t memop_words(const gc_use *u, unsigned *from, unsigned end, uint64_
 {
 	const CUstreamBatchMemOpParams *op = u->ops;
 	size_t k = 0;
-	for (; *from < end && k < n; (*from)++) {
-		CUstreamBatchMemOpType t = op[*from].operation;
-		if (memop_waits(t) || memop_writes(t)) {
-			w[k] = memop_waits(t) ? op[*from].waitValue.address : op[*from].writeValue.address;
+	for (; *from < end && k < n; (*from)++)
+		if (gc_memop_address(&op[*from], &w[k]))
 			param[k++] = (uint16_t)(*from < UINT16_MAX ? *from : UINT16_MAX);
-		}
-	}
 	return k;
 }
 
@@ -289,25 +276,20 @@ static void memop_wait_event(const gc_use *u)
 	gc_hub_report(&ev);
 }
 
-/* Whether a write's address is host memory, which the host may poll (the documented way for
- * a stream to tell the host it got there): the driver says so (a refusal: taken as yes). */
-static int host_target(uint64_t a)
+int gc_hub_host_memory(uint64_t a)
 {
-	CUpointer_attribute what = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
-	unsigned type = 0;
-	void *into = &type;
-	return !pointer_attributes || pointer_attributes(1, &what, &into, a) != CUDA_SUCCESS ||
-	       type == CU_MEMORYTYPE_HOST;
+	unsigned type = memory_type(a);
+	return type == CU_MEMORYTYPE_HOST || !type;
 }
 
 /* Whether a successful memory operation writes host memory. */
 static int memop_writes_host(const gc_use *u)
 {
 	if (u->memop == GC_MEMOP_WRITE)
-		return host_target(u->dst);
+		return gc_hub_host_memory(u->dst);
 	const CUstreamBatchMemOpParams *op = u->ops;
 	for (unsigned i = 0; u->memop == GC_MEMOP_BATCH && op && i < u->n_ops; i++)
-		if (memop_writes(op[i].operation) && host_target(op[i].writeValue.address))
+		if (gc_memop_writes(&op[i]) && gc_hub_host_memory(op[i].writeValue.address))
 			return 1;
 	return 0;
 }

@@ -132,6 +132,12 @@ void gc_hub_report(gc_event *ev)
 	}
 }
 
+int gc_hub_host_memory(uint64_t a)  /* these graphs hold no batch memory operation nodes */
+{
+	(void)a;
+	return 1;
+}
+
 const gc_kernel *gc_kernel_of(uint64_t func)
 {
 	(void)func;
