@@ -381,6 +381,12 @@ static int legacy_or_blocking(const struct sstream *st)
 	return st->h.key == GC_STREAM_LEGACY_KEY || !st->non_blocking;
 }
 
+/* Whether st, not open itself, waits behind an open legacy or blocking stream's wait. */
+static int silenced(const gc_streams *s, const struct sstream *st)
+{
+	return s->n_open_blocking && legacy_or_blocking(st);
+}
+
 static void set_open(gc_streams *s, struct sstream *st)
 {
 	st->open_gen++;  /* every open wait: an event recorded before it does not close it */
@@ -409,7 +415,7 @@ static void clear_open(gc_streams *s, struct sstream *st)
 static inline void recorded_on(gc_streams *s, struct sevent *e, struct sstream *st)
 {
 	e->open = st->open;
-	if (!st->open && s->n_open_blocking && legacy_or_blocking(st)) {
+	if (!st->open && silenced(s, st)) {
 		e->open = OPEN;  /* open through the legacy stream's implicit waits: no source */
 		e->src = NULL;
 		return;
@@ -541,11 +547,9 @@ void gc_streams_join_stream(gc_streams *s, uint64_t key)
 		return;
 	}
 	struct sstream *st = get(s, key);
-	if (st && !st->open && s->n_open_blocking && legacy_or_blocking(st)) {
-		gc_streams_join_all(s);  /* silenced: it may be behind an open one's wait */
-		return;
-	}
-	if (!st || st->open) {  /* an open one: its wait was met, by anything before now */
+	/* An open one: its wait was met, by anything before now; a silenced one may have been
+	 * behind an open one's wait: every stream. */
+	if (!st || st->open || silenced(s, st)) {
 		if (st)
 			clear_open(s, st);
 		gc_streams_join_all(s);
@@ -576,7 +580,7 @@ static int behind_open(gc_streams *s, uint64_t key)
 	struct sstream *st = (struct sstream *)gc_table_find(&s->streams, key);
 	if (!st)  /* never seen: the legacy stream and per-thread ones are blocking */
 		return s->n_open_blocking && (key == GC_STREAM_LEGACY_KEY || !gc_stream_key_is_handle(key));
-	return st->open || (s->n_open_blocking && legacy_or_blocking(st));
+	return st->open || silenced(s, st);
 }
 
 int gc_streams_host_behind(gc_streams *s, uint64_t key)
@@ -655,8 +659,8 @@ int gc_streams_non_blocking(gc_streams *s, uint64_t key)
 int gc_streams_ordered(gc_streams *s, int from, uint32_t stamp, uint64_t to)
 {
 	struct sstream *b = get(s, to);
-	if (s->host_open || from < 0 || from >= s->nslots || !stamp || !b || b->slot < 0 || b->slot == from ||
-	    b->open || (s->n_open_blocking && legacy_or_blocking(b)))
+	if (s->host_open || from < 0 || from >= s->nslots || !stamp || !b || b->slot < 0 ||
+	    b->slot == from || b->open || silenced(s, b))
 		return 1;
 	struct sstream *a = s->by_slot[from];
 	if (!a || a->slot != from)
