@@ -2,11 +2,11 @@
  * cuGraphExec*SetParams) the graph's kernel, memcpy, memset and batch memory operation nodes
  * are read once through the driver, and each pointer-sized word they hold becomes a
  * GC_EV_NODE_USE event: the ledger keeps those that point outside the graph and checks them
- * at each launch. At
- * instantiate the graph's edges are read too, to find nodes that use one of the graph's own
- * allocations outside its life (GC_EV_NODE_UNORDERED), and its event-wait and host nodes
- * make its launches steps of the stream model (GC_EV_NODE_STEP). The driver is read here,
- * never in the ledger, so a trace replays the same verdicts. */
+ * at each launch. At instantiate the graph's edges are read too, to find nodes that use one
+ * of the graph's own allocations outside its life (GC_EV_NODE_UNORDERED), and its host,
+ * event-wait, event-record and batch memory operation nodes make its launches steps of the
+ * stream model (GC_EV_NODE_STEP). The driver is read here, never in the ledger, so a trace
+ * replays the same verdicts. */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 #include <stdlib.h>
@@ -428,8 +428,8 @@ static void order_of(const char *call, CUgraph graph, graph_view *g)
 
 /* ---- what a launch is to the stream model ----------------------------------------------- */
 
-/* Child graphs are followed this deep for their event-wait and host nodes (deeper ones are
- * not: a miss of order, so a false record is possible there). */
+/* Child graphs are followed this deep for their steps (deeper ones are not: a miss of order,
+ * so a false record is possible there). */
 #define STEPS_DEPTH 4
 
 /* Where a graph's steps go: its exec, and the call that instantiated it. */

@@ -66,10 +66,10 @@
  * (gc_hub_host_wait_new); while it is on, one that may end a stream's open wait. */
 #define WAIT_IS_NEWS (gc_hub_order_on() ? gc_hub_any_open() : gc_hub_host_wait_new())
 /* An asynchronous copy to host memory (`host`) waits for its stream when that memory is
- * pageable (uses.c): built whenever a wait matters, i.e. while the model is on and memory is
- * watched (what the use check builds anyway: a wait orders only what is watched already),
- * or while it is off and a wait would be news. From pageable memory a copy does not wait
- * (the H200, run51), whatever CUDA's API sync behavior page says. */
+ * pageable (uses.c): built whenever a wait matters, i.e. while memory is watched (what the
+ * use check builds anyway: a wait orders only what is watched already) or the wait is news
+ * (WAIT_IS_NEWS). From pageable memory a copy does not wait (the H200, run51), whatever
+ * CUDA's API sync behavior page says. */
 #define HOST_COPY_USE_WRAPPER(spelling, params, args, s, host_, ...)                        \
 	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
 	           r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)) || WAIT_IS_NEWS,           \

@@ -105,8 +105,8 @@ void gc_hub_uses_init(void *(*lookup)(const char *))
 }
 
 /* The driver's memory type of an address (managed memory: CU_MEMORYTYPE_UNIFIED, the host's
- * as well); 0 for pageable host memory, which it does not know
- * (page-locked and registered memory it calls host memory, device memory device: the H200,
+ * as well); 0 for pageable host memory, which it does not know (page-locked and registered
+ * memory it calls host memory, device memory device: the H200,
  * tests/gpu/pageable_copy_probe.cu). The plural call, which answers a type of 0 for memory it
  * does not know rather than an error (the singular's error would show in the program's
  * error tracing). Without it, or when it fails: 0 too, taken as pageable, a wait, only adding
@@ -157,10 +157,9 @@ static int touches_host(const gc_use *u)
 /* Whether the host waited for the use's stream: a synchronous copy that may touch host memory
  * (a set or a device-to-device copy: not; before stream waits for values, which a wait
  * closes, every synchronous copy was taken as one), or an asynchronous copy to pageable host
- * memory,
- * which returns once the copy is done (CUDA's API sync behavior; on the H200 200 ms after a
- * 200 ms kernel before it, and at once to pinned memory: tests/gpu/logs/run51-2026-12-04/
- * pageable_copy_probe.native.out, cudaMemcpyAsync device to host; one from pageable memory
+ * memory, which returns once the copy is done (CUDA's API sync behavior; on the H200 200 ms
+ * after a 200 ms kernel before it, and at once to pinned memory:
+ * tests/gpu/logs/run51-2026-12-04/pageable_copy_probe.native.out, cudaMemcpyAsync device to host; one from pageable memory
  * returned at once, so that one is no wait). The 2D and 3D spellings, and cuMemcpyAsync's
  * destination of any kind, are taken alike, unmeasured: a wait only adds order. */
 static int host_waits(const gc_use *u)

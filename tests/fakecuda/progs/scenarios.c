@@ -1457,12 +1457,12 @@ static int memops(bool clean)
  * B waited for, then (its wait met, so no longer open) setting memory A allocated after,
  * once by its synchronize and once by an event recorded after the wait; a write captured
  * into a graph, the memory freed, the graph launched: four unordered-use and one
- * launch-stale-pointer. `memops-copy`: the same closed by a copy to pageable memory (the
- * host waits for the stream) while no memory is watched: one unordered-use. `memops-early` also has a host function enqueued after the wait
- * (it runs once the wait is met: the stream stays open) and a graph holding a captured wait
- * for a value. `memops-off`: one stream waits for a value and is synchronized while the
- * model is off; it then sets memory allocated on another with nothing ordering it after the
- * allocation: one unordered-use. */
+ * launch-stale-pointer. `memops-early` also has a host function enqueued after the wait (it
+ * runs once the wait is met: the stream stays open) and a graph holding a captured wait for a
+ * value. `memops-copy`: a stream closed by a copy to pageable memory (the host waits for the
+ * stream) while no memory is watched: one unordered-use. `memops-off`: one stream waits for a
+ * value and is synchronized while the model is off; it then sets memory allocated on
+ * another with nothing ordering it after the allocation: one unordered-use. */
 static int memops_early(bool misuse)
 {
     init_driver();
@@ -1858,7 +1858,8 @@ static int graph_steps(bool clean)
     CK(cuStreamCreate, (&cs, CU_STREAM_NON_BLOCKING));
     CK(cuEventCreate, (&e, 0));
     CK(cuEventRecord, (e, p));
-    printf("== a graph with a host node, one with an external event-wait node, a parent of the first\n");
+    printf("== a graph with a host node, one with an external event-wait node, a parent of "
+           "the first\n");
     CK(cuStreamBeginCapture, (cs, CU_STREAM_CAPTURE_MODE_GLOBAL));
     CK(cuLaunchHostFunc, (cs, order_host_fn, NULL));
     CK(cuStreamEndCapture, (cs, &host_graph));
