@@ -147,14 +147,16 @@ static int read_node(CUgraphNode n, CUgraphNodeType t, node_words *nw)
 	return 0;
 }
 
-/* Every non-zero word of a node, as GC_EV_NODE_USE events of `call`. */
-static void report_words(const char *call, uint64_t exec, uint64_t node, const node_words *nw)
+/* Every non-zero word of a node, as GC_EV_NODE_USE events of `call`; `top`: the child graph
+ * node of exec's graph that holds the node (0: the node is one of exec's graph's own). */
+static void report_words(const char *call, uint64_t exec, uint64_t node, uint64_t top,
+                         const node_words *nw)
 {
 	for (size_t i = 0; i < nw->n; i++) {
 		if (!nw->w[i])
 			continue;
 		gc_event ev = {.kind = GC_EV_NODE_USE, .call = call, .exec = exec, .node = node,
-		               .ptr = nw->w[i], .use = nw->use, .arg = nw->arg[i],
+		               .child = top, .ptr = nw->w[i], .use = nw->use, .arg = nw->arg[i],
 		               .func_name = nw->func_name};
 		gc_hub_report(&ev);
 	}
@@ -426,48 +428,83 @@ static void order_of(const char *call, CUgraph graph, graph_view *g)
 	free_view(g, m, nm);
 }
 
+/* ---- child graphs ----------------------------------------------------------------------- */
+
+/* Child graphs are followed this deep, for their words and their steps; deeper ones are not:
+ * a use there goes unchecked, a step there is a miss of order (a false record is possible). */
+#define CHILD_DEPTH 4
+
+/* Node n's child graph, or NULL. */
+static CUgraph child_of(CUgraphNode n)
+{
+	CUgraph child = NULL;
+	if (!child_graph || child_graph(n, &child) != CUDA_SUCCESS)
+		return NULL;
+	return child;
+}
+
+/* Every word of a child graph's nodes, theirs reported with `top`, the node of exec's graph
+ * that holds the child (depth: how deep graph is, from 1). */
+static void child_words(const char *call, uint64_t exec, uint64_t top, CUgraph graph,
+                        int depth, node_words *nw)
+{
+	graph_view g;
+	if (depth > CHILD_DEPTH || !graph)
+		return;
+	if (read_nodes(graph, &g, (size_t)-1) == 0) {
+		for (size_t i = 0; i < g.n; i++) {
+			if (g.types[i] == CU_GRAPH_NODE_TYPE_GRAPH)
+				child_words(call, exec, top, child_of(g.nodes[i]), depth + 1, nw);
+			else if (read_node(g.nodes[i], g.types[i], nw))
+				report_words(call, exec, U64(g.nodes[i]), top, nw);
+		}
+	}
+	free_view(&g, NULL, 0);
+}
+
 /* ---- what a launch is to the stream model ----------------------------------------------- */
 
-/* Child graphs are followed this deep for their steps (deeper ones are not: a miss of order,
- * so a false record is possible there). */
-#define STEPS_DEPTH 4
-
-/* Where a graph's steps go: its exec, and the call that instantiated it. */
+/* Where a graph's steps go: its exec, the call that instantiated it (or set a node), and the
+ * child graph node of exec's graph they are under (0: none), which keys its event records. */
 struct steps_to {
 	const char *call;
-	uint64_t exec;
+	uint64_t exec, top;
 };
 
-static int child_steps(const struct steps_to *to, CUgraphNode n, int depth);
+static int graph_steps(const struct steps_to *to, CUgraph graph, int depth);
 
-/* A batch memory operation node's steps (a captured cuStreamWaitValue32 or a write into
- * host memory, as the uncaptured calls are). */
-static int memop_node_steps(CUgraphNode n)
+/* A batch memory operation's steps (a captured cuStreamWaitValue32 or a write into host
+ * memory, as the uncaptured calls are). */
+static int memop_steps(const CUstreamBatchMemOpParams *op, unsigned count)
 {
-	CUDA_BATCH_MEM_OP_NODE_PARAMS p;
 	int steps = 0;
-	memset(&p, 0, sizeof(p));
-	if (!memop_params || memop_params(n, &p) != CUDA_SUCCESS)
-		return GC_STEP_WAIT | GC_STEP_HOST_FUNC;  /* not said: taken as both, only adding order */
-	for (unsigned i = 0; p.paramArray && i < p.count; i++) {
-		const CUstreamBatchMemOpParams *op = &p.paramArray[i];
-		if (gc_memop_waits(op))
+	for (unsigned i = 0; op && i < count; i++) {
+		if (gc_memop_waits(&op[i]))
 			steps |= GC_STEP_WAIT;
-		else if (gc_memop_writes(op) && gc_hub_host_memory(op->writeValue.address))
+		else if (gc_memop_writes(&op[i]) && gc_hub_host_memory(op[i].writeValue.address))
 			steps |= GC_STEP_HOST_FUNC;
 	}
 	return steps;
 }
 
-/* An event-record node's event, recorded at each launch of the exec: reported now (an event
- * the driver does not name is none). */
-static void report_record(const struct steps_to *to, CUgraphNode n)
+static int memop_node_steps(CUgraphNode n)
 {
-	CUevent event = NULL;
-	if (!record_node_event || record_node_event(n, &event) != CUDA_SUCCESS || !event)
-		return;
+	CUDA_BATCH_MEM_OP_NODE_PARAMS p;
+	memset(&p, 0, sizeof(p));
+	if (!memop_params || memop_params(n, &p) != CUDA_SUCCESS)
+		return GC_STEP_WAIT | GC_STEP_HOST_FUNC;  /* not said: taken as both, only adding order */
+	return memop_steps(p.paramArray, p.count);
+}
+
+/* An event-record node's event, recorded at each launch of the exec: reported now, keyed by
+ * the node (or the child graph node it is under), which a set of that node replaces. */
+static void report_record(const struct steps_to *to, uint64_t node, CUevent event)
+{
+	if (!event)
+		return;  /* an event the driver does not name is none */
 	gc_event ev = {.kind = GC_EV_NODE_STEP, .call = to->call, .exec = to->exec,
-	               .node = U64(n), .event = U64(event), .flags = GC_STEP_RECORD};
+	               .node = to->top ? to->top : node, .event = U64(event),
+	               .flags = GC_STEP_RECORD};
 	gc_hub_report(&ev);
 }
 
@@ -478,49 +515,53 @@ static int steps_of(const struct steps_to *to, const CUgraphNode *nodes,
 {
 	int steps = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (types[i] == CU_GRAPH_NODE_TYPE_HOST)
+		if (types[i] == CU_GRAPH_NODE_TYPE_HOST) {
 			steps |= GC_STEP_HOST_FUNC;
-		else if (types[i] == CU_GRAPH_NODE_TYPE_WAIT_EVENT)
+		} else if (types[i] == CU_GRAPH_NODE_TYPE_WAIT_EVENT) {
 			steps |= GC_STEP_WAIT;
-		else if (types[i] == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP)
+		} else if (types[i] == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP) {
 			steps |= memop_node_steps(nodes[i]);
-		else if (types[i] == CU_GRAPH_NODE_TYPE_EVENT_RECORD)
-			report_record(to, nodes[i]);
-		else if (types[i] == CU_GRAPH_NODE_TYPE_GRAPH)
-			steps |= child_steps(to, nodes[i], depth + 1);
+		} else if (types[i] == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {
+			CUevent event = NULL;
+			if (record_node_event && record_node_event(nodes[i], &event) == CUDA_SUCCESS)
+				report_record(to, U64(nodes[i]), event);
+		} else if (types[i] == CU_GRAPH_NODE_TYPE_GRAPH) {
+			struct steps_to under = *to;
+			if (!depth)
+				under.top = U64(nodes[i]);
+			steps |= graph_steps(&under, child_of(nodes[i]), depth + 1);
+		}
 	}
 	return steps;
 }
 
-static int child_steps(const struct steps_to *to, CUgraphNode n, int depth)
+static int graph_steps(const struct steps_to *to, CUgraph graph, int depth)
 {
-	CUgraph child = NULL;
 	graph_view g;
-	if (depth > STEPS_DEPTH || !child_graph || child_graph(n, &child) != CUDA_SUCCESS || !child)
+	if (depth > CHILD_DEPTH || !graph)
 		return 0;
-	int steps = read_nodes(child, &g, (size_t)-1) == 0
+	int steps = read_nodes(graph, &g, (size_t)-1) == 0
 	                    ? steps_of(to, g.nodes, g.types, g.n, depth) : 0;
 	free_view(&g, NULL, 0);
 	return steps;
 }
 
-/* exec's launches order their stream (a wait, a host function): one event, when they do;
- * and one for each event they record. */
-static void report_steps(const char *call, uint64_t exec, const graph_view *g)
+/* exec's launches order their stream (a wait, a host function): one event, when they do. */
+static void report_steps(const struct steps_to *to, int steps)
 {
-	struct steps_to to = {call, exec};
-	int steps = steps_of(&to, g->nodes, g->types, g->n, 0);
 	if (!steps)
 		return;
-	gc_event ev = {.kind = GC_EV_NODE_STEP, .call = call, .exec = exec, .flags = (uint64_t)steps};
+	gc_event ev = {.kind = GC_EV_NODE_STEP, .call = to->call, .exec = to->exec,
+	               .flags = (uint64_t)steps};
 	gc_hub_report(&ev);
 }
 
 /* ---- the entry points ------------------------------------------------------------------- */
 
-/* Every kernel, memcpy and memset node's words for exec (while uses are checked); with
- * order, the order check of the graph's own allocations (at instantiate, uses checked); with
- * steps, what its launches are to the stream model (at instantiate). */
+/* Every kernel, memcpy, memset and batch memory operation node's words for exec, child
+ * graphs' too (while uses are checked); with order, the order check of the graph's own
+ * allocations (at instantiate, uses checked); with steps, what its launches are to the
+ * stream model (at instantiate and update). */
 static void read_graph(const char *call, CUgraph graph, uint64_t exec, int order, int steps)
 {
 	graph_view g;
@@ -530,12 +571,16 @@ static void read_graph(const char *call, CUgraph graph, uint64_t exec, int order
 		read_graph(call, graph, exec, 0, steps);
 		return;
 	}
-	if (r == 0 && steps)
-		report_steps(call, exec, &g);
+	if (r == 0 && steps) {
+		struct steps_to to = {call, exec, 0};
+		report_steps(&to, steps_of(&to, g.nodes, g.types, g.n, 0));
+	}
+	node_words nw;
 	for (size_t i = 0; r == 0 && enabled && i < g.n; i++) {
-		node_words nw;
-		if (read_node(g.nodes[i], g.types[i], &nw))
-			report_words(call, exec, U64(g.nodes[i]), &nw);
+		if (g.types[i] == CU_GRAPH_NODE_TYPE_GRAPH)
+			child_words(call, exec, U64(g.nodes[i]), child_of(g.nodes[i]), 1, &nw);
+		else if (read_node(g.nodes[i], g.types[i], &nw))
+			report_words(call, exec, U64(g.nodes[i]), 0, &nw);
 	}
 	if (r == 0 && order)
 		order_of(call, graph, &g);
@@ -568,28 +613,72 @@ void gc_hub_exec_updated(gc_event *ev)
 	read_graph(call, (CUgraph)(uintptr_t)graph, exec, 0, 1);
 }
 
+/* A set of a child graph node, an event-record node or a batch memory operation node changes
+ * what the exec's launches are to the stream model, so it is followed whether uses are
+ * checked or not: the node's words and event records are dropped (GC_EV_NODE_RESET), then
+ * the new ones reported. The exec's waits and host steps only grow: a set that removes one
+ * leaves it assumed (only adding order). */
 void gc_hub_node_set(const gc_node_set *s)
 {
-	if (s->result != CUDA_SUCCESS || !enabled)
+	if (s->result != CUDA_SUCCESS)
 		return;
-	node_words nw;
-	memset(&nw, 0, sizeof(nw));
 	const CUgraphNodeParams *gp = s->generic;
-	if (s->kernel)
-		kernel_words(&nw, s->func, s->kernel_params, s->extra);
-	else if (s->copy)
-		copy_words(&nw, s->copy);
-	else if (s->set)
-		set_words(&nw, ((const CUDA_MEMSET_NODE_PARAMS *)s->set)->dst);
-	else if (gp && gp->type == CU_GRAPH_NODE_TYPE_KERNEL)
-		kernel_words(&nw, gp->kernel.func ? U64(gp->kernel.func) : U64(gp->kernel.kern),
-		             gp->kernel.kernelParams, gp->kernel.extra);
-	else if (gp && gp->type == CU_GRAPH_NODE_TYPE_MEMCPY)
-		copy_words(&nw, &gp->memcpy.copyParams);
-	else if (gp && gp->type == CU_GRAPH_NODE_TYPE_MEMSET)
-		set_words(&nw, gp->memset.dst);
-	else
+	CUgraphNodeType t = gp ? gp->type
+	                  : s->kernel ? CU_GRAPH_NODE_TYPE_KERNEL
+	                  : s->copy ? CU_GRAPH_NODE_TYPE_MEMCPY
+	                  : s->set ? CU_GRAPH_NODE_TYPE_MEMSET
+	                  : s->memop ? CU_GRAPH_NODE_TYPE_BATCH_MEM_OP
+	                  : s->record ? CU_GRAPH_NODE_TYPE_EVENT_RECORD
+	                  : s->child ? CU_GRAPH_NODE_TYPE_GRAPH
+	                  : CU_GRAPH_NODE_TYPE_EMPTY;
+	int words = t == CU_GRAPH_NODE_TYPE_KERNEL || t == CU_GRAPH_NODE_TYPE_MEMCPY ||
+	            t == CU_GRAPH_NODE_TYPE_MEMSET || t == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP ||
+	            t == CU_GRAPH_NODE_TYPE_GRAPH;
+	int order = t == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP || t == CU_GRAPH_NODE_TYPE_EVENT_RECORD ||
+	            t == CU_GRAPH_NODE_TYPE_GRAPH;
+	if (!order && !(words && enabled))
 		return;
 	report_reset(s->call, s->exec, s->node);
-	report_words(s->call, s->exec, s->node, &nw);
+	struct steps_to to = {s->call, s->exec, s->node};
+	node_words nw;
+	memset(&nw, 0, sizeof(nw));
+	switch (t) {
+	case CU_GRAPH_NODE_TYPE_KERNEL:
+		if (gp)
+			kernel_words(&nw, gp->kernel.func ? U64(gp->kernel.func) : U64(gp->kernel.kern),
+			             gp->kernel.kernelParams, gp->kernel.extra);
+		else
+			kernel_words(&nw, s->func, s->kernel_params, s->extra);
+		break;
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		copy_words(&nw, gp ? &gp->memcpy.copyParams : (const CUDA_MEMCPY3D *)s->copy);
+		break;
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		set_words(&nw, gp ? gp->memset.dst : ((const CUDA_MEMSET_NODE_PARAMS *)s->set)->dst);
+		break;
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
+		const CUstreamBatchMemOpParams *op =
+		        gp ? gp->memOp.paramArray
+		           : ((const CUDA_BATCH_MEM_OP_NODE_PARAMS *)s->memop)->paramArray;
+		unsigned count = gp ? gp->memOp.count
+		                    : ((const CUDA_BATCH_MEM_OP_NODE_PARAMS *)s->memop)->count;
+		report_steps(&to, memop_steps(op, count));
+		memop_words(&nw, op, count);
+		break;
+	}
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+		report_record(&to, s->node, gp ? gp->eventRecord.event : (CUevent)(uintptr_t)s->event);
+		return;
+	case CU_GRAPH_NODE_TYPE_GRAPH: {
+		CUgraph child = gp ? gp->graph.graph : (CUgraph)(uintptr_t)s->child;
+		report_steps(&to, graph_steps(&to, child, 1));
+		if (enabled)
+			child_words(s->call, s->exec, s->node, child, 1, &nw);
+		return;
+	}
+	default:
+		return;
+	}
+	if (enabled)
+		report_words(s->call, s->exec, s->node, 0, &nw);
 }

@@ -561,6 +561,17 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	                 (CUgraphExec exec, CUgraphNode node, const CUDA_MEMSET_NODE_PARAMS *p,  \
 	                  CUcontext ctx),                                                      \
 	                 (exec, node, p, ctx), .set = p)
+#define EXEC_MEMOP_SET(spelling, ptsz)                                                     \
+	NODE_SET_WRAPPER(spelling,                                                             \
+	                 (CUgraphExec exec, CUgraphNode node,                                  \
+	                  const CUDA_BATCH_MEM_OP_NODE_PARAMS *p),                             \
+	                 (exec, node, p), .memop = p)
+#define EXEC_RECORD_SET(spelling, ptsz)                                                    \
+	NODE_SET_WRAPPER(spelling, (CUgraphExec exec, CUgraphNode node, CUevent event),       \
+	                 (exec, node, event), .record = 1, .event = U64(event))
+#define EXEC_CHILD_SET(spelling, ptsz)                                                     \
+	NODE_SET_WRAPPER(spelling, (CUgraphExec exec, CUgraphNode node, CUgraph child),       \
+	                 (exec, node, child), .child = U64(child))
 #define EXEC_NODE_SET(spelling, ptsz)                                                      \
 	NODE_SET_WRAPPER(spelling, (CUgraphExec exec, CUgraphNode node, CUgraphNodeParams *p), \
 	                 (exec, node, p), .generic = p)

@@ -304,17 +304,19 @@ void gc_graph_nodes_init(void *(*lookup)(const char *spelling), int on);
 void gc_hub_instantiated(gc_event *ev);
 void gc_hub_exec_updated(gc_event *ev);
 
-/* A node's parameters set in an exec (cuGraphExec*NodeSetParams): one of kernel (func,
- * kernel_params, extra), copy (const CUDA_MEMCPY3D *), set (const CUDA_MEMSET_NODE_PARAMS *)
- * or generic (CUgraphNodeParams *). */
+/* A node's parameters set in an exec (cuGraphExec*NodeSetParams, cuGraphExec*SetEvent):
+ * one of kernel (func, kernel_params, extra), copy (const CUDA_MEMCPY3D *), set (const
+ * CUDA_MEMSET_NODE_PARAMS *), memop (const CUDA_BATCH_MEM_OP_NODE_PARAMS *), record (the
+ * event an event-record node records now), child (the graph a child graph node's nodes take
+ * their parameters from) or generic (CUgraphNodeParams *). */
 typedef struct gc_node_set {
 	const char *call;
 	int result;
 	uint64_t exec, node;
-	int kernel;
-	uint64_t func;
+	int kernel, record;
+	uint64_t func, event, child;
 	void **kernel_params, **extra;
-	const void *copy, *set, *generic;
+	const void *copy, *set, *memop, *generic;
 } gc_node_set;
 void gc_hub_node_set(const gc_node_set *s);
 

@@ -301,7 +301,7 @@ static __attribute__((noinline)) void launch_steps(gc_ledger *l, const gc_event 
 	ev.kind = GC_EV_EVENT_RECORD;
 	ev.flags = 0;
 	for (size_t i = 0; i < e->n_records; i++) {
-		ev.event = e->records[i];
+		ev.event = e->records[i].event;
 		if (gc_order_on(l)) {
 			gc_order_event(l, &ev);
 		} else {
@@ -581,10 +581,8 @@ static __attribute__((noinline)) int apply_locked(gc_ledger *l, const gc_event *
 	case GC_EV_NODE_USE: on_node_use(l, ev, one); break;
 	case GC_EV_NODE_RESET: {
 		struct exec *e = gc_exec_find(l, ev->exec);
-		if (e)
-			gc_exec_watch_reset(e, ev->node);
-		if (e && !ev->node)  /* the whole exec read again: its steps and records too */
-			e->steps = 0, e->n_records = 0;
+		if (e)  /* the node (0: the whole exec) read again */
+			gc_exec_node_reset(e, ev->node);
 		break;
 	}
 	case GC_EV_NODE_UNORDERED: on_node_unordered(l, &o, ev); break;
@@ -606,7 +604,7 @@ static __attribute__((noinline)) int apply_locked(gc_ledger *l, const gc_event *
 		/* an event its launches record (launch_steps); out of memory, forgotten now: its
 		 * waits join every stream until it is recorded outside again */
 		if (e && (ev->flags & GC_STEP_RECORD) && ev->event &&
-		    !gc_exec_record_add(e, ev->event)) {
+		    !gc_exec_record_add(e, ev->node, ev->event)) {
 			gc_streams_lock(l->streams);
 			gc_streams_forget_event(l->streams, ev->event);
 			gc_streams_unlock(l->streams);

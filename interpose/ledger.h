@@ -111,7 +111,8 @@ typedef struct gc_event {
 	const char *call;     /* the spelling called, e.g. "cuMemFreeAsync_ptsz"; static storage */
 	int result;           /* the driver's CUresult */
 	uint64_t ptr, size, stream, pool, graph, exec, flags;
-	uint64_t child, node;  /* GC_EV_CHILD_GRAPH's child graph, GC_EV_DESTROY_NODE's node */
+	uint64_t child, node;  /* GC_EV_CHILD_GRAPH's child graph, GC_EV_DESTROY_NODE's node; a
+	                       * GC_EV_NODE_USE's child graph node holding node (0: none) */
 	uint64_t capture_id;  /* 0: the stream was not capturing */
 	int mode;             /* gc_capture_mode, for CAPTURE_BEGIN */
 	int use, arg;         /* GC_EV_USE: gc_use_kind, and the argument index or copy side */

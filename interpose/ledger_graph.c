@@ -351,36 +351,44 @@ void gc_exec_watch_add(struct exec *e, const gc_event *ev, uint64_t base, uint32
 		e->cap_watch = cap;
 	}
 	e->watch[e->n_watch++] = (struct watch){.ptr = ev->ptr, .base = base, .node = ev->node,
+	                                        .top = ev->child ? ev->child : ev->node,
 	                                        .func_name = ev->func_name, .seq = seq,
 	                                        .arg = ev->arg, .use = (uint8_t)ev->use};
 	e->watch_ok = 0;
 }
 
-int gc_exec_record_add(struct exec *e, uint64_t event)
+int gc_exec_record_add(struct exec *e, uint64_t node, uint64_t event)
 {
 	for (size_t i = 0; i < e->n_records; i++)
-		if (e->records[i] == event)
+		if (e->records[i].node == node && e->records[i].event == event)
 			return 1;
 	if (e->n_records == e->cap_records) {
 		size_t cap = e->cap_records ? 2 * e->cap_records : 4;
-		uint64_t *r = realloc(e->records, cap * sizeof(*r));
+		struct exec_record *r = realloc(e->records, cap * sizeof(*r));
 		if (!r)
 			return 0;
 		e->records = r;
 		e->cap_records = cap;
 	}
-	e->records[e->n_records++] = event;
+	e->records[e->n_records++] = (struct exec_record){node, event};
 	return 1;
 }
 
-void gc_exec_watch_reset(struct exec *e, uint64_t node)
+void gc_exec_node_reset(struct exec *e, uint64_t node)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < e->n_watch; i++)
-		if (node && e->watch[i].node != node)
+		if (node && e->watch[i].node != node && e->watch[i].top != node)
 			e->watch[k++] = e->watch[i];
 	e->n_watch = k;
 	e->watch_ok = 0;
+	k = 0;
+	for (size_t i = 0; i < e->n_records; i++)
+		if (node && e->records[i].node != node)
+			e->records[k++] = e->records[i];
+	e->n_records = k;
+	if (!node)
+		e->steps = 0;
 }
 
 /* A launch materializes the graph's allocations and ends those its free nodes free. */
@@ -425,12 +433,13 @@ int gc_graph_init(gc_ledger *l)
 	       gc_table_init(&l->captures, 16) ? -1 : 0;
 }
 
-/* Execs and captures are their slabs' (an exec's watch array its own malloc), graphs are
- * reached through their list; graph allocations are the store's. */
+/* Execs and captures are their slabs' (an exec's watch and record arrays their own mallocs),
+ * graphs are reached through their list; graph allocations are the store's. */
 static void exec_watch_free(gc_hnode *n, void *arg)
 {
 	(void)arg;
 	free(((struct exec *)n)->watch);
+	free(((struct exec *)n)->records);
 }
 
 void gc_graph_destroy_all(gc_ledger *l)

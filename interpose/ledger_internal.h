@@ -110,10 +110,16 @@ struct graph {
  * which allocation was there when the node was read (launch-stale-pointer). */
 struct watch {
 	uint64_t ptr, base, node;
+	uint64_t top;            /* the child graph node of the exec's graph node is in, or node */
 	const char *func_name;   /* the driver's (or the trace's) storage, kept for good */
 	uint32_t seq;            /* the allocation at base then, live or not */
 	int arg;
 	uint8_t use;
+};
+
+/* An event an exec's event-record node (or one in a child graph node: that node) records. */
+struct exec_record {
+	uint64_t node, event;
 };
 
 struct exec {
@@ -126,7 +132,7 @@ struct exec {
 	uint64_t watch_gen;  /* l->watch_gen when every watched word was last found fine */
 	int watch_ok;        /* ... and whether it was (0: check at the next launch) */
 	int steps;           /* GC_STEP_* of its nodes (GC_EV_NODE_STEP): what a launch orders */
-	uint64_t *records;   /* the events its event-record nodes record, at each launch */
+	struct exec_record *records;  /* the events its event-record nodes record at each launch */
 	size_t n_records, cap_records;
 };
 
@@ -316,12 +322,14 @@ struct exec *gc_exec_find(gc_ledger *l, uint64_t handle);
 void gc_exec_instantiated(gc_ledger *l, struct graph *g, const gc_event *ev);
 void gc_exec_launched(gc_ledger *l, struct exec *e);
 void gc_exec_destroyed(gc_ledger *l, uint64_t handle);
-/* Watched words of an exec's nodes (launch-stale-pointer): add one, drop a node's (node 0:
- * all). */
+/* Watched words of an exec's nodes (launch-stale-pointer): add one; drop a node's words and
+ * event records (a child graph node's: its nodes' too; node 0: every node's, and the exec's
+ * steps). */
 void gc_exec_watch_add(struct exec *e, const gc_event *ev, uint64_t base, uint32_t seq);
-void gc_exec_watch_reset(struct exec *e, uint64_t node);
-/* An event exec's launches record (an event-record node); 0 when memory ran out. */
-int gc_exec_record_add(struct exec *e, uint64_t event);
+void gc_exec_node_reset(struct exec *e, uint64_t node);
+/* An event exec's launches record (node's, an event-record node or a child graph node
+ * holding one); 0 when memory ran out. */
+int gc_exec_record_add(struct exec *e, uint64_t node, uint64_t event);
 /* A child graph moved into parent (CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE): its memory nodes
  * become the parent's, and its handle is the parent's to destroy. */
 void gc_graph_child_moved(gc_ledger *l, struct graph *parent, struct graph *child);

@@ -57,48 +57,61 @@ void gc_check_use(out *o, const gc_event *ev, const gc_dead_range *hit, const st
 	o->explained = 1;  /* a failed copy of dead memory is this, not an api-error */
 }
 
-/* "kernel node 0x.. (argument 2 of kernel k)", "memcpy node 0x.. (its source)", ... */
-static const char *node_name(int use, int arg, const char *func, uint64_t node, char *buf,
-                             size_t n)
+/* "kernel node 0x.. (argument 2 of kernel k)", "memcpy node 0x.. (its source)", ...; with
+ * " in child graph node 0x.." when top, the node of the exec's graph holding it, is another. */
+static const char *node_name(int use, int arg, const char *func, uint64_t node, uint64_t top,
+                             char *buf, size_t n)
 {
+	int k;
 	if (use == GC_USE_KERNEL)
-		snprintf(buf, n, "kernel node 0x%llx (argument %d of kernel %.120s)",
-		         (unsigned long long)node, arg, func ? func : "?");
+		k = snprintf(buf, n, "kernel node 0x%llx (argument %d of kernel %.120s)",
+		             (unsigned long long)node, arg, func ? func : "?");
 	else if (use == GC_USE_COPY)
-		snprintf(buf, n, "memcpy node 0x%llx (its %s)", (unsigned long long)node,
-		         arg == GC_USE_SRC ? "source" : "destination");
+		k = snprintf(buf, n, "memcpy node 0x%llx (its %s)", (unsigned long long)node,
+		             arg == GC_USE_SRC ? "source" : "destination");
 	else if (use == GC_USE_MEMOP)
-		snprintf(buf, n, "batch memory operation node 0x%llx (its operation %d)",
-		         (unsigned long long)node, arg);
+		k = snprintf(buf, n, "batch memory operation node 0x%llx (its operation %d)",
+		             (unsigned long long)node, arg);
 	else
-		snprintf(buf, n, "memset node 0x%llx (its destination)", (unsigned long long)node);
+		k = snprintf(buf, n, "memset node 0x%llx (its destination)", (unsigned long long)node);
+	if (top && top != node && k > 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k, " in child graph node 0x%llx",
+		         (unsigned long long)top);
 	return buf;
 }
 
 void gc_check_watch(out *o, const gc_event *ev, const struct exec *e, const struct watch *w,
                     const struct alloc *now, const struct alloc *then, const gc_dead_range *hit)
 {
-	char nb[220], ob[256], tb[256], head[560];
+	char nb[256], ob[256], tb[256], head[560];
+	/* the call that updates the node: a child graph's nodes are updated through the child
+	 * graph node holding them */
+	const char *update = w->top != w->node ? "cuGraphExecChildGraphNodeSetParams"
+	                     : w->use == GC_USE_COPY ? "cuGraphExecMemcpyNodeSetParams"
+	                     : w->use == GC_USE_SET ? "cuGraphExecMemsetNodeSetParams"
+	                     : w->use == GC_USE_MEMOP ? "cuGraphExecBatchMemOpNodeSetParams"
+	                                              : "cuGraphExecKernelNodeSetParams";
 	snprintf(head, sizeof(head), "%s of exec 0x%llx runs its %s, which holds 0x%llx",
 	         ev->call, (unsigned long long)e->h.key,
-	         node_name(w->use, w->arg, w->func_name, w->node, nb, sizeof(nb)),
+	         node_name(w->use, w->arg, w->func_name, w->node, w->top, nb, sizeof(nb)),
 	         (unsigned long long)w->ptr);
 	if (now) {
 		gc_verdict_on(o, GC_RULE_LAUNCH_REUSED_POINTER, now,
 		           "%s: byte %llu into %s; at instantiate it was %s, freed since, its address "
 		           "handed out again. This works only while the pool returns the same address, "
 		           "which the API does not promise. Keep one buffer for the exec's life, or "
-		           "update the node (cuGraphExecKernelNodeSetParams, cuGraphExecUpdate).",
+		           "update the node (%s, cuGraphExecUpdate).",
 		           head, (unsigned long long)(w->ptr - now->h.key),
 		           gc_alloc_origin(now, ob, sizeof(ob)),
-		           then ? gc_alloc_origin(then, tb, sizeof(tb)) : "an allocation no longer recorded");
+		           then ? gc_alloc_origin(then, tb, sizeof(tb)) : "an allocation no longer recorded",
+		           update);
 		return;
 	}
 	int pending = then && then->state == S_PENDING;
 	int unmaterialized = hit && hit->kind == GC_DEAD_UNMATERIALIZED;
 	gc_verdict_on(o, GC_RULE_LAUNCH_STALE_POINTER, then,
 	           "%s: byte %llu into %s, not live at this launch: %s. The node touches unmapped "
-	           "memory (700 at a later synchronize, or garbage). %s",
+	           "memory (700 at a later synchronize, or garbage). %s%s%s",
 	           head, (unsigned long long)(w->ptr - w->base),
 	           then ? gc_alloc_origin(then, ob, sizeof(ob)) : "an allocation no longer recorded",
 	           pending ? "its graph has not been launched yet"
@@ -106,8 +119,8 @@ void gc_check_watch(out *o, const gc_event *ev, const struct exec *e, const stru
 	                            : "it was freed after this graph was instantiated",
 	           unmaterialized ? "Launch the allocation's graph first, or allocate the memory "
 	                            "outside any graph."
-	                          : "Free it after the exec's last launch, or update the node "
-	                            "(cuGraphExecKernelNodeSetParams, cuGraphExecUpdate) first.");
+	                          : "Free it after the exec's last launch, or update the node (",
+	           unmaterialized ? "" : update, unmaterialized ? "" : ", cuGraphExecUpdate) first.");
 	o->explained = 1;
 }
 
@@ -120,7 +133,7 @@ void gc_check_unordered(out *o, const gc_event *ev, const struct alloc *a)
 	           "so a launch may run it while the memory is not mapped. Add the edge (the use "
 	           "after the allocation node and before the free node).",
 	           ev->call, (unsigned long long)ev->graph,
-	           node_name(ev->use, ev->arg, ev->func_name, ev->node, nb, sizeof(nb)),
+	           node_name(ev->use, ev->arg, ev->func_name, ev->node, 0, nb, sizeof(nb)),
 	           (unsigned long long)ev->ptr, (unsigned long long)ev->size,
 	           gc_alloc_origin(a, ob, sizeof(ob)),
 	           !after && (ev->flags & GC_ORDER_NOT_BEFORE_FREE)

@@ -202,7 +202,8 @@ static size_t format_event(char *buf, size_t n, const gc_event *ev, uint64_t s)
 	              (unsigned long long)ev->graph, (unsigned long long)ev->exec,
 	              (unsigned long long)ev->flags, (unsigned long long)ev->capture_id, ev->mode,
 	              ev->site);
-	if (ev->kind == GC_EV_CHILD_GRAPH || ev->kind == GC_EV_COND_NODE)
+	if (ev->kind == GC_EV_CHILD_GRAPH || ev->kind == GC_EV_COND_NODE ||
+	    (ev->kind == GC_EV_NODE_USE && ev->child))  /* a node in a child graph node */
 		gc_buf_printf(&b, ",\"child\":\"0x%llx\"", (unsigned long long)ev->child);
 	int node_ev = ev->kind == GC_EV_NODE_USE || ev->kind == GC_EV_NODE_RESET ||
 	              ev->kind == GC_EV_NODE_UNORDERED;

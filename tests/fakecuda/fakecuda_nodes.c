@@ -306,6 +306,71 @@ static CUresult set_memset(CUgraphExec e, CUgraphNode h, CUdeviceptr dst)
     return n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* A batch memory operation node keeps one operation's address (as captured ones hold). */
+static CUresult set_memop(CUgraphExec e, CUgraphNode h, const CUstreamBatchMemOpParams *op,
+                          unsigned count)
+{
+    if (!op || !count)
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_lock();
+    CUgraphNode n = exec_node(e, h, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+    if (n) {
+        int wait = op->operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
+                   op->operation == CU_STREAM_MEM_OP_WAIT_VALUE_64;
+        n->src = wait ? op->waitValue.address : 0;
+        n->dst = wait ? 0 : op->writeValue.address;
+    }
+    fc_unlock();
+    return n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult set_event(CUgraphExec e, CUgraphNode h, CUevent event)
+{
+    if (!event)
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_lock();
+    CUgraphNode n = exec_node(e, h, CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+    if (n)
+        n->event = event;
+    fc_unlock();
+    return n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* The child's nodes take childGraph's parameters: the fake's node points at childGraph. */
+static CUresult set_child(CUgraphExec e, CUgraphNode h, CUgraph child)
+{
+    fc_lock();
+    CUgraphNode n = exec_node(e, h, CU_GRAPH_NODE_TYPE_GRAPH);
+    CUgraph c = fc_graph_find(child);
+    if (n && c)
+        n->child = c;
+    fc_unlock();
+    return n && c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+FC_EXPORT CUresult cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                      const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+    FC_COUNT(cuGraphExecBatchMemOpNodeSetParams);
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    return set_memop(hGraphExec, hNode, p->paramArray, p->count);
+}
+
+FC_EXPORT CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                      CUevent event)
+{
+    FC_COUNT(cuGraphExecEventRecordNodeSetEvent);
+    return set_event(hGraphExec, hNode, event);
+}
+
+FC_EXPORT CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                      CUgraph childGraph)
+{
+    FC_COUNT(cuGraphExecChildGraphNodeSetParams);
+    return set_child(hGraphExec, hNode, childGraph);
+}
+
 FC_EXPORT CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                   const CUDA_KERNEL_NODE_PARAMS_v1 *p)
 {
@@ -358,6 +423,12 @@ FC_EXPORT CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode 
         return set_copy(hGraphExec, hNode, &p->memcpy.copyParams);
     case CU_GRAPH_NODE_TYPE_MEMSET:
         return set_memset(hGraphExec, hNode, p->memset.dst);
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+        return set_memop(hGraphExec, hNode, p->memOp.paramArray, p->memOp.count);
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+        return set_event(hGraphExec, hNode, p->eventRecord.event);
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+        return set_child(hGraphExec, hNode, p->graph.graph);
     default:
         return CUDA_ERROR_INVALID_VALUE;
     }

@@ -182,6 +182,9 @@ static const struct entry table[] = {
     { "cuGraphExecMemcpyNodeSetParams", { V(10020, cuGraphExecMemcpyNodeSetParams) } },
     { "cuGraphExecMemsetNodeSetParams", { V(10020, cuGraphExecMemsetNodeSetParams) } },
     { "cuGraphExecNodeSetParams", { V(12020, cuGraphExecNodeSetParams) } },
+    { "cuGraphExecBatchMemOpNodeSetParams", { V(11070, cuGraphExecBatchMemOpNodeSetParams) } },
+    { "cuGraphExecEventRecordNodeSetEvent", { V(11010, cuGraphExecEventRecordNodeSetEvent) } },
+    { "cuGraphExecChildGraphNodeSetParams", { V(11010, cuGraphExecChildGraphNodeSetParams) } },
 };
 
 static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t flags,

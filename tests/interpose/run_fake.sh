@@ -100,6 +100,10 @@ forgot_stream="2 unordered-use"  # x and y, launched on stream 0, allocated on a
 memops=$(printf "2 unordered-free\n2 unordered-use")  # a round each: the wait on A, not B
 memops_misuse=$(printf "1 launch-stale-pointer\n4 unordered-use")
 graph_steps=$(printf "3 unordered-free\n3 unordered-use")  # each graph on the other stream
+# a child graph node's kernel reading freed memory; a wait for the event an event-record node
+# recorded before cuGraphExecEventRecordNodeSetEvent gave it another; a write by a batch
+# memory operation node into what it was set to write
+child_sets=$(printf "2 launch-stale-pointer\n1 unordered-free\n1 unordered-use")
 stream0_legacy=$(printf "2 api-error\n1 double-free")
 foreign_misuse=$(printf "1 double-free\n1 free-unknown")
 for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procaddr ptds"; do
@@ -143,6 +147,8 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	esac
 	check "$way graph-steps" "$graph_steps" $prog graph-steps $extra
 	check "$way graph-steps-clean" "$none" $prog graph-steps-clean $extra
+	check "$way child-sets" "$child_sets" $prog child-sets $extra
+	check "$way child-sets-clean" "$none" $prog child-sets-clean $extra
 	case $way in
 	*ptds) check "$way stream0" "$stream0_ptds" $prog stream0 $extra ;;
 	*) check "$way stream0" "$stream0_legacy" $prog stream0 $extra ;;
@@ -322,6 +328,14 @@ if grep -q "byte 0 into allocation #1 (256 bytes) made by cuMemAllocAsync .*free
 	ok "launch-stale-pointer and launch-reused-pointer name the allocations and why"
 else
 	bad "launch-stale-pointer's messages"
+	cat "$tmp/gc.txt"
+fi
+check "child-sets (message)" "$child_sets" $P/prog_linked child-sets
+if grep -q "runs its kernel node 0x[0-9a-f]* (argument 0 of kernel fill) in child graph node 0x[0-9a-f]*, which holds" "$tmp/gc.txt" &&
+   grep -q "update the node (cuGraphExecChildGraphNodeSetParams, cuGraphExecUpdate) first" "$tmp/gc.txt"; then
+	ok "launch-stale-pointer names a child graph's node and the call that updates it"
+else
+	bad "launch-stale-pointer's message for a child graph's node"
 	cat "$tmp/gc.txt"
 fi
 # The node events replay: the run's trace through the ledger gives the live run's records.

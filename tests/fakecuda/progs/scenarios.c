@@ -1897,6 +1897,140 @@ static int graph_steps(bool clean)
     return 0;
 }
 
+/* ---- child graph nodes, and an exec's nodes set to other parameters ---------------------
+ * A parent graph whose child graph node holds a kernel reading `in`, launched, then `in`
+ * freed and the parent launched again: launch-stale-pointer, the kernel node named in its
+ * child graph node. `child-sets-clean` sets the exec's child node first
+ * (cuGraphExecChildGraphNodeSetParams) to a child reading live memory: no record. Then an
+ * exec whose event-record node is set to record e2 (cuGraphExecEventRecordNodeSetEvent),
+ * launched on P after P set x: C waits for e2 (clean) and sets and frees x, no record; the
+ * misuse waits for e1, last recorded on P before x was allocated (no launch records it any
+ * more): unordered-use and unordered-free.
+ * Then an exec whose captured cuStreamWriteValue32 node is set to write w2, not w
+ * (cuGraphExecBatchMemOpNodeSetParams): the clean twin frees w before a launch, no record;
+ * the misuse frees w2, launch-stale-pointer. Last the misuse sets its child node to the live
+ * child (cuGraphExecNodeSetParams) and launches again: no record. */
+static CUgraphNode first_node_of_type(CUgraph g, CUgraphNodeType want)
+{
+    CUgraphNode nodes[8];
+    size_t n = 8;
+    CK(cuGraphGetNodes, (g, nodes, &n));
+    for (size_t i = 0; i < n && i < 8; i++) {
+        CUgraphNodeType t;
+        if (DRV(cuGraphNodeGetType)(nodes[i], &t) == CUDA_SUCCESS && t == want)
+            return nodes[i];
+    }
+    return NULL;
+}
+
+static int child_sets(bool clean)
+{
+    CUfunction fill = load_fill(stale_image);
+    CUstream s = NULL, p = NULL, c = NULL, cs = NULL;
+    CUevent e1 = NULL, e2 = NULL;
+    float v = 1;
+    int n = 64;
+    CUdeviceptr in = 0, live = 0, x = 0;
+    CUgraph in_graph = NULL, live_graph = NULL, parent = NULL, rec_graph = NULL;
+    CUgraphExec in_exec = NULL, live_exec = NULL, parent_exec = NULL, rec_exec = NULL;
+    CUgraphNode child = NULL;
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&p, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&c, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&cs, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate, (&e1, 0));
+    CK(cuEventCreate, (&e2, 0));
+
+    printf("== a child graph node's kernel reading memory freed after instantiate\n");
+    void *in_args[] = { &in, &v, &n }, *live_args[] = { &live, &v, &n };
+    CK(cuMemAllocAsync, (&in, 256, s));
+    CK(cuMemAllocAsync, (&live, 256, s));
+    capture_fill(s, fill, in_args, &in_graph, &in_exec);
+    capture_fill(s, fill, live_args, &live_graph, &live_exec);
+    CK(cuGraphCreate, (&parent, 0));
+    CK(cuGraphAddChildGraphNode, (&child, parent, NULL, 0, in_graph));
+    CK(cuGraphInstantiateWithFlags, (&parent_exec, parent, 0));
+    CK(cuGraphLaunch, (parent_exec, s));
+    if (clean)  /* the child's kernel moved to live memory before the free */
+        CK(cuGraphExecChildGraphNodeSetParams, (parent_exec, child, live_graph));
+    CK(cuMemFreeAsync, (in, s));
+    CK(cuGraphLaunch, (parent_exec, s));
+    CK(cuStreamSynchronize, (s));
+
+    printf("== an exec's event-record node set to record another event\n");
+    /* memory one stream hands another turns the stream model on (correctly ordered here) */
+    CK(cuMemAllocAsync, (&x, 4096, p));
+    CK(cuEventRecord, (e1, p));
+    CK(cuStreamWaitEvent, (c, e1, 0));
+    CK(cuMemFreeAsync, (x, c));
+    CK(cuStreamBeginCapture, (cs, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuEventRecordWithFlags, (e1, cs, CU_EVENT_RECORD_EXTERNAL));
+    CK(cuStreamEndCapture, (cs, &rec_graph));
+    CK(cuGraphInstantiateWithFlags, (&rec_exec, rec_graph, 0));
+    CK(cuGraphExecEventRecordNodeSetEvent,
+       (rec_exec, first_node_of_type(rec_graph, CU_GRAPH_NODE_TYPE_EVENT_RECORD), e2));
+    CK(cuEventRecord, (e1, p));  /* both events known, at points before x */
+    CK(cuEventRecord, (e2, p));
+    CK(cuMemAllocAsync, (&x, 4096, p));
+    CK(cuMemsetD32Async, (x, 1, 1024, p));
+    CK(cuGraphLaunch, (rec_exec, p));
+    CK(cuStreamWaitEvent, (c, clean ? e2 : e1, 0));
+    CK(cuMemsetD32Async, (x, 0, 1024, c));
+    CK(cuMemFreeAsync, (x, c));
+    CK(cuCtxSynchronize, ());
+
+    printf("== an exec's batch memory operation node set to write elsewhere\n");
+    CUdeviceptr w = 0, w2 = 0;
+    CUgraph op_graph = NULL;
+    CUgraphExec op_exec = NULL;
+    CK(cuMemAllocAsync, (&w, 256, s));
+    CK(cuMemAllocAsync, (&w2, 256, s));
+    CK(cuStreamBeginCapture, (cs, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuStreamWriteValue32, (cs, w, 1, 0));
+    CK(cuStreamEndCapture, (cs, &op_graph));
+    CK(cuGraphInstantiateWithFlags, (&op_exec, op_graph, 0));
+    CUstreamBatchMemOpParams op;
+    memset(&op, 0, sizeof op);
+    op.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+    op.writeValue.address = w2;
+    op.writeValue.value = 1;
+    CUDA_BATCH_MEM_OP_NODE_PARAMS mp = { .count = 1, .paramArray = &op };
+    CK(cuGraphExecBatchMemOpNodeSetParams,
+       (op_exec, first_node_of_type(op_graph, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP), &mp));
+    CK(cuStreamSynchronize, (s));
+    CK(cuMemFreeAsync, (clean ? w : w2, s));  /* the misuse frees the one it writes now */
+    CK(cuGraphLaunch, (op_exec, s));
+    CK(cuMemFreeAsync, (clean ? w2 : w, s));
+    CK(cuStreamSynchronize, (s));
+    CK(cuGraphExecDestroy, (op_exec));
+    CK(cuGraphDestroy, (op_graph));
+
+    if (!clean) {
+        printf("== the child graph node set to the live child, launched again\n");
+        CUgraphNodeParams gp = { .type = CU_GRAPH_NODE_TYPE_GRAPH };
+        gp.graph.graph = live_graph;
+        CK(cuGraphExecNodeSetParams, (parent_exec, child, &gp));
+        CK(cuGraphLaunch, (parent_exec, s));
+        CK(cuStreamSynchronize, (s));
+    }
+    CK(cuMemFreeAsync, (live, s));
+    CK(cuStreamSynchronize, (s));
+    CK(cuGraphExecDestroy, (parent_exec));
+    CK(cuGraphExecDestroy, (in_exec));
+    CK(cuGraphExecDestroy, (live_exec));
+    CK(cuGraphExecDestroy, (rec_exec));
+    CK(cuGraphDestroy, (parent));
+    CK(cuGraphDestroy, (in_graph));
+    CK(cuGraphDestroy, (live_graph));
+    CK(cuGraphDestroy, (rec_graph));
+    CK(cuStreamDestroy, (s));
+    CK(cuStreamDestroy, (p));
+    CK(cuStreamDestroy, (c));
+    CK(cuStreamDestroy, (cs));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- device-to-device copies (cudaMemcpyDefault's spelling) -------------------------
  * 100 cuMemcpyAsync between two allocations of the one stream: no record; graphcheck asks
  * the driver the destination's memory type (a copy to pageable memory would be a host wait)
@@ -1939,7 +2073,8 @@ bool fc_scenario_uses_driver(const char *name)
                                         "late-blocking", "late-record", "host-poll",
                                         "late-copy", "late-graph-poll", "late-update",
                                         "graph-steps",
-                                        "graph-steps-clean",
+                                        "graph-steps-clean", "child-sets",
+                                        "child-sets-clean",
                                         "order-cost", "sites", "sites-once", "mixed" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
@@ -2021,6 +2156,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = open_late(name);
     else if (strcmp(name, "graph-steps") == 0 || strcmp(name, "graph-steps-clean") == 0)
         rc = graph_steps(strcmp(name, "graph-steps-clean") == 0);
+    else if (strcmp(name, "child-sets") == 0 || strcmp(name, "child-sets-clean") == 0)
+        rc = child_sets(strcmp(name, "child-sets-clean") == 0);
     else if (strcmp(name, "order-cost") == 0 && argc > 3)
         rc = order_cost(argv[2], atoi(argv[3]));
     else if (strcmp(name, "threads") == 0)
@@ -2032,7 +2169,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

@@ -95,6 +95,9 @@
     X(cuStreamWaitValue32_v2, "cuStreamWaitValue32", 11070)                    \
     X(cuStreamBatchMemOp_v2, "cuStreamBatchMemOp", 11070)                     \
     X(cuGraphAddChildGraphNode, "cuGraphAddChildGraphNode", 10000)            \
+    X(cuGraphExecChildGraphNodeSetParams, "cuGraphExecChildGraphNodeSetParams", 11010) \
+    X(cuGraphExecEventRecordNodeSetEvent, "cuGraphExecEventRecordNodeSetEvent", 11010) \
+    X(cuGraphExecBatchMemOpNodeSetParams, "cuGraphExecBatchMemOpNodeSetParams", 11070) \
     X(cuMemcpy, "cuMemcpy", 4000)
 
 #define FC_DRV_FIELD(spelling, name, version) __typeof__(spelling) *p_##spelling;
@@ -124,7 +127,7 @@ bool fc_scenario_uses_driver(const char *name);
  * dropped-call[-clean], capture-other-thread[-clean], graph-memory[-trimmed],
  * memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy], late-host, late-blocking,
  * late-record, host-poll, late-copy, late-graph-poll, late-update,
- * graph-steps[-clean],
+ * graph-steps[-clean], child-sets[-clean],
  * threads [THREADS [OPS]], nocuda.
  * Prints every driver result as `call -> code`; returns the exit status (0 when the
  * scenario ran, whatever codes the driver gave; 2 for an unknown scenario). */
