@@ -569,10 +569,17 @@ void gc_check_order_free(gc_ledger *l, out *o, const gc_event *ev, const struct 
 		return;
 	uint64_t key = key_of(ev), akey;
 	struct order_use late = {0};
-	gc_streams_lock(l->streams);
 	int slot = slot_of(hit.owner);
-	int ordered = contested(l, a->h.key) ||
-	              gc_streams_ordered(l->streams, slot, stamp_of(hit.owner), key);
+	gc_streams_lock(l->streams);
+	/* Not judged at all, its uses neither, where the address was given out again while the
+	 * store still held its previous allocation (contested): the free may be that other
+	 * allocation's, matched to this one, and the uses kept here this one's on another
+	 * thread's streams. */
+	if (contested(l, a->h.key)) {
+		gc_streams_unlock(l->streams);
+		return;
+	}
+	int ordered = gc_streams_ordered(l->streams, slot, stamp_of(hit.owner), key);
 	akey = gc_streams_key_of(l->streams, slot);
 	struct shared *sh = shared_at(l, a->h.key);
 	for (int i = 0; ordered && sh && i < sh->n; i++)

@@ -308,6 +308,38 @@ static inline struct sevent *event_at(gc_streams *s, uint64_t event)
 	return e;
 }
 
+static int blocking(const struct sstream *st);
+
+/* Once the legacy stream was used, an op on a blocking stream (a per-thread one too) waits for
+ * the legacy stream's work before it, and an op on the legacy stream for every blocking
+ * stream's: a snapshot of such a stream (an event recorded there, the host waiting for it)
+ * holds theirs too. Without it a chain through the legacy stream (allocated there, used on a
+ * blocking stream, that stream synchronized or its event waited for, then a non-blocking
+ * stream's use) was a false unordered-use. The others are ticked first, so the snapshot holds
+ * every stamp they made so far. */
+static void join_implied(gc_streams *s, struct sstream *st)
+{
+	if (!__atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED) || !blocking(st))
+		return;
+	if (st->h.key != GC_STREAM_LEGACY_KEY) {
+		struct sstream *l = (struct sstream *)gc_table_find(&s->streams, GC_STREAM_LEGACY_KEY);
+		if (l && l->slot >= 0) {
+			acquire_host(s, l);
+			tick(l);
+			join_stream(st, &l->vc, s->nslots);
+		}
+		return;
+	}
+	for (int i = 0; i < s->nslots; i++) {
+		struct sstream *o = s->by_slot[i];
+		if (o && o->slot == i && o != st && blocking(o)) {
+			acquire_host(s, o);
+			tick(o);
+			join_stream(st, &o->vc, s->nslots);
+		}
+	}
+}
+
 static inline void record(gc_streams *s, uint64_t event, uint64_t key)
 {
 	struct sstream *st = get(s, key);
@@ -323,6 +355,7 @@ static inline void record(gc_streams *s, uint64_t event, uint64_t key)
 		return;
 	}
 	acquire_host(s, st);
+	join_implied(s, st);
 	tick(st);
 	copy(&e->vc, &st->vc, s->nslots);
 	recorded_on(s, e, st);
@@ -507,7 +540,8 @@ void gc_streams_record_wait(gc_streams *s, int wait, uint64_t event, uint64_t ke
 		join_stream(st, &s->recent_event->vc, s->nslots);
 		if (s->recent_event->open)
 			set_open(s, st);
-	} else if (st) {
+	} else if (st && (!blocking(st) ||
+	                  !__atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED))) {
 		tick(st);
 		copy(&s->recent_event->vc, &st->vc, s->nslots);
 		recorded_on(s, s->recent_event, st);
@@ -556,6 +590,7 @@ void gc_streams_join_stream(gc_streams *s, uint64_t key)
 		return;
 	}
 	acquire_host(s, st);
+	join_implied(s, st);
 	tick(st);
 	host_joins(s, &st->vc);
 }
