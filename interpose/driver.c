@@ -5,6 +5,7 @@
 
 #include "interpose/cuda_extra.h"
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -36,7 +37,7 @@ GC_NO_SANITIZE gc_dlsym_fn gc_driver_real_dlsym(void)
 	return real_dlsym;
 }
 
-static void resolve(void)
+static void resolve_all(void)
 {
 	gc_dlsym_fn sym = gc_driver_real_dlsym();
 	/* The program has libcuda loaded by the time it calls into it; NOLOAD finds that copy
@@ -49,6 +50,14 @@ static void resolve(void)
 	for (int i = 0; i < GC_FN__COUNT; i++)
 		if (!__atomic_load_n(&gc_real[i], __ATOMIC_RELAXED))  /* a handle lookup: not us */
 			__atomic_store_n(&gc_real[i], sym(libcuda, gc_hooks[i].spelling), __ATOMIC_RELEASE);
+}
+
+/* Once, at the program's first driver call, which must find errno as it left it. */
+static void resolve(void)
+{
+	int saved = errno;
+	resolve_all();
+	errno = saved;
 }
 
 void gc_driver_init(void)

@@ -303,19 +303,24 @@ static void check_suppressions(void)
 		die("the suppressions '%s' is larger than %u MiB", v, GC_SUPP_FILE_MAX >> 20);
 }
 
-/* The file execvp would run for name (a PATH search for a name without '/'). */
+/* The file execvp would run for name (a PATH search for a name without '/'), as glibc's
+ * searches: PATH unset is /bin:/usr/bin, an empty entry (all of PATH="") the working
+ * directory, and a directory or a file without execute permission is passed over (EACCES
+ * there: the search goes on). Else a program found later in PATH, or in the working
+ * directory, ran without being judged here. */
 static int resolve_program(const char *name, char *out, size_t n)
 {
 	if (strchr(name, '/'))
 		return snprintf(out, n, "%s", name) < (int)n ? 0 : -1;
 	const char *path = getenv("PATH");
-	if (!path || !*path)
+	if (!path)
 		path = "/bin:/usr/bin";
 	for (const char *p = path; p;) {
 		const char *end = strchr(p, ':');
 		int len = end ? (int)(end - p) : (int)strlen(p);
+		struct stat st;
 		if (snprintf(out, n, "%.*s%s%s", len, p, len ? "/" : "", name) < (int)n &&
-		    access(out, X_OK) == 0)
+		    stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
 			return 0;
 		p = end ? end + 1 : NULL;
 	}

@@ -162,7 +162,7 @@ static void load_suppressions(void)
 /* Runs on the first intercepted call, never in a constructor (outfile.c's only notes which
  * file stderr is): by then the program is using CUDA, and the environment and loader are
  * settled. */
-static void init(void)
+static void start(void)
 {
 	/* graphcheck's copy of stderr is taken now (outfile.h); options.c writes its warnings
 	 * there itself, under the SIGPIPE guard. */
@@ -184,6 +184,7 @@ static void init(void)
 	ledger = gc_ledger_new(&cfg);
 	if (!ledger) {
 		gc_log_note("out of memory at start-up; checking is off");
+		gc_runstatus_error();  /* unchecked: the launcher's gate must not pass this run */
 		return;
 	}
 	gc_backtrace_init();
@@ -223,6 +224,15 @@ static void init(void)
 	if (opts.signal_summary)
 		gc_signals_install(on_fatal_signal);
 	__atomic_store_n(&gc_hub.ready, 1, __ATOMIC_RELEASE);
+}
+
+/* Once, at the program's first hooked call (files opened, options read: the program's errno
+ * is left as it was). */
+static void init(void)
+{
+	int saved = errno;
+	start();
+	errno = saved;
 }
 
 int gc_hub_start(void)

@@ -49,8 +49,9 @@ static const opt table[] = {
 	{"ON_ERROR", T_ENUM, "continue", OFF(on_error), 0, 0, on_error_values,
 	 "continue: log and go on; abort: abort() after logging the first error."},
 	{"LEAK_CHECK", T_BOOL, "1", OFF(leak_check), 0, GC_LEAK_FULL, NULL,
-	 "Report stream-ordered and graph allocations still live at exit: 1 in one brief record "
-	 "(graph and pool allocations counted apart, the largest site), full by every site."},
+	 "Report stream-ordered and graph allocations still live at exit: 1 (summary) in one brief "
+	 "record (graph and pool allocations counted apart, the largest site), full (yes, as "
+	 "--leak-check takes it) by every site, 0 (no) not at all."},
 	{"HISTORY", T_INT, STR(GC_LEDGER_HISTORY_DEFAULT), OFF(history), 0, GC_LEDGER_HISTORY_MAX, NULL,
 	 "Freed allocations remembered to explain double frees (0: none)."},
 	{"USES", T_BOOL, "1", OFF(uses), 0, 0, NULL,
@@ -121,12 +122,17 @@ static int set(gc_options *o, const opt *d, const char *value)
 		*(int *)field = (int)v;
 		return 0;
 	case T_BOOL:
-		if (!strcmp(value, "1") || !strcasecmp(value, "yes") || !strcasecmp(value, "true"))
+		/* LEAK_CHECK takes the launcher's --leak-check words too, as valgrind means them:
+		 * summary the brief record, yes (as full) every site */
+		if (d->max == GC_LEAK_FULL &&
+		    (!strcasecmp(value, "full") || !strcasecmp(value, "yes")))
+			*(int *)field = GC_LEAK_FULL;
+		else if (d->max == GC_LEAK_FULL && !strcasecmp(value, "summary"))
+			*(int *)field = 1;
+		else if (!strcmp(value, "1") || !strcasecmp(value, "yes") || !strcasecmp(value, "true"))
 			*(int *)field = 1;
 		else if (!strcmp(value, "0") || !strcasecmp(value, "no") || !strcasecmp(value, "false"))
 			*(int *)field = 0;
-		else if (d->max == GC_LEAK_FULL && !strcasecmp(value, "full"))
-			*(int *)field = GC_LEAK_FULL;
 		else
 			return -1;
 		return 0;
@@ -147,7 +153,7 @@ static const char *why(const opt *d, char *buf, size_t n)
 	case T_PATH: return "is too long";
 	case T_INT: snprintf(buf, n, "is not a whole number in %ld..%ld", d->min, d->max); return buf;
 	case T_BOOL:
-		return d->max == GC_LEAK_FULL ? "is not 0/1, yes/no, true/false or full"
+		return d->max == GC_LEAK_FULL ? "is not no, summary, yes or full (or 0/1, true/false)"
 		                           : "is not 0/1, yes/no or true/false";
 	case T_ENUM: {
 		size_t at = (size_t)snprintf(buf, n, "is not one of");

@@ -92,6 +92,25 @@ static void leak_check_full(void **state)
 	assert_non_null(strstr(w, "GRAPHCHECK_GRAPH_MEMORY='full' is not 0/1, yes/no or true/false"));
 }
 
+/* ... and the launcher's --leak-check words as the launcher means them (it says yes is full;
+ * the variable took yes as 1 and refused summary). */
+static void leak_check_takes_the_launchers_words(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *word;
+		int level;
+	} words[] = {{"summary", 1}, {"yes", GC_LEAK_FULL}, {"no", 0}, {"full", GC_LEAK_FULL},
+	             {"1", 1}, {"true", 1}};
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		const char *const pairs[] = {"GRAPHCHECK_LEAK_CHECK", words[i].word, NULL};
+		gc_options o;
+		char w[4096];
+		assert_int_equal(load(&o, pairs, w, sizeof(w)), 0);
+		assert_int_equal(o.leak_check, words[i].level);
+	}
+}
+
 static void bad_values_warned_defaults_used(void **state)
 {
 	(void)state;
@@ -111,7 +130,7 @@ static void bad_values_warned_defaults_used(void **state)
 	assert_non_null(strstr(w, "graphcheck: GRAPHCHECK_BACKTRACE_DEPTH='lots' is not a whole "
 	                          "number in 0..64; using 8\n"));
 	assert_non_null(strstr(w, "GRAPHCHECK_ON_ERROR='explode' is not one of continue, abort"));
-	assert_non_null(strstr(w, "GRAPHCHECK_LEAK_CHECK='maybe' is not 0/1"));
+	assert_non_null(strstr(w, "GRAPHCHECK_LEAK_CHECK='maybe' is not no, summary, yes or full"));
 	assert_non_null(strstr(w, "GRAPHCHECK_HISTORY='-1'"));
 	assert_non_null(strstr(w, "GRAPHCHECK_PYTHON_FRAMES='fast' is not one of auto, api, off; "
 	                          "using auto\n"));
@@ -224,6 +243,7 @@ int main(void)
 		cmocka_unit_test(defaults),
 		cmocka_unit_test(good_values),
 		cmocka_unit_test(leak_check_full),
+		cmocka_unit_test(leak_check_takes_the_launchers_words),
 		cmocka_unit_test(bad_values_warned_defaults_used),
 		cmocka_unit_test(too_long_path),
 		cmocka_unit_test(print_lists_every_option),

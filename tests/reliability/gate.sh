@@ -318,6 +318,17 @@ if [ -n "$STATIC" ]; then
 	chmod +x "$tmp/sb"/d?
 	gate "5 scripts deep to a static program (the kernel runs it): refused" 2 \
 		"$GC" --error-exitcode=9 -- "$tmp/sb/d5"
+	# Found by a PATH search as execvp searches: past a directory of the same name, and in
+	# the working directory for an empty PATH or an empty entry (each ran unchecked before).
+	mkdir -p "$tmp/sp/d1/sprog" "$tmp/sp/d2"
+	cp "$STATIC" "$tmp/sp/d2/sprog"
+	gate "a static program found in PATH past a directory of its name: refused" 2 \
+		env PATH="$tmp/sp/d1:$tmp/sp/d2:/usr/bin:/bin" "$GC" --error-exitcode=9 -- sprog -p
+	gate "a static program in the working directory, PATH empty: refused" 2 \
+		sh -c 'cd "$1" && PATH= exec "$2" --error-exitcode=9 -- sprog -p' sh "$tmp/sp/d2" "$GC"
+	gate "a static program in the working directory, an empty PATH entry: refused" 2 \
+		sh -c 'cd "$1" && PATH=/nonexistent:: exec "$2" --error-exitcode=9 -- sprog -p' sh \
+		"$tmp/sp/d2" "$GC"
 fi
 # Secure mode, as ld.so decides it: a set-user-ID program whose owner is not the caller is
 # refused (root too: exec makes its effective id the owner's); one whose owner is the caller
@@ -501,6 +512,18 @@ if [ -f "$SHIM" ] && [ "$ASAN" != 1 ]; then
 		bad "SIGUSR1 pending as the launcher forks: lost in $lost of 10 runs, another status in $other"
 else
 	echo "skip a signal pending at the launcher's fork (no shim: a sanitizer build)"
+fi
+
+# graphcheck's start out of memory (its ledger's blocks refused): checking is off, which
+# the gate must not pass as a clean run (it did: status 0, the process marked as checked).
+OOM=$BUILD/reliability/oom_shim.so
+if [ -f "$OOM" ] && [ "$ASAN" != 1 ]; then
+	gate "graphcheck out of memory at start-up: the gate fails the unchecked run" 9 \
+		env LD_PRELOAD="$OOM" "$GC" --error-exitcode=9 -- "$RELA" plain
+	grep -q "out of memory at start-up; checking is off" "$tmp/err" &&
+		ok "... and says why" || bad "no word of the start-up's failure: $(cat "$tmp/err")"
+else
+	echo "skip graphcheck out of memory at start-up (no shim: a sanitizer build)"
 fi
 
 # The program's own signal to its parent (a readiness signal): not sent back to it (it

@@ -57,7 +57,8 @@
  *       cuStreamEndCapture from another thread (refused, 908, the capture goes on), then
  *       the capture ended by its own thread and its graph used correctly.
  *   rel_prog plain
- *       a few alloc/free pairs, one double free, one leak: 1 error, 1 warning.
+ *       a few alloc/free pairs, one double free, one leak: 1 error, 1 warning; says whether
+ *       errno is as it set it after its first call (graphcheck's start).
  *   rel_prog fork-drop-rights
  *       a master making no CUDA call forks a worker that gives up root (nobody), then
  *       commits one double free; the master waits (a prefork server).
@@ -805,7 +806,9 @@ static int run_addnode_refused(void)
 static int run_plain(void)
 {
 	init_driver();
+	errno = EDOM;  /* the program's own: graphcheck's start at the first call leaves it */
 	CUstream s = new_stream();
+	printf("errno after the first call: %s\n", errno == EDOM ? "kept" : strerror(errno));
 	CUdeviceptr p = 0;
 	for (int i = 0; i < 3; i++) {
 		printf("alloc %d\n", (int)cuMemAllocAsync(&p, 512, s));

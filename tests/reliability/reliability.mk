@@ -31,7 +31,14 @@ $(REL_FORK_SHIM): $(REL_SRC)/fork_signal_shim.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
-all: $(REL_PROG) $(if $(SAN),,$(REL_FORK_SHIM))
+# ... and its shim failing large aligned allocations (graphcheck's start out of memory).
+REL_OOM_SHIM := $(REL_OUT)/oom_shim.so
+$(REL_OOM_SHIM): $(REL_SRC)/oom_shim.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) -fPIC -shared -o $@ $< -ldl
+
+all: $(REL_PROG) $(if $(SAN),,$(REL_FORK_SHIM) $(REL_OOM_SHIM))
 
 TEST_SCRIPTS += $(REL_SRC)/threads.sh $(REL_SRC)/fork.sh $(REL_SRC)/durability.sh \
                 $(REL_SRC)/faults.sh $(REL_SRC)/bad_input.sh $(REL_SRC)/safety.sh \
