@@ -127,10 +127,14 @@ void gc_check_broken_capture(gc_ledger *l, out *o, const gc_event *ev)
 		verdict(o, GC_RULE_CAPTURE_INVALIDATED,
 		        "%s%s during capture %llu (mode %s) of stream 0x%llx is not permitted: the "
 		        "driver returned %d and invalidated the capture, so cuStreamEndCapture will "
-		        "return 901 and no graph. %s Move the call out of the capture, or use the "
-		        "stream-ordered form on the capturing stream.",
+		        "return 901 and no graph. %s %s",
 		        ev->call, who, (unsigned long long)c->h.key, mode_name(c->mode),
-		        (unsigned long long)c->stream, ev->result, mode_rule(c, ev, w.pass));
+		        (unsigned long long)c->stream, ev->result, mode_rule(c, ev, w.pass),
+		        ev->kind == GC_EV_SYNCHRONIZE
+		                ? "Synchronize before cuStreamBeginCapture or after cuStreamEndCapture "
+		                  "(nothing captured runs before the graph is launched)."
+		                : "Move the call out of the capture, or use the stream-ordered form "
+		                  "on the capturing stream.");
 	}
 }
 

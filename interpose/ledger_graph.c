@@ -280,8 +280,10 @@ void gc_capture_ended(gc_ledger *l, struct capture *c, const gc_event *ev)
 		gc_table_insert(&l->graphs, &g->h);
 		g->in_table = 1;
 	}
-	/* Other refusals (908: ended from another thread, ...) leave the capture running. */
-	if (ev->result != GC_CUDA_SUCCESS && ev->result != GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+	/* 901 and 904 (a fork not joined back) end the capture with no graph (the H200:
+	 * real_rules.out); other refusals (908: ended from another thread, ...) leave it running. */
+	if (ev->result != GC_CUDA_SUCCESS && ev->result != GC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED &&
+	    ev->result != GC_CUDA_ERROR_STREAM_CAPTURE_UNJOINED)
 		return;
 	if (ev->result != GC_CUDA_SUCCESS && !g->in_table)
 		graph_discard(l, g);  /* no graph came of it: its allocations never exist */

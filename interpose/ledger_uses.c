@@ -37,14 +37,20 @@ void gc_check_use(out *o, const gc_event *ev, const gc_dead_range *hit, const st
 	                            : "a stream-ordered allocation that left the history");
 	if (unmaterialized) {
 		int pending = a && a->state == S_PENDING;
+		char effect[160];
+		if (ev->result != GC_CUDA_SUCCESS)  /* the driver saw it: a copy or set it refused */
+			snprintf(effect, sizeof(effect), "(the driver refused this call: it returned %d)",
+			         ev->result);
+		else
+			snprintf(effect, sizeof(effect), "(the driver answers CUDA_ERROR_ILLEGAL_ADDRESS "
+			         "at a later synchronize, or garbage)");
 		gc_verdict_on(o, GC_RULE_USE_UNMATERIALIZED, a,
-		           "%s, which is not live: %s. %s memory that is not mapped (the driver "
-		           "answers CUDA_ERROR_ILLEGAL_ADDRESS at a later synchronize, or garbage). %s",
+		           "%s, which is not live: %s. %s memory that is not mapped %s. %s",
 		           head,
 		           pending ? "its graph has not been launched yet, and a graph allocation exists "
 		                     "only after a launch of its graph reaches the allocation node"
 		                   : "it was freed since its graph's last launch",
-		           what,
+		           what, effect,
 		           pending ? "Launch the graph before this use, or allocate the memory outside "
 		                     "the graph."
 		                   : "Use it before the free, or launch its graph again first.");
