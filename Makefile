@@ -133,7 +133,9 @@ $(eval $(suite_rules))
 # against the stand-in driver, then graphcheck-report on its log.
 run: all
 	@if nvidia-smi >/dev/null 2>&1; then $(MAKE) --no-print-directory gate; else \
-		echo "no GPU here: the seed pipeline's calls under graphcheck, on the stand-in driver"; \
+		echo "no GPU here: the seed pipeline's driver calls under graphcheck, on the stand-in driver."; \
+		echo "They launch NULL kernels (no module is loaded), which the stand-in refuses with 400 as"; \
+		echo "the H200 does (api-error, capture-dropped-call); the free-side records are the seed's."; \
 		rm -f $(BUILD)/seed.json; \
 		$(LAUNCHER) --log-file=/dev/null --json-file=$(BUILD)/seed.json -- \
 			$(BUILD)/fakecuda/prog_linked seed >/dev/null; \

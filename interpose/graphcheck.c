@@ -768,6 +768,8 @@ int main(int argc, char **argv)
 			setenv("GRAPHCHECK_GEN_SUPPRESSIONS", "1", 1);
 		} else if (!strcmp(a, "--gen-suppressions=no")) {
 			setenv("GRAPHCHECK_GEN_SUPPRESSIONS", "0", 1);
+		} else if (!strncmp(a, "--gen-suppressions=", 19)) {
+			die("--gen-suppressions takes yes, all or no, not '%s'", a + 19);
 		} else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
 			setenv("GRAPHCHECK_VERBOSE", "1", 1);
 		} else {

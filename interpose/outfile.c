@@ -57,10 +57,7 @@ void gc_outfile_fork_parent(void)
 	unlock_out();
 }
 
-void gc_outfile_fork_child(void)
-{
-	unlock_out();
-}
+/* (gc_outfile_fork_child is below, with the copy of stderr it lets go.) */
 
 /* A copy of fd at a number the program is unlikely to reach: three quarters of the fd
  * limit, at most 900, close-on-exec; -1 when the limit is too low to leave room or no
@@ -144,6 +141,18 @@ static int err_closed;  /* fd 2 was closed at load: no stderr is graphcheck's */
 static dev_t err_dev;
 static ino_t err_ino;
 static int err_copy = -1;
+
+void gc_outfile_fork_child(void)
+{
+	unlock_out();
+	/* The parent's copy of stderr is let go: a child that detaches (a daemon closing its fds
+	 * 0-2) must not keep the program's stderr open, or whoever reads it (a shell's $(...),
+	 * subprocess.run's pipe) waits for the child's end. A child that records copies its fd 2
+	 * again, while that is still the stderr noted at load. */
+	int fd = __atomic_exchange_n(&err_copy, -1, __ATOMIC_ACQ_REL);
+	if (fd > 2)
+		close(fd);
+}
 
 static int is_stderr(int fd)
 {

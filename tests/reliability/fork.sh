@@ -132,6 +132,26 @@ else
 	bug "fork, child without CUDA exits: child files $(echo $extra); its records: ${crec:-none} (the child inherits the parent's ledger and reports the parent's live allocation as its own leak at exit; log.c opens its %p logs at fork)"
 fi
 
+# A child that detaches (a daemon: setsid, fds 0-2 closed, 3 s asleep): whoever reads the
+# program's output (a shell's $(...), a pipe) has it at the parent's end, as without
+# graphcheck; the child held graphcheck's copy of stderr before, and the reader waited 3 s.
+# (The launcher's case not under ASan: its runtime would have to come first in LD_PRELOAD.)
+hows=preload
+[ "$ASAN" = 0 ] && hows="preload launcher"
+for how in $hows; do
+	start=$(date +%s%N)
+	if [ $how = preload ]; then
+		out=$(timeout 60 env LD_PRELOAD="$PRE" "$REL" fork-detach 2>&1)
+	else
+		out=$(timeout 60 "$BUILD/graphcheck" -- "$REL" fork-detach 2>&1)
+	fi
+	ms=$((($(date +%s%N) - start) / 1000000))
+	case $out in *"forked yes"*double-free* | *double-free*"forked yes"*) rec=yes ;; *) rec=no ;; esac
+	[ $ms -lt 2500 ] && [ $rec = yes ] &&
+		ok "fork, a detaching child ($how): the program's output read to its end in $ms ms, the record in it" ||
+		bad "fork, a detaching child ($how): $ms ms (the child sleeps 3000), record in the output: $rec"
+done
+
 # A child whose first CUDA call is a kernel launch (a use, no event: only the stream tag is
 # read), then an alloc and a free: it used CUDA, so its %p logs are opened and end with its
 # own summary, as a child whose first call is an event.

@@ -451,6 +451,11 @@ grep -q '^   graphcheck:double-free$' "$tmp/err" && ok "--gen-suppressions=yes: 
 gate "--leak-check=everything: refused" 2 "$GC" --leak-check=everything -- "$RELA" plain
 grep -q "^graphcheck: --leak-check takes no, summary, yes or full, not 'everything'\$" "$tmp/err" &&
 	ok "--leak-check=everything: the words it takes" || bad "--leak-check=everything: $(head -1 "$tmp/err")"
+# A value it does not take is said to be the value (an unknown option, 'did you mean
+# --gen-suppressions?', before).
+gate "--gen-suppressions=maybe: refused" 2 "$GC" --gen-suppressions=maybe -- "$RELA" plain
+grep -q "^graphcheck: --gen-suppressions takes yes, all or no, not 'maybe'\$" "$tmp/err" &&
+	ok "--gen-suppressions=maybe: the words it takes" || bad "--gen-suppressions=maybe: $(head -1 "$tmp/err")"
 # `--log-file -- prog`: the value forgotten, not a log named "--" (one was made before).
 gate "--log-file followed by --: needs a value" 2 sh -c 'cd "$1" && exec "$2" --log-file -- true' sh "$tmp" "$GC"
 [ ! -e "$tmp/--" ] && ok "no file named -- made" || { bad "a log named -- was made"; rm -f -- "$tmp/--"; }

@@ -27,6 +27,9 @@
  *   rel_prog fork-idle
  *       one allocation live across a fork; the child makes no CUDA call and calls exit();
  *       the parent frees the allocation afterwards.
+ *   rel_prog fork-detach
+ *       1 double free, then a fork: the child detaches (setsid, closes fds 0-2) and sleeps
+ *       3 s, a daemon; the parent returns at once.
  *   rel_prog fork-launch
  *       two streams, one allocation on the first; fork; the child's first CUDA calls are a
  *       kernel launch reading it on its own stream (no event), then an alloc and a free;
@@ -480,6 +483,25 @@ static int run_fork_idle(void)
 	waitpid(pid, &st, 0);
 	printf("child: %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 	printf("parent: free -> %d\n", (int)cuMemFreeAsync(p, s));
+	return 0;
+}
+
+static int run_fork_detach(void)
+{
+	init_driver();
+	CUstream s = new_stream();
+	printf("double free %d\n", (int)double_free(s, 1024));
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		setsid();
+		close(0);
+		close(1);
+		close(2);
+		sleep(3);
+		_exit(0);
+	}
+	printf("forked %s\n", pid > 0 ? "yes" : "no");
 	return 0;
 }
 
@@ -1185,6 +1207,8 @@ int main(int argc, char **argv)
 		return run_exec(argv + 2);
 	if (!strcmp(m, "fork-idle"))
 		return run_fork_idle();
+	if (!strcmp(m, "fork-detach"))
+		return run_fork_detach();
 	if (!strcmp(m, "fork-launch"))
 		return run_fork_launch();
 	if (!strcmp(m, "fork-init"))
@@ -1234,7 +1258,7 @@ int main(int argc, char **argv)
 		return run_pipe_blocked();
 	if (!strcmp(m, "stderr-own"))
 		return run_stderr_own();
-	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-launch|fork-busy|fork-in-loader|fork-init|"
+	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-detach|fork-launch|fork-busy|fork-in-loader|fork-init|"
 	                "faults|begin-refused|end-wrong-thread|plain|addnode-refused|leak-only|fork-after-summary|exit-in-signal|"
 	                "small-stack|deep|close-fds|stderr-data|pipe-blocked|stderr-own ...\n");
 	return 2;
