@@ -443,20 +443,73 @@ static CUgraph child_of(CUgraphNode n)
 	return child;
 }
 
+/* A child graph's own allocations (its allocation nodes' ranges), whose uses inside it are
+ * its own business: an exec launched into a capture keeps its memory nodes there, not moved
+ * to the parent, so the ledger would take their words for memory from outside. */
+#define CHILD_OWN_MAX 16
+struct child_own {
+	size_t n;
+	int unknown;  /* more than CHILD_OWN_MAX, or one the driver would not describe */
+	uint64_t lo[CHILD_OWN_MAX], hi[CHILD_OWN_MAX];
+	const struct child_own *outer;  /* the child graphs holding this one: theirs too */
+};
+
+static void own_allocs(const graph_view *g, struct child_own *own)
+{
+	own->n = 0;
+	own->unknown = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		if (g->types[i] != CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+			continue;
+		CUDA_MEM_ALLOC_NODE_PARAMS p;
+		memset(&p, 0, sizeof(p));
+		if (own->n == CHILD_OWN_MAX || !alloc_params ||
+		    alloc_params(g->nodes[i], &p) != CUDA_SUCCESS) {
+			own->unknown = 1;
+			return;
+		}
+		own->lo[own->n] = p.dptr;
+		own->hi[own->n++] = p.dptr + p.bytesize;
+	}
+}
+
+/* nw without the words into the child's own allocations (or those of a child holding it). */
+static void drop_own(node_words *nw, const struct child_own *own)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < nw->n; i++) {
+		int mine = 0;
+		for (const struct child_own *c = own; c && !mine; c = c->outer)
+			for (size_t j = 0; j < c->n && !mine; j++)
+				mine = nw->w[i] >= c->lo[j] && nw->w[i] < c->hi[j];
+		if (!mine) {
+			nw->w[k] = nw->w[i];
+			nw->arg[k++] = nw->arg[i];
+		}
+	}
+	nw->n = k;
+}
+
 /* Every word of a child graph's nodes, theirs reported with `top`, the node of exec's graph
- * that holds the child (depth: how deep graph is, from 1). */
+ * that holds the child (depth: how deep graph is, from 1); a child with allocation nodes the
+ * driver does not describe (or too many) is not read (a use there goes unchecked). */
 static void child_words(const char *call, uint64_t exec, uint64_t top, CUgraph graph,
-                        int depth, node_words *nw)
+                        int depth, node_words *nw, const struct child_own *outer)
 {
 	graph_view g;
+	struct child_own own;
 	if (depth > CHILD_DEPTH || !graph)
 		return;
 	if (read_nodes(graph, &g, (size_t)-1) == 0) {
-		for (size_t i = 0; i < g.n; i++) {
+		own_allocs(&g, &own);
+		own.outer = outer;
+		for (size_t i = 0; i < g.n && !own.unknown; i++) {
 			if (g.types[i] == CU_GRAPH_NODE_TYPE_GRAPH)
-				child_words(call, exec, top, child_of(g.nodes[i]), depth + 1, nw);
-			else if (read_node(g.nodes[i], g.types[i], nw))
+				child_words(call, exec, top, child_of(g.nodes[i]), depth + 1, nw, &own);
+			else if (read_node(g.nodes[i], g.types[i], nw)) {
+				drop_own(nw, &own);
 				report_words(call, exec, U64(g.nodes[i]), top, nw);
+			}
 		}
 	}
 	free_view(&g, NULL, 0);
@@ -578,7 +631,7 @@ static void read_graph(const char *call, CUgraph graph, uint64_t exec, int order
 	node_words nw;
 	for (size_t i = 0; r == 0 && enabled && i < g.n; i++) {
 		if (g.types[i] == CU_GRAPH_NODE_TYPE_GRAPH)
-			child_words(call, exec, U64(g.nodes[i]), child_of(g.nodes[i]), 1, &nw);
+			child_words(call, exec, U64(g.nodes[i]), child_of(g.nodes[i]), 1, &nw, NULL);
 		else if (read_node(g.nodes[i], g.types[i], &nw))
 			report_words(call, exec, U64(g.nodes[i]), 0, &nw);
 	}
@@ -673,7 +726,7 @@ void gc_hub_node_set(const gc_node_set *s)
 		CUgraph child = gp ? gp->graph.graph : (CUgraph)(uintptr_t)s->child;
 		report_steps(&to, graph_steps(&to, child, 1));
 		if (enabled)
-			child_words(s->call, s->exec, s->node, child, 1, &nw);
+			child_words(s->call, s->exec, s->node, child, 1, &nw, NULL);
 		return;
 	}
 	default:

@@ -87,6 +87,8 @@ void gc_graph_maybe_release(gc_ledger *l, struct graph *g)
 			return;
 	for (size_t i = 0; i < g->n_allocs; i++) {
 		struct alloc *a = g->allocs[i];
+		if (a->state == S_UNLIVE)
+			__atomic_add_fetch(&l->graph_freed_dropped, 1, __ATOMIC_RELAXED);
 		if (a->flags & F_XFREED)
 			a->graph = NULL;  /* another graph's free node still points at it */
 		else

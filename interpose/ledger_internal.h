@@ -184,6 +184,10 @@ struct gc_ledger {
 	uint64_t g_live_bytes;
 	struct graph *all_graphs;
 	size_t n_graphs, n_execs;
+	/* Allocations of released graphs that had been freed outside the graph: their records
+	 * went with the graph, so an unknown free may be a second free of one (counted under the
+	 * graph lock, read atomically on the unknown free's path). */
+	uint64_t graph_freed_dropped;
 	uint64_t retried;      /* held errors a successful retry dropped (off the line below) */
 	/* Read by every event of every thread: a cache line of their own, written rarely. */
 	struct stripe *stripes __attribute__((aligned(CACHE_LINE)));
@@ -229,10 +233,14 @@ struct gc_ledger {
 	uint32_t shared_in[ORDER_SHARED_BUCKETS];
 	/* Addresses given out again before the free of their previous allocation reached the
 	 * ledger: the store may match later frees there to the wrong allocation of the two, so
-	 * they are never judged (bounded; once full, nothing is: contested_full). */
+	 * their frees are not judged, until an allocation there finds the address settled (no
+	 * record retired, no entry left: every late free arrived). Bounded; once full, nothing
+	 * is judged: contested_full. Counted by address hash as shared_in, for the allocation
+	 * that takes no lock. */
 	gc_table contested;
 	gc_slab contested_slab;
 	int contested_full;
+	uint32_t contested_in[ORDER_SHARED_BUCKETS];
 	/* While one stream is seen (ledger_order.c's "the model turning on"): the allocation
 	 * number the host last waited up to (those below it were done), and whether the
 	 * allocations made before the model went on have been watched. */

@@ -267,6 +267,12 @@ void gc_order_destroy(gc_ledger *l)
 	gc_slab_destroy(&l->contested_slab);
 }
 
+/* The bucket of shared_in and contested_in an address counts in. */
+static unsigned shared_bucket(uint64_t ptr)
+{
+	return (unsigned)(((ptr >> 8) * 0x9E3779B97F4A7C15ull) >> 58) & (ORDER_SHARED_BUCKETS - 1);
+}
+
 /* Under the streams' lock. */
 static void contest(gc_ledger *l, uint64_t ptr)
 {
@@ -280,6 +286,20 @@ static void contest(gc_ledger *l, uint64_t ptr)
 	}
 	n->key = ptr;
 	gc_table_insert(&l->contested, n);
+	uint32_t *c = &l->contested_in[shared_bucket(ptr)];
+	__atomic_store_n(c, *c + 1, __ATOMIC_RELAXED);
+}
+
+/* An allocation at ptr found it settled: judged again from now on. Under the lock. */
+static void uncontest(gc_ledger *l, uint64_t ptr)
+{
+	gc_hnode *n = gc_table_find(&l->contested, ptr);
+	if (!n)
+		return;
+	gc_table_remove(&l->contested, n);
+	gc_slab_release(&l->contested_slab, n);
+	uint32_t *c = &l->contested_in[shared_bucket(ptr)];
+	__atomic_store_n(c, *c - 1, __ATOMIC_RELAXED);
 }
 
 static int contested(gc_ledger *l, uint64_t ptr)
@@ -355,11 +375,6 @@ void gc_order_event(gc_ledger *l, const gc_event *ev)
 
 /* ---- the fast path's side ---------------------------------------------------- */
 
-static unsigned shared_bucket(uint64_t ptr)
-{
-	return (unsigned)(((ptr >> 8) * 0x9E3779B97F4A7C15ull) >> 58) & (ORDER_SHARED_BUCKETS - 1);
-}
-
 /* A shared record comes or goes at ptr (under the lock): its bucket's count, for readers
  * without the lock. */
 static void shared_count(gc_ledger *l, uint64_t ptr, int by)
@@ -405,13 +420,17 @@ void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, uint64_t key, int retired
 	                gc_dead_ranges_lookup(&l->order, op->ptr + op->size - 1, &was);
 	/* The common allocation (its stream stamped before, no shared record where its address
 	 * hashes) takes no lock: what the lock's way would drop is none. */
-	if (retired || __atomic_load_n(&l->shared_in[shared_bucket(op->ptr)], __ATOMIC_RELAXED) ||
+	unsigned bucket = shared_bucket(op->ptr);
+	if (retired || __atomic_load_n(&l->shared_in[bucket], __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&l->contested_in[bucket], __ATOMIC_RELAXED) ||
 	    !gc_streams_stamp_quick(l->streams, key, &slot, &stamp)) {
 		gc_streams_lock(l->streams);
 		slot = gc_streams_stamp(l->streams, key, &stamp);
 		drop_shared(l, op->ptr);  /* a free never seen: what it had is gone */
 		if (retired)
 			contest(l, op->ptr);
+		else if (!contested)
+			uncontest(l, op->ptr);
 		gc_streams_unlock(l->streams);
 	}
 	if (contested)
@@ -543,6 +562,7 @@ void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev)
 	if (!ordered)
 		akey = gc_streams_key_of(l->streams, slot);
 	keep_use(l, hit.lo, ev, key);
+	gc_streams_op(l->streams, key);
 	gc_streams_unlock(l->streams);
 	if (hit.kind != ORDER_SHARED)
 		gc_dead_ranges_add(&l->order, hit.lo, hit.hi, hit.owner, ORDER_SHARED, ev->tid);

@@ -150,6 +150,14 @@ void gc_check_unknown_free(gc_ledger *l, out *o, const gc_event *ev)
 		        "else check where the pointer comes from (uninitialized, stale after reuse).",
 		        ev->call, (unsigned long long)ev->ptr, where,
 		        stripe_of(l, ev->ptr)->history_cap * l->nstripes);
+	else if (__atomic_load_n(&l->graph_freed_dropped, __ATOMIC_RELAXED))
+		verdict(o, GC_RULE_FREE_UNKNOWN,
+		        "%s frees 0x%llx%s, an address graphcheck holds no allocation for (and not "
+		        "inside any live one): either no allocation returned it, or it was a graph "
+		        "allocation already freed after its graph was destroyed (graphcheck drops those "
+		        "records with the graph), and this is a double free. Check where the pointer "
+		        "comes from (uninitialized, stale after reuse, freed twice).",
+		        ev->call, (unsigned long long)ev->ptr, where);
 	else
 		verdict(o, GC_RULE_FREE_UNKNOWN,
 		        "%s frees 0x%llx%s, an address no allocation graphcheck saw returned (and "

@@ -336,6 +336,13 @@ else
 	bad "launch-stale-pointer's messages"
 	cat "$tmp/gc.txt"
 fi
+# The second free of the exec's allocation after its graph was destroyed: not "no allocation
+# graphcheck saw" (it saw it, and dropped its record with the graph).
+check "rules (message)" "$rules" $P/prog_linked rules
+grep -q "free-unknown.*" "$tmp/gc.txt" &&
+grep -q "or it was a graph allocation already freed after its graph was destroyed" "$tmp/gc.txt" &&
+	ok "free-unknown of a destroyed graph's freed allocation says it may be its second free" ||
+	bad "free-unknown's message after a graph was destroyed: $(grep -A1 'free-unknown' "$tmp/gc.txt" | tail -1 | head -c 300)"
 check "child-sets (message)" "$child_sets" $P/prog_linked child-sets
 if grep -q "runs its kernel node 0x[0-9a-f]* (argument 0 of kernel fill) in child graph node 0x[0-9a-f]*, which holds" "$tmp/gc.txt" &&
    grep -q "update the node (cuGraphExecChildGraphNodeSetParams, cuGraphExecUpdate) first" "$tmp/gc.txt"; then

@@ -519,6 +519,17 @@ else
 	echo "skip a signal pending at the launcher's fork (no shim: a sanitizer build)"
 fi
 
+# A process one fd short of its limit (ulimit -n 4: the run directory and its marker file
+# cannot both be open; with a log file at fd 3, not even one): its errors still fail the
+# gate (status 6 and 3, the program's, before: "no process of this run made a CUDA call").
+# (Not under ASan: its runtime needs fds of its own.)
+if [ "$ASAN" != 1 ]; then
+	gate "ulimit -n 4, _exit after 3 errors" 9 \
+		"$GC" --error-exitcode=9 -- sh -c "ulimit -n 4; exec \"\$0\" die _exit 3" "$RELA"
+	gate "ulimit -n 4, a log file, exit after 3 errors" 9 "$GC" --error-exitcode=9 \
+		--log-file="$tmp/l4.txt" -- sh -c "ulimit -n 4; exec \"\$0\" die exit 3" "$RELA"
+fi
+
 # graphcheck's start out of memory (its ledger's blocks refused): checking is off, which
 # the gate must not pass as a clean run (it did: status 0, the process marked as checked).
 OOM=$BUILD/reliability/oom_shim.so

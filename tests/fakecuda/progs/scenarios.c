@@ -1908,8 +1908,11 @@ static int graph_steps(bool clean)
  * more): unordered-use and unordered-free.
  * Then an exec whose captured cuStreamWriteValue32 node is set to write w2, not w
  * (cuGraphExecBatchMemOpNodeSetParams): the clean twin frees w before a launch, no record;
- * the misuse frees w2, launch-stale-pointer. Last the misuse sets its child node to the live
- * child (cuGraphExecNodeSetParams) and launches again: no record. */
+ * the misuse frees w2, launch-stale-pointer. Then an exec that allocates, sets and frees
+ * its own memory, launched into a capture (a child graph node keeping its memory nodes),
+ * the outer exec launched twice: no record (its set is of its own memory). Last the misuse
+ * sets its child node to the live child (cuGraphExecNodeSetParams) and launches again: no
+ * record. */
 static CUgraphNode first_node_of_type(CUgraph g, CUgraphNodeType want)
 {
     CUgraphNode nodes[8];
@@ -2004,6 +2007,29 @@ static int child_sets(bool clean)
     CK(cuStreamSynchronize, (s));
     CK(cuGraphExecDestroy, (op_exec));
     CK(cuGraphDestroy, (op_graph));
+
+    printf("== an exec that allocates, sets and frees, launched into a capture\n");
+    CUdeviceptr own = 0;
+    CUgraph own_graph = NULL, outer_graph = NULL;
+    CUgraphExec own_exec = NULL, outer_exec = NULL;
+    CK(cuStreamBeginCapture, (cs, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuMemAllocAsync, (&own, 256, cs));
+    CK(cuMemsetD32Async, (own, 0, 4, cs));
+    CK(cuMemFreeAsync, (own, cs));
+    CK(cuStreamEndCapture, (cs, &own_graph));
+    CK(cuGraphInstantiateWithFlags, (&own_exec, own_graph, 0));
+    CK(cuStreamBeginCapture, (cs, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuGraphLaunch, (own_exec, cs));
+    CK(cuStreamEndCapture, (cs, &outer_graph));
+    CK(cuGraphInstantiateWithFlags, (&outer_exec, outer_graph, 0));
+    for (int i = 0; i < 2; i++) {
+        CK(cuGraphLaunch, (outer_exec, cs));
+        CK(cuStreamSynchronize, (cs));
+    }
+    CK(cuGraphExecDestroy, (outer_exec));
+    CK(cuGraphExecDestroy, (own_exec));
+    CK(cuGraphDestroy, (outer_graph));
+    CK(cuGraphDestroy, (own_graph));
 
     if (!clean) {
         printf("== the child graph node set to the live child, launched again\n");
