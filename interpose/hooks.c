@@ -285,6 +285,11 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	        (CUgraphNode *node, CUgraph g, const CUgraphNode *deps, size_t n, CUgraph child), \
 	        (node, g, deps, n, child), 0, 1,                                               \
 	        .kind = GC_EV_CHILD_GRAPH, .graph = U64(g), .child = U64(child))
+/* A node of an exec disabled or enabled: a disabled one's words are not checked at launch. */
+#define NODE_SET_ENABLED(spelling, ptsz)                                                   \
+	WRAPPER(spelling, (CUgraphExec exec, CUgraphNode node, unsigned int on), (exec, node, on), \
+	        0, 1, .kind = GC_EV_NODE_ENABLE, .exec = U64(exec), .node = U64(node),        \
+	        .flags = on != 0)
 #define DESTROY_NODE(spelling, ptsz)                                                       \
 	WRAPPER(spelling, (CUgraphNode node), (node), 0, 1,                                   \
 	        .kind = GC_EV_DESTROY_NODE, .node = U64(node))

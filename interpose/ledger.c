@@ -253,6 +253,8 @@ static int check_watched(gc_ledger *l, out *o, const gc_event *ev, const struct 
 	int fine = 1;
 	for (size_t i = 0; i < e->n_watch; i++) {
 		const struct watch *w = &e->watch[i];
+		if (e->n_disabled && gc_exec_node_disabled(e, w->node))
+			continue;  /* an empty node until enabled again */
 		struct alloc *now = covering(l, w->base, w->ptr, 1), *then = NULL;
 		if (now && now->seq == w->seq)
 			continue;
@@ -585,6 +587,12 @@ static __attribute__((noinline)) int apply_locked(gc_ledger *l, const gc_event *
 			gc_exec_node_reset(e, ev->node);
 		break;
 	}
+	case GC_EV_NODE_ENABLE: {
+		struct exec *e = gc_exec_find(l, ev->exec);
+		if (e && ev->result == GC_CUDA_SUCCESS)
+			gc_exec_node_enable(e, ev->node, ev->flags != 0);
+		break;
+	}
 	case GC_EV_NODE_UNORDERED: on_node_unordered(l, &o, ev); break;
 	case GC_EV_CHILD_GRAPH: on_child_graph(l, &o, ev); break;
 	case GC_EV_GRAPH_CLONE:
@@ -803,7 +811,7 @@ static const char *const kind_names[GC_EV__COUNT] = {
 	"destroy_node", "exec_update", "pool_destroy", "failed", "pool_trim", "graph_mem_trim",
 	"cond_node", "node_use", "node_reset", "node_unordered",
 	"stream_create", "stream_destroy", "event_record", "stream_wait", "stream_step",
-	"node_step",
+	"node_step", "node_enable",
 };
 
 /* Names traces recorded before the renames used: they still replay. */

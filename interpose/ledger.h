@@ -73,6 +73,8 @@ typedef enum gc_event_kind {
 	                       * (GC_STEP_HOST_FUNC), event-wait node (GC_STEP_WAIT) or record of
 	                       * event (GC_STEP_RECORD), read at instantiate: each launch of exec
 	                       * is then that step on its stream */
+	GC_EV_NODE_ENABLE,    /* exec, node, flags (1 enabled, 0 disabled): cuGraphNodeSetEnabled;
+	                       * a disabled node's words are not checked at launch */
 	GC_EV__COUNT
 } gc_event_kind;
 

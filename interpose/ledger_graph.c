@@ -315,6 +315,7 @@ static void exec_drop(gc_ledger *l, struct exec *e, const struct graph *keep)
 	gc_table_remove(&l->execs, &e->h);
 	free(e->watch);
 	free(e->records);
+	free(e->disabled);
 	gc_slab_release(&l->exec_slab, e);
 	l->n_execs--;
 	while (g) {
@@ -378,6 +379,38 @@ int gc_exec_record_add(struct exec *e, uint64_t node, uint64_t event)
 	return 1;
 }
 
+void gc_exec_node_enable(struct exec *e, uint64_t node, int enabled)
+{
+	size_t i = 0;
+	while (i < e->n_disabled && e->disabled[i] != node)
+		i++;
+	if (enabled) {
+		if (i < e->n_disabled)
+			e->disabled[i] = e->disabled[--e->n_disabled];
+		e->watch_ok = 0;  /* its words are checked again at the next launch */
+		return;
+	}
+	if (i < e->n_disabled)
+		return;
+	if (e->n_disabled == e->cap_disabled) {
+		size_t cap = e->cap_disabled ? 2 * e->cap_disabled : 4;
+		uint64_t *d = realloc(e->disabled, cap * sizeof(*d));
+		if (!d)
+			return;  /* out of memory: its words stay checked (as before the call) */
+		e->disabled = d;
+		e->cap_disabled = cap;
+	}
+	e->disabled[e->n_disabled++] = node;
+}
+
+int gc_exec_node_disabled(const struct exec *e, uint64_t node)
+{
+	for (size_t i = 0; i < e->n_disabled; i++)
+		if (e->disabled[i] == node)
+			return 1;
+	return 0;
+}
+
 void gc_exec_node_reset(struct exec *e, uint64_t node)
 {
 	size_t k = 0;
@@ -437,13 +470,14 @@ int gc_graph_init(gc_ledger *l)
 	       gc_table_init(&l->captures, 16) ? -1 : 0;
 }
 
-/* Execs and captures are their slabs' (an exec's watch and record arrays their own mallocs),
- * graphs are reached through their list; graph allocations are the store's. */
+/* Execs and captures are their slabs' (an exec's watch, record and disabled arrays its own
+ * mallocs), graphs are reached through their list; graph allocations are the store's. */
 static void exec_watch_free(gc_hnode *n, void *arg)
 {
 	(void)arg;
 	free(((struct exec *)n)->watch);
 	free(((struct exec *)n)->records);
+	free(((struct exec *)n)->disabled);
 }
 
 void gc_graph_destroy_all(gc_ledger *l)

@@ -134,6 +134,8 @@ struct exec {
 	int steps;           /* GC_STEP_* of its nodes (GC_EV_NODE_STEP): what a launch orders */
 	struct exec_record *records;  /* the events its event-record nodes record at each launch */
 	size_t n_records, cap_records;
+	uint64_t *disabled;  /* its nodes disabled (cuGraphNodeSetEnabled): their words unchecked */
+	size_t n_disabled, cap_disabled;
 };
 
 struct capture {
@@ -338,6 +340,10 @@ void gc_exec_node_reset(struct exec *e, uint64_t node);
 /* An event exec's launches record (node's, an event-record node or a child graph node
  * holding one); 0 when memory ran out. */
 int gc_exec_record_add(struct exec *e, uint64_t node, uint64_t event);
+/* A node of the exec disabled or enabled again (cuGraphNodeSetEnabled: kernel, memcpy and
+ * memset nodes of its graph); whether one is disabled. */
+void gc_exec_node_enable(struct exec *e, uint64_t node, int enabled);
+int gc_exec_node_disabled(const struct exec *e, uint64_t node);
 /* A child graph moved into parent (CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE): its memory nodes
  * become the parent's, and its handle is the parent's to destroy. */
 void gc_graph_child_moved(gc_ledger *l, struct graph *parent, struct graph *child);

@@ -208,7 +208,7 @@ static size_t format_event(char *buf, size_t n, const gc_event *ev, uint64_t s)
 	int node_ev = ev->kind == GC_EV_NODE_USE || ev->kind == GC_EV_NODE_RESET ||
 	              ev->kind == GC_EV_NODE_UNORDERED;
 	if (ev->kind == GC_EV_DESTROY_NODE || ev->kind == GC_EV_COND_NODE || node_ev ||
-	    ev->kind == GC_EV_NODE_STEP)
+	    ev->kind == GC_EV_NODE_STEP || ev->kind == GC_EV_NODE_ENABLE)
 		gc_buf_printf(&b, ",\"node\":\"0x%llx\"", (unsigned long long)ev->node);
 	/* Only where set, so other lines stay as they were. */
 	if (ev->event)

@@ -348,6 +348,20 @@ static CUresult set_child(CUgraphExec e, CUgraphNode h, CUgraph child)
     return n && c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* Only kernel, memset and memcpy nodes can be disabled (cuda.h); nothing runs here. */
+FC_EXPORT CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                         unsigned int isEnabled)
+{
+    FC_COUNT(cuGraphNodeSetEnabled);
+    (void)isEnabled;
+    fc_lock();
+    bool ok = exec_node(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_KERNEL) ||
+              exec_node(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_MEMSET) ||
+              exec_node(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_MEMCPY);
+    fc_unlock();
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 FC_EXPORT CUresult cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                       const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
 {

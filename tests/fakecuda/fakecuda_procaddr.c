@@ -185,6 +185,7 @@ static const struct entry table[] = {
     { "cuGraphExecBatchMemOpNodeSetParams", { V(11070, cuGraphExecBatchMemOpNodeSetParams) } },
     { "cuGraphExecEventRecordNodeSetEvent", { V(11010, cuGraphExecEventRecordNodeSetEvent) } },
     { "cuGraphExecChildGraphNodeSetParams", { V(11010, cuGraphExecChildGraphNodeSetParams) } },
+    { "cuGraphNodeSetEnabled", { V(11060, cuGraphNodeSetEnabled) } },
 };
 
 static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t flags,

@@ -167,7 +167,9 @@ static const char *const D_CALL[GC_EV__COUNT][4] = {
 	[GC_EV_STREAM_STEP] = {"cuLaunchHostFunc", "cuLaunchHostFunc_ptsz", "cuLaunchKernel",
 	                       "cuLaunchHostFunc"},
 	[GC_EV_NODE_STEP] = {"cuGraphInstantiateWithFlags", "cuGraphInstantiate",
-	                     "cuGraphInstantiateWithParams", "cudaGraphInstantiate"},
+	                     "cuGraphExecEventRecordNodeSetEvent", "cuGraphExecChildGraphNodeSetParams"},
+	[GC_EV_NODE_ENABLE] = {"cuGraphNodeSetEnabled", "cuGraphNodeSetEnabled",
+	                       "cudaGraphNodeSetEnabled", "cuGraphNodeSetEnabled"},
 };
 #define N8(p) p "0", p "1", p "2", p "3", p "4", p "5", p "6", p "7"
 #define N64(p) \
@@ -443,7 +445,7 @@ static const unsigned FIELDS[GC_EV__COUNT] = {
 	[GC_EV_DESTROY_NODE] = P_NODE,
 	[GC_EV_EXEC_UPDATE] = P_EXEC | P_GRAPH,
 	[GC_EV_POOL_DESTROY] = P_POOL | P_SITE,
-	[GC_EV_NODE_USE] = P_EXEC | P_NODE | P_PTR,
+	[GC_EV_NODE_USE] = P_EXEC | P_NODE | P_PTR | P_CHILD,
 	[GC_EV_NODE_RESET] = P_EXEC | P_NODE,
 	[GC_EV_NODE_UNORDERED] = P_GRAPH | P_NODE | P_PTR | P_SIZE | P_FLAGS | P_SITE,
 	[GC_EV_STREAM_CREATE] = P_STREAM | P_FLAGS,
@@ -454,7 +456,8 @@ static const unsigned FIELDS[GC_EV__COUNT] = {
 	[GC_EV_EVENT_RECORD] = P_EVENT | P_STREAM | P_CAPTURE | P_TID,
 	[GC_EV_STREAM_WAIT] = P_EVENT | P_STREAM | P_CAPTURE | P_TID,
 	[GC_EV_STREAM_STEP] = P_STREAM | P_TID,
-	[GC_EV_NODE_STEP] = P_EXEC | P_FLAGS,
+	[GC_EV_NODE_STEP] = P_EXEC | P_NODE | P_EVENT | P_FLAGS,
+	[GC_EV_NODE_ENABLE] = P_EXEC | P_NODE | P_FLAGS,
 };
 
 static void print_event(FILE *f, size_t i, const gc_event *ev)

@@ -108,8 +108,9 @@ memops_misuse=$(printf "1 launch-stale-pointer\n4 unordered-use")
 graph_steps=$(printf "3 unordered-free\n3 unordered-use")  # each graph on the other stream
 # a child graph node's kernel reading freed memory; a wait for the event an event-record node
 # recorded before cuGraphExecEventRecordNodeSetEvent gave it another; a write by a batch
-# memory operation node into what it was set to write
-child_sets=$(printf "2 launch-stale-pointer\n1 unordered-free\n1 unordered-use")
+# memory operation node into what it was set to write; a kernel node enabled again after its
+# buffer was freed while it was disabled
+child_sets=$(printf "3 launch-stale-pointer\n1 unordered-free\n1 unordered-use")
 stream0_legacy=$(printf "2 api-error\n1 double-free")
 foreign_misuse=$(printf "1 double-free\n1 free-unknown")
 for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procaddr ptds"; do

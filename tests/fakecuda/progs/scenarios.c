@@ -1908,7 +1908,9 @@ static int graph_steps(bool clean)
  * more): unordered-use and unordered-free.
  * Then an exec whose captured cuStreamWriteValue32 node is set to write w2, not w
  * (cuGraphExecBatchMemOpNodeSetParams): the clean twin frees w before a launch, no record;
- * the misuse frees w2, launch-stale-pointer. Then an exec that allocates, sets and frees
+ * the misuse frees w2, launch-stale-pointer. Then an exec whose kernel node is disabled
+ * (cuGraphNodeSetEnabled) before its buffer is freed, launched: no record; the misuse enables
+ * it again and launches: launch-stale-pointer. Then an exec that allocates, sets and frees
  * its own memory, launched into a capture (a child graph node keeping its memory nodes),
  * the outer exec launched twice: no record (its set is of its own memory). Last the misuse
  * sets its child node to the live child (cuGraphExecNodeSetParams) and launches again: no
@@ -2007,6 +2009,26 @@ static int child_sets(bool clean)
     CK(cuStreamSynchronize, (s));
     CK(cuGraphExecDestroy, (op_exec));
     CK(cuGraphDestroy, (op_graph));
+
+    printf("== an exec's kernel node disabled, its buffer freed\n");
+    CUdeviceptr dis = 0;
+    CUgraph dis_graph = NULL;
+    CUgraphExec dis_exec = NULL;
+    void *dis_args[] = { &dis, &v, &n };
+    CK(cuMemAllocAsync, (&dis, 256, s));
+    capture_fill(s, fill, dis_args, &dis_graph, &dis_exec);
+    CUgraphNode dis_node = first_node_of_type(dis_graph, CU_GRAPH_NODE_TYPE_KERNEL);
+    CK(cuGraphLaunch, (dis_exec, s));
+    CK(cuGraphNodeSetEnabled, (dis_exec, dis_node, 0));
+    CK(cuMemFreeAsync, (dis, s));
+    CK(cuGraphLaunch, (dis_exec, s));  /* the node is empty now */
+    if (!clean) {  /* enabled again: it reads the freed buffer */
+        CK(cuGraphNodeSetEnabled, (dis_exec, dis_node, 1));
+        CK(cuGraphLaunch, (dis_exec, s));
+    }
+    CK(cuStreamSynchronize, (s));
+    CK(cuGraphExecDestroy, (dis_exec));
+    CK(cuGraphDestroy, (dis_graph));
 
     printf("== an exec that allocates, sets and frees, launched into a capture\n");
     CUdeviceptr own = 0;

@@ -98,6 +98,7 @@
     X(cuGraphExecChildGraphNodeSetParams, "cuGraphExecChildGraphNodeSetParams", 11010) \
     X(cuGraphExecEventRecordNodeSetEvent, "cuGraphExecEventRecordNodeSetEvent", 11010) \
     X(cuGraphExecBatchMemOpNodeSetParams, "cuGraphExecBatchMemOpNodeSetParams", 11070) \
+    X(cuGraphNodeSetEnabled, "cuGraphNodeSetEnabled", 11060)                  \
     X(cuMemcpy, "cuMemcpy", 4000)
 
 #define FC_DRV_FIELD(spelling, name, version) __typeof__(spelling) *p_##spelling;

@@ -80,6 +80,8 @@ nvcc -g --default-stream per-thread -o "$BIN/streams_ok_ptds" "$DIR/streams_ok.c
 # Streams ordered by flags (stream memory operations), host functions behind them, a graph's
 # event-record node (session 16's open waits).
 nvcc -g -o "$BIN/flags_ok" "$DIR/flags_ok.cu" && case_ flags_ok "" "$BIN/flags_ok"
+nvcc -g -o "$BIN/threads_pool_ok" "$DIR/threads_pool_ok.cu" &&
+	case_ threads_pool_ok "" "$BIN/threads_pool_ok"
 if py torch; then
 	for be in cudaMallocAsync native; do
 		case_ "torch_streams_$be" "PYTORCH_CUDA_ALLOC_CONF=backend:$be" python3 "$DIR/torch_streams.py"

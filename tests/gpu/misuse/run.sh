@@ -60,6 +60,8 @@ unordered-use-stream-created-later unordered-free,unordered-use
 unordered-use-after-pinned-copy unordered-use
 unordered-use-wait-value unordered-free,unordered-use
 unordered-use-graph-host-node unordered-free,unordered-use
+unordered-use-legacy-chain unordered-free,unordered-use
+uaf-child-graph-node launch-stale-pointer
 double-free-teardown-cudafree double-free
 double-free-worker-thread double-free
 relaunch-threadlocal-workspace relaunch-unfreed
