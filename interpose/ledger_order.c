@@ -557,12 +557,12 @@ void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev)
 	uint64_t key = key_of(ev), akey = 0;
 	int slot = slot_of(hit.owner);
 	gc_streams_lock(l->streams);
+	gc_streams_op(l->streams, key);  /* its implicit waits first: they may order it */
 	int ordered = contested(l, hit.lo) ||
 	              gc_streams_ordered(l->streams, slot, stamp_of(hit.owner), key);
 	if (!ordered)
 		akey = gc_streams_key_of(l->streams, slot);
 	keep_use(l, hit.lo, ev, key);
-	gc_streams_op(l->streams, key);
 	gc_streams_unlock(l->streams);
 	if (hit.kind != ORDER_SHARED)
 		gc_dead_ranges_add(&l->order, hit.lo, hit.hi, hit.owner, ORDER_SHARED, ev->tid);

@@ -142,21 +142,25 @@ static dev_t err_dev;
 static ino_t err_ino;
 static int err_copy = -1;
 
-void gc_outfile_fork_child(void)
-{
-	unlock_out();
-	/* The parent's copy of stderr is let go: a child that detaches (a daemon closing its fds
-	 * 0-2) must not keep the program's stderr open, or whoever reads it (a shell's $(...),
-	 * subprocess.run's pipe) waits for the child's end. A child that records copies its fd 2
-	 * again, while that is still the stderr noted at load. */
-	int fd = __atomic_exchange_n(&err_copy, -1, __ATOMIC_ACQ_REL);
-	if (fd > 2)
-		close(fd);
-}
-
 static int is_stderr(int fd)
 {
 	return gc_outfile_fd_is(fd, err_dev, err_ino);
+}
+
+void gc_outfile_fork_child(void)
+{
+	unlock_out();
+	/* The parent's copy of stderr is let go while fd 2 is still that stderr (a child that
+	 * records copies it again): a child that detaches (a daemon closing its fds 0-2) must not
+	 * keep the program's stderr open, or whoever reads it (a shell's $(...), subprocess.run's
+	 * pipe) waits for the child's end. Kept where the program moved fd 2 away (the child's
+	 * records have no other way to that stderr), and never closed where the number is no
+	 * longer the copy (the program's own file there now). */
+	int fd = __atomic_load_n(&err_copy, __ATOMIC_ACQUIRE);
+	if (fd > 2 && is_stderr(fd) && !err_closed && is_stderr(2)) {
+		__atomic_store_n(&err_copy, -1, __ATOMIC_RELEASE);
+		close(fd);
+	}
 }
 
 __attribute__((constructor)) void gc_outfile_stderr_note(void)

@@ -312,12 +312,15 @@ static int blocking(const struct sstream *st);
 
 /* Once the legacy stream was used, an op on a blocking stream (a per-thread one too) waits for
  * the legacy stream's work before it, and an op on the legacy stream for every blocking
- * stream's: at each op the model sees there (an event recorded, a use judged) the stream's
- * clock takes theirs. Without it a chain through the legacy stream (allocated there, used on
- * a blocking stream, that stream synchronized or its event waited for, then a non-blocking
- * stream's use) was a false unordered-use. Not at a synchronization of the stream: the host
- * learns only what the stream's last op waited for, and legacy work after that op is not in
- * it. The others are ticked first, so the snapshot holds every stamp they made so far. */
+ * stream's: at each op the model sees there (an event recorded, a use about to be judged)
+ * the stream's clock takes theirs, and so does the host's at a synchronization of such a
+ * stream, taking that its last op came after all of it: most ops are not seen (a kernel on
+ * memory not watched, a copy, a host function), and taking less was a false unordered-free
+ * behind them. Only adding order: legacy work enqueued after the stream's last op (an idle
+ * stream synchronized) is taken as waited for too. Without it a chain through the legacy
+ * stream (allocated there, used on a blocking stream, that stream synchronized or its event
+ * waited for, then a non-blocking stream's use) was a false unordered-use. The others are
+ * ticked first, so the snapshot holds every stamp they made so far. */
 static void join_implied(gc_streams *s, struct sstream *st)
 {
 	if (!__atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED) || !blocking(st))
@@ -591,6 +594,7 @@ void gc_streams_join_stream(gc_streams *s, uint64_t key)
 		return;
 	}
 	acquire_host(s, st);
+	join_implied(s, st);
 	tick(st);
 	host_joins(s, &st->vc);
 }

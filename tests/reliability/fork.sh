@@ -152,6 +152,20 @@ for how in $hows; do
 		bad "fork, a detaching child ($how): $ms ms (the child sleeps 3000), record in the output: $rec"
 done
 
+# The child lets that copy go only while it is the copy (a program that closed every fd and
+# put its own file at the number: the child lost the program's fd, a review's program) and
+# while fd 2 is still that stderr (one that moved fd 2 before forking: the child's record
+# was lost, in neither file).
+out=$(ulimit -n 1024; timeout 60 env LD_PRELOAD="$PRE" "$REL" fork-fd-reuse "$tmp/fdreuse.txt" 2>/dev/null)
+case $out in
+*"child: 0 of the program's fds gone"*) ok "fork after the program took graphcheck's fd number: the child keeps the program's fd" ;;
+*) bad "fork after the program took graphcheck's fd number: $(echo "$out" | head -3 | tr '\n' ' ')" ;;
+esac
+timeout 60 env LD_PRELOAD="$PRE" "$REL" fork-stderr-moved "$tmp/moved.txt" > /dev/null 2> "$tmp/moved.err"
+grep -q "error: double-free" "$tmp/moved.err" && ! grep -q "error:" "$tmp/moved.txt" &&
+	ok "fork after fd 2 was moved: the child's record on the stderr the program started with" ||
+	bad "fork after fd 2 was moved: stderr has $(grep -c 'error:' "$tmp/moved.err") records, the moved-to file $(grep -c 'error:' "$tmp/moved.txt")"
+
 # A child whose first CUDA call is a kernel launch (a use, no event: only the stream tag is
 # read), then an alloc and a free: it used CUDA, so its %p logs are opened and end with its
 # own summary, as a child whose first call is an event.

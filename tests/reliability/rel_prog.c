@@ -30,6 +30,13 @@
  *   rel_prog fork-detach
  *       1 double free, then a fork: the child detaches (setsid, closes fds 0-2) and sleeps
  *       3 s, a daemon; the parent returns at once.
+ *   rel_prog fork-fd-reuse FILE
+ *       after its first CUDA call, closes every fd past 2 below the limit (1024 at most),
+ *       puts FILE at the top third of them (where graphcheck's copy of stderr was), forks:
+ *       the child writes to each and says how many are gone.
+ *   rel_prog fork-stderr-moved FILE
+ *       after its first CUDA call, moves fd 2 to FILE and forks; the child double-frees (its
+ *       record belongs on the stderr the program started with), then fd 2 is put back.
  *   rel_prog fork-launch
  *       two streams, one allocation on the first; fork; the child's first CUDA calls are a
  *       kernel launch reading it on its own stream (no event), then an alloc and a free;
@@ -502,6 +509,60 @@ static int run_fork_detach(void)
 		_exit(0);
 	}
 	printf("forked %s\n", pid > 0 ? "yes" : "no");
+	return 0;
+}
+
+static int run_fork_fd_reuse(const char *file)
+{
+	init_driver();
+	new_stream();
+	struct rlimit rl;
+	int top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 1024 ? (int)rl.rlim_cur : 1024;
+	for (int fd = 3; fd < top; fd++)
+		close(fd);
+	int d = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (d < 0)
+		return 1;
+	for (int fd = top * 2 / 3; fd < top; fd++)
+		if (fd != d)
+			dup2(d, fd);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int gone = 0;
+		for (int fd = top * 2 / 3; fd < top; fd++)
+			if (fd != d && write(fd, "x", 1) != 1)
+				gone++;
+		printf("child: %d of the program's fds gone\n", gone);
+		fflush(stdout);
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	printf("parent done\n");
+	return 0;
+}
+
+static int run_fork_stderr_moved(const char *file)
+{
+	init_driver();
+	new_stream();
+	int f = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	int saved = dup(2);
+	if (f < 0 || saved < 0)
+		return 1;
+	dup2(f, 2);
+	close(f);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		printf("child: double free %d\n", (int)double_free(new_stream(), 256));
+		fflush(stdout);
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	dup2(saved, 2);
+	close(saved);
+	printf("parent done\n");
 	return 0;
 }
 
@@ -1209,6 +1270,10 @@ int main(int argc, char **argv)
 		return run_fork_idle();
 	if (!strcmp(m, "fork-detach"))
 		return run_fork_detach();
+	if (!strcmp(m, "fork-fd-reuse") && argc > 2)
+		return run_fork_fd_reuse(argv[2]);
+	if (!strcmp(m, "fork-stderr-moved") && argc > 2)
+		return run_fork_stderr_moved(argv[2]);
 	if (!strcmp(m, "fork-launch"))
 		return run_fork_launch();
 	if (!strcmp(m, "fork-init"))
@@ -1258,7 +1323,7 @@ int main(int argc, char **argv)
 		return run_pipe_blocked();
 	if (!strcmp(m, "stderr-own"))
 		return run_stderr_own();
-	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-detach|fork-launch|fork-busy|fork-in-loader|fork-init|"
+	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-detach|fork-fd-reuse|fork-stderr-moved|fork-launch|fork-busy|fork-in-loader|fork-init|"
 	                "faults|begin-refused|end-wrong-thread|plain|addnode-refused|leak-only|fork-after-summary|exit-in-signal|"
 	                "small-stack|deep|close-fds|stderr-data|pipe-blocked|stderr-own ...\n");
 	return 2;
