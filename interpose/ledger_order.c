@@ -599,6 +599,7 @@ void gc_check_order_free(gc_ledger *l, out *o, const gc_event *ev, const struct 
 		gc_streams_unlock(l->streams);
 		return;
 	}
+	gc_streams_op(l->streams, key);  /* its implicit waits first: they may order it */
 	int ordered = gc_streams_ordered(l->streams, slot, stamp_of(hit.owner), key);
 	akey = gc_streams_key_of(l->streams, slot);
 	struct shared *sh = shared_at(l, a->h.key);

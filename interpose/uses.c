@@ -177,8 +177,10 @@ static void order_steps(const gc_use *u)
 	int on = gc_hub_order_on();
 	if (u->result != CUDA_SUCCESS || (!on && !u->synchronous && !u->host))
 		return;
-	if (on && !u->per_thread &&
-	    (u->stream == 0 || u->stream == (uint64_t)(uintptr_t)CU_STREAM_LEGACY) &&
+	/* the legacy stream: stream 0 without per-thread streams, CU_STREAM_LEGACY named with or
+	 * without (a _ptsz spelling's was missed: blocking streams stayed unordered through it) */
+	if (on && (u->stream == (uint64_t)(uintptr_t)CU_STREAM_LEGACY ||
+	           (!u->per_thread && u->stream == 0)) &&
 	    !__atomic_exchange_n(&legacy_seen, 1, __ATOMIC_RELAXED)) {
 		gc_event ev = {.kind = GC_EV_STREAM_STEP, .call = u->call, .stream = u->stream};
 		gc_hub_report(&ev);

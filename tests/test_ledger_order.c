@@ -510,6 +510,22 @@ static void chains_through_the_legacy_stream(void **state)
 	apply(f, wait(D, 0xe5));
 	apply(f, use(Q + 0x30000, 0, 60));
 	expect_none(f);
+	/* through a legacy op graphcheck does not see (a kernel on memory it does not watch):
+	 * allocated on the blocking D, an event then recorded on another blocking stream and
+	 * waited for by A; and allocated on A, D waiting for it, then freed on the other blocking
+	 * stream. Both correct (the legacy op waited for D, the later ops for it): a third
+	 * review's false unordered-use and -free, also before session 17 */
+	apply(f, create(D + 0x100, 0));
+	apply(f, alloc(Q + 0x40000, D));
+	apply(f, record(0xe6, D + 0x100));
+	apply(f, wait(A, 0xe6));
+	apply(f, use(Q + 0x40000, A, 61));
+	expect_none(f);
+	apply(f, alloc(Q + 0x50000, A));
+	apply(f, record(0xe7, A));
+	apply(f, wait(D, 0xe7));
+	apply(f, mfree(Q + 0x50000, D + 0x100));
+	expect_none(f);
 }
 
 /* The same through a free on the legacy stream that the fast path takes (its allocation

@@ -156,6 +156,7 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way graph-steps-clean" "$none" $prog graph-steps-clean $extra
 	check "$way child-sets" "$child_sets" $prog child-sets $extra
 	check "$way child-sets-clean" "$none" $prog child-sets-clean $extra
+	check "$way legacy-named" "$none" $prog legacy-named $extra
 	case $way in
 	*ptds) check "$way stream0" "$stream0_ptds" $prog stream0 $extra ;;
 	*) check "$way stream0" "$stream0_legacy" $prog stream0 $extra ;;

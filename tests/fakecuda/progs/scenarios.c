@@ -2079,6 +2079,36 @@ static int child_sets(bool clean)
     return 0;
 }
 
+/* ---- the legacy stream named, with per-thread default streams too -------------------------
+ * Allocated on the blocking B, a kernel on CU_STREAM_LEGACY (memory graphcheck does not
+ * watch: cuMemAlloc's), then used and freed on the blocking C: correct (the legacy kernel
+ * waits for B's allocation, C's work for the kernel), no record in every way. A program
+ * built for per-thread default streams reaches the legacy stream only by naming it: its
+ * _ptsz launch there did not count as the legacy stream in use (a review's false
+ * unordered-use and unordered-free in the ptds ways). */
+static int legacy_named(void)
+{
+    CUfunction fill = load_fill(stale_image);
+    CUstream b = NULL, c = NULL;
+    CUdeviceptr p = 0, q = 0;
+    float v = 1;
+    int n = 64;
+    void *q_args[] = { &q, &v, &n }, *p_args[] = { &p, &v, &n };
+    CK(cuStreamCreate, (&b, 0));
+    CK(cuStreamCreate, (&c, 0));
+    CK(cuMemAlloc, (&q, 256));
+    CK(cuMemAllocAsync, (&p, 256, b));
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, CU_STREAM_LEGACY, q_args, NULL));
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, c, p_args, NULL));
+    CK(cuMemFreeAsync, (p, c));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFree, (q));
+    CK(cuStreamDestroy, (b));
+    CK(cuStreamDestroy, (c));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- device-to-device copies (cudaMemcpyDefault's spelling) -------------------------
  * 100 cuMemcpyAsync between two allocations of the one stream: no record; graphcheck asks
  * the driver the destination's memory type (a copy to pageable memory would be a host wait)
@@ -2122,7 +2152,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "late-copy", "late-graph-poll", "late-update",
                                         "graph-steps",
                                         "graph-steps-clean", "child-sets",
-                                        "child-sets-clean",
+                                        "child-sets-clean", "legacy-named",
                                         "order-cost", "sites", "sites-once", "mixed" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
@@ -2204,6 +2234,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = open_late(name);
     else if (strcmp(name, "graph-steps") == 0 || strcmp(name, "graph-steps-clean") == 0)
         rc = graph_steps(strcmp(name, "graph-steps-clean") == 0);
+    else if (strcmp(name, "legacy-named") == 0)
+        rc = legacy_named();
     else if (strcmp(name, "child-sets") == 0 || strcmp(name, "child-sets-clean") == 0)
         rc = child_sets(strcmp(name, "child-sets-clean") == 0);
     else if (strcmp(name, "order-cost") == 0 && argc > 3)
@@ -2217,7 +2249,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

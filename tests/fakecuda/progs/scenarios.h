@@ -128,7 +128,7 @@ bool fc_scenario_uses_driver(const char *name);
  * dropped-call[-clean], capture-other-thread[-clean], graph-memory[-trimmed],
  * memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy], late-host, late-blocking,
  * late-record, host-poll, late-copy, late-graph-poll, late-update,
- * graph-steps[-clean], child-sets[-clean],
+ * graph-steps[-clean], child-sets[-clean], legacy-named,
  * threads [THREADS [OPS]], nocuda.
  * Prints every driver result as `call -> code`; returns the exit status (0 when the
  * scenario ran, whatever codes the driver gave; 2 for an unknown scenario). */
