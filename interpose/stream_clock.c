@@ -312,19 +312,29 @@ static int blocking(const struct sstream *st);
 
 /* Once the legacy stream was used, an op on a blocking stream (a per-thread one too) waits for
  * the legacy stream's work before it, and an op on the legacy stream for every blocking
- * stream's. Most legacy ops are not seen (a kernel on memory not watched, a copy), so, as
- * gc_streams_ordered takes two blocking streams as ordered then, every blocking stream's
- * work so far (the legacy stream's among them) is taken into the clock of such a stream at
- * each op the model sees there (an event recorded, a use about to be judged), and into the
- * host's at a synchronization of one, taking its last op to have come after all of it:
- * taking less was a false unordered-use or -free behind an unseen op. Only adding order:
- * work enqueued after the stream's last op (an idle stream synchronized) is taken as waited
- * for too. The others are ticked first, so the snapshot holds every stamp they made so
- * far. */
+ * stream's: at each op the model sees there (an event recorded, a use or free about to be
+ * judged) the stream's clock takes theirs, and so does the host's at a synchronization of
+ * such a stream, taking its last op to have come after the legacy stream's work so far
+ * (most ops are not seen: taking less was a false unordered-free behind a copy). Only adding
+ * order: legacy work enqueued after the stream's last op (an idle stream synchronized) is
+ * taken as waited for too. A blocking stream takes the legacy stream's clock alone, not
+ * every blocking stream's: that hid a stream's forgotten wait behind another's (a review's
+ * n.c). So order passed from one blocking stream to another through a legacy op the model
+ * does not see (a kernel on memory not watched) is not followed: a false record there. The
+ * others are ticked first, so the snapshot holds every stamp they made so far. */
 static void join_implied(gc_streams *s, struct sstream *st)
 {
 	if (!__atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED) || !blocking(st))
 		return;
+	if (st->h.key != GC_STREAM_LEGACY_KEY) {
+		struct sstream *l = (struct sstream *)gc_table_find(&s->streams, GC_STREAM_LEGACY_KEY);
+		if (l && l->slot >= 0) {
+			acquire_host(s, l);
+			tick(l);
+			join_stream(st, &l->vc, s->nslots);
+		}
+		return;
+	}
 	for (int i = 0; i < s->nslots; i++) {
 		struct sstream *o = s->by_slot[i];
 		if (o && o->slot == i && o != st && blocking(o)) {

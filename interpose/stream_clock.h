@@ -146,7 +146,8 @@ void gc_streams_join_device(gc_streams *s);
 /* An op on the stream (the legacy stream: from now on blocking streams are taken as ordered). */
 void gc_streams_step(gc_streams *s, uint64_t key);
 /* A use or free about to be judged on the stream: an op there, which (on a blocking stream
- * or the legacy one, once that was used) waits for the blocking streams' earlier work. */
+ * or the legacy one, once that was used) waits for the legacy stream's earlier work (the
+ * legacy one: every blocking stream's). */
 void gc_streams_op(gc_streams *s, uint64_t key);
 /* An op on the legacy stream (no lock needed): from now on blocking streams are taken as
  * ordered with each other, as such an op waits for them and they for it. */

@@ -510,22 +510,24 @@ static void chains_through_the_legacy_stream(void **state)
 	apply(f, wait(D, 0xe5));
 	apply(f, use(Q + 0x30000, 0, 60));
 	expect_none(f);
-	/* through a legacy op graphcheck does not see (a kernel on memory it does not watch):
-	 * allocated on the blocking D, an event then recorded on another blocking stream and
-	 * waited for by A; and allocated on A, D waiting for it, then freed on the other blocking
-	 * stream. Both correct (the legacy op waited for D, the later ops for it): a third
-	 * review's false unordered-use and -free, also before session 17 */
+	/* A blocking stream's op takes the legacy stream's work, not every blocking stream's:
+	 * allocated on A, only D waiting for it, the other blocking stream uses it, then frees
+	 * it (a fourth review's n.c: missed while every blocking stream's work was taken) */
 	apply(f, create(D + 0x100, 0));
-	apply(f, alloc(Q + 0x40000, D));
-	apply(f, record(0xe6, D + 0x100));
-	apply(f, wait(A, 0xe6));
-	apply(f, use(Q + 0x40000, A, 61));
-	expect_none(f);
-	apply(f, alloc(Q + 0x50000, A));
-	apply(f, record(0xe7, A));
-	apply(f, wait(D, 0xe7));
-	apply(f, mfree(Q + 0x50000, D + 0x100));
-	expect_none(f);
+	apply(f, alloc(Q + 0x40000, A));
+	apply(f, record(0xe6, A));
+	apply(f, wait(D, 0xe6));
+	apply(f, use(Q + 0x40000, D + 0x100, 61));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+	apply(f, mfree(Q + 0x40000, D + 0x100));
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
+	/* allocated on D, then the non-blocking A ordered through the other blocking stream
+	 * only (its event), which never waited for D: unordered (review 4's m.c) */
+	apply(f, alloc(Q + 0x50000, D));
+	apply(f, record(0xe7, D + 0x100));
+	apply(f, wait(A, 0xe7));
+	apply(f, use(Q + 0x50000, A, 62));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
 }
 
 /* The same through a free on the legacy stream that the fast path takes (its allocation
