@@ -620,6 +620,11 @@ void gc_hub_mem_declined(const gc_mem_op *op, const char *call)
 	gc_hub_report(&ev);
 }
 
+int gc_hub_tracing(void)
+{
+	return gc_hub.direct_off == &direct_off;
+}
+
 int gc_hub_any_open(void)
 {
 	return ledger && gc_ledger_any_open(ledger);

@@ -141,6 +141,8 @@ static inline int gc_hub_order_on(void)
 {
 	return __atomic_load_n(gc_hub.ordering, __ATOMIC_RELAXED);
 }
+/* Whether a trace is written (every event must then be in it). */
+int gc_hub_tracing(void);
 
 /* A cuEventRecord(WithFlags) or cuStreamWaitEvent as its wrapper sees it. Not a gc_event:
  * the budget for these is 30 ns a call (issue 14), and the common one (it succeeded, outside

@@ -64,6 +64,9 @@ struct gc_streams {
 	/* Streams by key hash whose stamps were taken, for gc_streams_stamp_quick (stored under
 	 * the lock, read without it; streams never leave their table, so a pointer stays good). */
 	struct sstream *quick[GC_STREAMS_QUICK] __attribute__((aligned(64)));
+	/* Blocking streams other than the legacy one that hold a slot: read without the lock
+	 * (gc_streams_blocking_used), so that a legacy use with none to join takes no lock. */
+	int n_blocking_slots;
 };
 
 static void clear_open(gc_streams *s, struct sstream *st);
@@ -199,6 +202,8 @@ static void reset(gc_streams *s, struct sstream *st)
 	memset(&st->vc, 0, sizeof(st->vc));
 	st->host_gen = 0;
 	st->slot = s->nslots < GC_CLOCK_SLOTS ? s->nslots++ : -1;
+	if (st->slot >= 0 && !st->non_blocking && st->h.key != GC_STREAM_LEGACY_KEY)
+		__atomic_store_n(&s->n_blocking_slots, s->n_blocking_slots + 1, __ATOMIC_RELAXED);
 	if (st->slot >= 0) {
 		s->by_slot[st->slot] = st;
 		st->vc.t[st->slot] = 1;
@@ -288,7 +293,11 @@ void gc_streams_created(gc_streams *s, uint64_t key, uint64_t flags)
 	/* A handle given out again: the old stream's wait is not the new one's, but it may still
 	 * be pending (a destroyed stream's work runs on): it stays in the counts, for good. */
 	st->open = 0;
-	st->non_blocking = (flags & 1) != 0;
+	int non_blocking = (flags & 1) != 0;
+	if (st->slot >= 0 && non_blocking != st->non_blocking && key != GC_STREAM_LEGACY_KEY)
+		__atomic_store_n(&s->n_blocking_slots, s->n_blocking_slots + (non_blocking ? -1 : 1),
+		                 __ATOMIC_RELAXED);  /* a handle given out again, other flags */
+	st->non_blocking = non_blocking;
 	gc_streams_seen(s, key);
 }
 
@@ -310,39 +319,51 @@ static inline struct sevent *event_at(gc_streams *s, uint64_t event)
 
 static int blocking(const struct sstream *st);
 
+/* The legacy stream's clock takes every blocking stream's (an op there waits for their work
+ * before it). The others are ticked first, so it holds every stamp they made so far. */
+static void legacy_joins_blocking(gc_streams *s, struct sstream *l)
+{
+	for (int i = 0; i < s->nslots; i++) {
+		struct sstream *o = s->by_slot[i];
+		if (o && o->slot == i && o != l && blocking(o)) {
+			acquire_host(s, o);
+			tick(o);
+			join_stream(l, &o->vc, s->nslots);
+		}
+	}
+}
+
 /* Once the legacy stream was used, an op on a blocking stream (a per-thread one too) waits for
  * the legacy stream's work before it, and an op on the legacy stream for every blocking
  * stream's: at each op the model sees there (an event recorded, a use or free about to be
  * judged) the stream's clock takes theirs, and so does the host's at a synchronization of
  * such a stream, taking its last op to have come after the legacy stream's work so far
- * (most ops are not seen: taking less was a false unordered-free behind a copy). Only adding
- * order: legacy work enqueued after the stream's last op (an idle stream synchronized) is
- * taken as waited for too. A blocking stream takes the legacy stream's clock alone, not
- * every blocking stream's: that hid a stream's forgotten wait behind another's (a review's
- * n.c). So order passed from one blocking stream to another through a legacy op the model
- * does not see (a kernel on memory not watched) is not followed: a false record there. The
- * others are ticked first, so the snapshot holds every stamp they made so far. */
+ * (most ops are not seen: taking less was a false unordered-free behind a copy). Every use
+ * of the legacy stream (a launch on memory not watched too: uses.c) is such an op, so
+ * order passes from one blocking stream to another through it (without it a false record).
+ * Only adding order: legacy work enqueued after a blocking stream's last op (an idle stream
+ * synchronized) is taken as waited for too (a misuse left unseen). A blocking stream takes
+ * the legacy stream's clock alone, not every blocking stream's: that hid a stream's
+ * forgotten wait behind another's (a review's n.c). */
 static void join_implied(gc_streams *s, struct sstream *st)
 {
 	if (!__atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED) || !blocking(st))
 		return;
-	if (st->h.key != GC_STREAM_LEGACY_KEY) {
-		struct sstream *l = (struct sstream *)gc_table_find(&s->streams, GC_STREAM_LEGACY_KEY);
-		if (l && l->slot >= 0) {
-			acquire_host(s, l);
-			tick(l);
-			join_stream(st, &l->vc, s->nslots);
-		}
+	if (st->h.key == GC_STREAM_LEGACY_KEY) {
+		legacy_joins_blocking(s, st);
 		return;
 	}
-	for (int i = 0; i < s->nslots; i++) {
-		struct sstream *o = s->by_slot[i];
-		if (o && o->slot == i && o != st && blocking(o)) {
-			acquire_host(s, o);
-			tick(o);
-			join_stream(st, &o->vc, s->nslots);
-		}
-	}
+	struct sstream *l = (struct sstream *)gc_table_find(&s->streams, GC_STREAM_LEGACY_KEY);
+	if (!l || l->slot < 0)
+		return;
+	acquire_host(s, l);
+	tick(l);
+	join_stream(st, &l->vc, s->nslots);
+}
+
+int gc_streams_blocking_used(const gc_streams *s)
+{
+	return __atomic_load_n(&s->n_blocking_slots, __ATOMIC_RELAXED) > 0;
 }
 
 static inline void record(gc_streams *s, uint64_t event, uint64_t key)

@@ -152,6 +152,9 @@ void gc_streams_op(gc_streams *s, uint64_t key);
 /* An op on the legacy stream (no lock needed): from now on blocking streams are taken as
  * ordered with each other, as such an op waits for them and they for it. */
 void gc_streams_legacy_op(gc_streams *s);
+/* Whether a blocking stream besides the legacy one holds a slot (no lock needed): a use on
+ * the legacy stream then passes order between them (gc_streams_op). */
+int gc_streams_blocking_used(const gc_streams *s);
 
 /* The key of the stream in a slot (0 for none). */
 uint64_t gc_streams_key_of(gc_streams *s, int slot);

@@ -521,6 +521,16 @@ static void chains_through_the_legacy_stream(void **state)
 	expect(f, 1, GC_RULE_UNORDERED_USE);
 	apply(f, mfree(Q + 0x40000, D + 0x100));
 	expect(f, 1, GC_RULE_UNORDERED_FREE);
+	/* a use on the legacy stream graphcheck judges nothing for (memory it does not watch:
+	 * the hub makes it an op of the model, an event while tracing) between D's allocation
+	 * and the other blocking stream's record, which A waits for: ordered (review 3's a20) */
+	apply(f, alloc(Q + 0x60000, D));
+	apply(f, (gc_event){.kind = GC_EV_STREAM_STEP, .call = "cuLaunchKernel", .stream = 0});
+	apply(f, record(0xe8, D + 0x100));
+	apply(f, wait(A, 0xe8));
+	apply(f, use(Q + 0x60000, A, 63));
+	apply(f, mfree(Q + 0x60000, A));
+	expect_none(f);
 	/* allocated on D, then the non-blocking A ordered through the other blocking stream
 	 * only (its event), which never waited for D: unordered (review 4's m.c) */
 	apply(f, alloc(Q + 0x50000, D));

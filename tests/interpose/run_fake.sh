@@ -157,6 +157,9 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way child-sets" "$child_sets" $prog child-sets $extra
 	check "$way child-sets-clean" "$none" $prog child-sets-clean $extra
 	check "$way legacy-named" "$none" $prog legacy-named $extra
+	UNTRACED=1  # a legacy kernel passes order on without an event then (uses.c)
+	check "$way legacy-named, untraced" "$none" $prog legacy-named $extra
+	UNTRACED=0
 	case $way in
 	*ptds) check "$way stream0" "$stream0_ptds" $prog stream0 $extra ;;
 	*) check "$way stream0" "$stream0_legacy" $prog stream0 $extra ;;

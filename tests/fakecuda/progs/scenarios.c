@@ -2085,7 +2085,9 @@ static int child_sets(bool clean)
  * waits for B's allocation, C's work for the kernel), no record in every way. A program
  * built for per-thread default streams reaches the legacy stream only by naming it: its
  * _ptsz launch there did not count as the legacy stream in use (a review's false
- * unordered-use and unordered-free in the ptds ways). */
+ * unordered-use and unordered-free in the ptds ways). Then the same order on to the
+ * non-blocking D through an event recorded on C (every legacy kernel passes it on: a
+ * review's false unordered-use and -free, before session 17 too). */
 static int legacy_named(void)
 {
     CUfunction fill = load_fill(stale_image);
@@ -2102,6 +2104,19 @@ static int legacy_named(void)
     CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, c, p_args, NULL));
     CK(cuMemFreeAsync, (p, c));
     CK(cuCtxSynchronize, ());
+    CUstream d = NULL;
+    CUevent e = NULL;
+    CK(cuStreamCreate, (&d, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate, (&e, 0));
+    CK(cuMemAllocAsync, (&p, 256, b));
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, CU_STREAM_LEGACY, q_args, NULL));
+    CK(cuEventRecord, (e, c));
+    CK(cuStreamWaitEvent, (d, e, 0));
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, d, p_args, NULL));
+    CK(cuMemFreeAsync, (p, d));
+    CK(cuCtxSynchronize, ());
+    CK(cuEventDestroy, (e));
+    CK(cuStreamDestroy, (d));
     CK(cuMemFree, (q));
     CK(cuStreamDestroy, (b));
     CK(cuStreamDestroy, (c));
