@@ -595,9 +595,15 @@ static __attribute__((noinline)) int apply_locked(gc_ledger *l, const gc_event *
 	}
 	case GC_EV_NODE_UNORDERED: on_node_unordered(l, &o, ev); break;
 	case GC_EV_CHILD_GRAPH: on_child_graph(l, &o, ev); break;
+	case GC_EV_EXEC_UPDATE: {
+		gc_check_memory_node_restriction(l, &o, ev);
+		struct exec *e = gc_exec_find(l, ev->exec);
+		if (e && ev->result == GC_CUDA_SUCCESS && e->graph && ev->graph != e->graph->h.key)
+			e->foreign_nodes = 1;  /* its words now keyed by another graph's nodes */
+		break;
+	}
 	case GC_EV_GRAPH_CLONE:
-	case GC_EV_DESTROY_NODE:
-	case GC_EV_EXEC_UPDATE: gc_check_memory_node_restriction(l, &o, ev); break;
+	case GC_EV_DESTROY_NODE: gc_check_memory_node_restriction(l, &o, ev); break;
 	case GC_EV_POOL_DESTROY:
 		if (all) {
 			gc_check_pool_destroy(l, &o, ev);

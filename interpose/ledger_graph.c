@@ -414,8 +414,16 @@ int gc_exec_node_disabled(const struct exec *e, uint64_t node)
 void gc_exec_node_reset(struct exec *e, uint64_t node)
 {
 	size_t k = 0;
+	int found = 0;
 	for (size_t i = 0; i < e->n_watch; i++)
-		if (node && e->watch[i].node != node && e->watch[i].top != node)
+		found |= e->watch[i].node == node || e->watch[i].top == node;
+	/* A node set after an update from another graph names the instantiating graph's node,
+	 * which no word carries: which words it replaces is not known (the driver pairs nodes by
+	 * topology), so no word is kept, rather than a replaced one read as stale (its event
+	 * records stay: dropped, waits for them would be taken as no order). */
+	int every_word = !node || (!found && e->foreign_nodes);
+	for (size_t i = 0; i < e->n_watch; i++)
+		if (!every_word && e->watch[i].node != node && e->watch[i].top != node)
 			e->watch[k++] = e->watch[i];
 	e->n_watch = k;
 	e->watch_ok = 0;

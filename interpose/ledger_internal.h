@@ -136,6 +136,8 @@ struct exec {
 	size_t n_records, cap_records;
 	uint64_t *disabled;  /* its nodes disabled (cuGraphNodeSetEnabled): their words unchecked */
 	size_t n_disabled, cap_disabled;
+	int foreign_nodes;   /* updated from another graph (cuGraphExecUpdate): its words carry
+	                      * that graph's node handles, a node set names the original's */
 };
 
 struct capture {

@@ -1897,6 +1897,37 @@ static void launch_stale_pointer(void **state)
 	expect_none(f);
 }
 
+/* An exec updated from another graph (cuGraphExecUpdate) has its words keyed by that graph's
+ * nodes; a node set then names the instantiating graph's node, which no word carries: every
+ * word is dropped, not the replaced one left to read as stale (a review's t8.c: a false
+ * launch-stale-pointer before session 17). A set naming a node the words do carry drops
+ * that node's alone. */
+static void node_set_after_update_from_another_graph(void **state)
+{
+	fx *f = *state;
+	apply(f, alloc(0x50000, 256, S1, 0));
+	apply(f, alloc(0x51000, 256, S1, 0));
+	plain_graph(f, 1, 0x6000, 0xe000);
+	plain_graph(f, 2, 0x6100, 0xe100);  /* the other graph (and an exec of it) */
+	apply(f, node_use(0xe000, 0x900, GC_USE_KERNEL, 0x50000, 0));
+	apply(f, (gc_event){.kind = GC_EV_EXEC_UPDATE, .call = "cuGraphExecUpdate_v2",
+	                    .exec = 0xe000, .graph = 0x6100});
+	apply(f, (gc_event){.kind = GC_EV_NODE_RESET, .call = "cuGraphExecUpdate_v2",
+	                    .exec = 0xe000});
+	apply(f, node_use(0xe000, 0x910, GC_USE_KERNEL, 0x50000, 0));  /* the other's node */
+	apply(f, (gc_event){.kind = GC_EV_NODE_RESET, .call = "cuGraphExecKernelNodeSetParams_v2",
+	                    .exec = 0xe000, .node = 0x900});  /* the instantiating graph's */
+	apply(f, node_use(0xe000, 0x900, GC_USE_KERNEL, 0x51000, 0));
+	apply(f, mfree(0x50000, S1, 0, 0));
+	apply(f, launch_at(0xe000, 60));
+	expect_none(f);
+	apply(f, (gc_event){.kind = GC_EV_NODE_RESET, .call = "cuGraphExecKernelNodeSetParams_v2",
+	                    .exec = 0xe000, .node = 0x900});  /* carried now: its own alone */
+	apply(f, mfree(0x51000, S1, 0, 0));
+	apply(f, launch_at(0xe000, 61));
+	expect_none(f);
+}
+
 /* Freed and allocated again at the same address: a warning, naming both allocations. */
 static void launch_reused_pointer(void **state)
 {
@@ -2068,6 +2099,7 @@ int main(void)
 		cmocka_unit_test(uses_off),
 		T(use_granule_of_live_allocation),
 		T(launch_stale_pointer),
+		T(node_set_after_update_from_another_graph),
 		T(launch_reused_pointer),
 		T(launch_pointers_clean),
 		T(launch_stale_unmaterialized),
