@@ -350,8 +350,8 @@ void gc_order_event(gc_ledger *l, const gc_event *ev)
 		break;
 	case GC_EV_STREAM_STEP:
 		gc_streams_step(s, key);
-		if (key == GC_STREAM_LEGACY_KEY && !(ev->flags & GC_STEP_HOST_FUNC))
-			gc_streams_op(s, key);  /* a use there (uses.c): it waits for the blocking ones */
+		if (!(ev->flags & GC_STEP_HOST_FUNC))
+			gc_streams_op_seen(s, key);  /* a use there (uses.c): its implicit waits */
 		/* A host function can tell the program, when it runs, that the stream got there
 		 * (without this, a false unordered-free in JAX on the H200, run7; none with it,
 		 * run10). When it runs is not seen: taken as now, which only adds order. Captured,

@@ -25,6 +25,7 @@ struct sstream {
 	 * join_stream). */
 	uint64_t stamp_now;
 	int open;           /* waits for what the model cannot see: OPEN or OPEN_BLOCKING */
+	int counted;        /* in gc_streams.n_blocking */
 	uint32_t open_gen;  /* its openings so far */
 	vclock vc;
 };
@@ -64,9 +65,11 @@ struct gc_streams {
 	/* Streams by key hash whose stamps were taken, for gc_streams_stamp_quick (stored under
 	 * the lock, read without it; streams never leave their table, so a pointer stays good). */
 	struct sstream *quick[GC_STREAMS_QUICK] __attribute__((aligned(64)));
-	/* Blocking streams other than the legacy one that hold a slot: read without the lock
-	 * (gc_streams_blocking_used), so that a legacy use with none to join takes no lock. */
-	int n_blocking_slots;
+	/* Blocking streams other than the legacy one known (created so, or a per-thread or
+	 * unknown stream at its first op): read without the lock (gc_streams_blocking_used), so
+	 * that a program with none (PyTorch's streams are all non-blocking) takes no lock for
+	 * its uses. */
+	int n_blocking;
 };
 
 static void clear_open(gc_streams *s, struct sstream *st);
@@ -196,14 +199,23 @@ static inline void join_stream(struct sstream *st, const vclock *from, int n)
 		publish(st);
 }
 
+/* n_blocking follows st's flags (under the lock). */
+static void count_blocking(gc_streams *s, struct sstream *st)
+{
+	int blocking_now = !st->non_blocking && st->h.key != GC_STREAM_LEGACY_KEY;
+	if (blocking_now == st->counted)
+		return;
+	st->counted = blocking_now;
+	__atomic_store_n(&s->n_blocking, s->n_blocking + (blocking_now ? 1 : -1), __ATOMIC_RELAXED);
+}
+
 /* A fresh clock for stream st: its own time starts at 1 (stamp 0 means "unknown"). */
 static void reset(gc_streams *s, struct sstream *st)
 {
 	memset(&st->vc, 0, sizeof(st->vc));
 	st->host_gen = 0;
 	st->slot = s->nslots < GC_CLOCK_SLOTS ? s->nslots++ : -1;
-	if (st->slot >= 0 && !st->non_blocking && st->h.key != GC_STREAM_LEGACY_KEY)
-		__atomic_store_n(&s->n_blocking_slots, s->n_blocking_slots + 1, __ATOMIC_RELAXED);
+	count_blocking(s, st);
 	if (st->slot >= 0) {
 		s->by_slot[st->slot] = st;
 		st->vc.t[st->slot] = 1;
@@ -293,11 +305,8 @@ void gc_streams_created(gc_streams *s, uint64_t key, uint64_t flags)
 	/* A handle given out again: the old stream's wait is not the new one's, but it may still
 	 * be pending (a destroyed stream's work runs on): it stays in the counts, for good. */
 	st->open = 0;
-	int non_blocking = (flags & 1) != 0;
-	if (st->slot >= 0 && non_blocking != st->non_blocking && key != GC_STREAM_LEGACY_KEY)
-		__atomic_store_n(&s->n_blocking_slots, s->n_blocking_slots + (non_blocking ? -1 : 1),
-		                 __ATOMIC_RELAXED);  /* a handle given out again, other flags */
-	st->non_blocking = non_blocking;
+	st->non_blocking = (flags & 1) != 0;
+	count_blocking(s, st);  /* a handle given out again may have other flags */
 	gc_streams_seen(s, key);
 }
 
@@ -336,15 +345,14 @@ static void legacy_joins_blocking(gc_streams *s, struct sstream *l)
 /* Once the legacy stream was used, an op on a blocking stream (a per-thread one too) waits for
  * the legacy stream's work before it, and an op on the legacy stream for every blocking
  * stream's: at each op the model sees there (an event recorded, a use or free about to be
- * judged) the stream's clock takes theirs, and so does the host's at a synchronization of
- * such a stream, taking its last op to have come after the legacy stream's work so far
- * (most ops are not seen: taking less was a false unordered-free behind a copy). Every use
- * of the legacy stream (a launch on memory not watched too: uses.c) is such an op, so
- * order passes from one blocking stream to another through it (without it a false record).
- * Only adding order: legacy work enqueued after a blocking stream's last op (an idle stream
- * synchronized) is taken as waited for too (a misuse left unseen). A blocking stream takes
- * the legacy stream's clock alone, not every blocking stream's: that hid a stream's
- * forgotten wait behind another's (a review's n.c). */
+ * judged, and every launch, copy or set uses.c sees there, on memory not watched too) the
+ * stream's clock takes theirs, at its time. So order passes from one blocking stream to
+ * another through the legacy stream (without it a false record), and the host's
+ * synchronization of a blocking stream learns what its last op took (at the synchronize,
+ * taking the legacy stream's clock as it is then hid a misuse behind an idle stream's
+ * synchronize: review 5's d1-d4). A blocking stream takes the legacy stream's clock alone,
+ * not every blocking stream's: that hid a stream's forgotten wait behind another's (review
+ * 4's n.c). */
 static void join_implied(gc_streams *s, struct sstream *st)
 {
 	if (!__atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED) || !blocking(st))
@@ -363,7 +371,17 @@ static void join_implied(gc_streams *s, struct sstream *st)
 
 int gc_streams_blocking_used(const gc_streams *s)
 {
-	return __atomic_load_n(&s->n_blocking_slots, __ATOMIC_RELAXED) > 0;
+	return __atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&s->n_blocking, __ATOMIC_RELAXED) > 0;
+}
+
+void gc_streams_op_seen(gc_streams *s, uint64_t key)
+{
+	/* a non-blocking stream is left as it is (no slot given: frameworks' pools) */
+	struct sstream *st = (struct sstream *)gc_table_find(&s->streams, key);
+	if (key != GC_STREAM_LEGACY_KEY && st && st->non_blocking)
+		return;
+	gc_streams_op(s, key);
 }
 
 static inline void record(gc_streams *s, uint64_t event, uint64_t key)
@@ -510,6 +528,7 @@ static inline void wait_event(gc_streams *s, uint64_t key, uint64_t event)
 	if (!st)
 		return;
 	acquire_host(s, st);
+	join_implied(s, st);  /* the wait is an op there */
 	struct sevent *e = event ? event_at(s, event) : NULL;
 	if (e) {
 		join_stream(st, &e->vc, s->nslots);
@@ -562,12 +581,13 @@ void gc_streams_record_wait(gc_streams *s, int wait, uint64_t event, uint64_t ke
 {
 	gc_spin_lock(&s->lock);
 	struct sstream *st = recent_ready(s, key, event);
+	if (st && blocking(st) && __atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED))
+		st = NULL;  /* an op on a blocking stream takes the legacy stream's work: the tables' way */
 	if (st && wait) {
 		join_stream(st, &s->recent_event->vc, s->nslots);
 		if (s->recent_event->open)
 			set_open(s, st);
-	} else if (st && (!blocking(st) ||
-	                  !__atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED))) {
+	} else if (st) {
 		tick(st);
 		copy(&s->recent_event->vc, &st->vc, s->nslots);
 		recorded_on(s, s->recent_event, st);
@@ -616,7 +636,6 @@ void gc_streams_join_stream(gc_streams *s, uint64_t key)
 		return;
 	}
 	acquire_host(s, st);
-	join_implied(s, st);
 	tick(st);
 	host_joins(s, &st->vc);
 }
@@ -654,6 +673,7 @@ int gc_streams_host_behind(gc_streams *s, uint64_t key)
 
 void gc_streams_host_func(gc_streams *s, uint64_t key)
 {
+	gc_streams_op(s, key);  /* an op there first: its implicit waits */
 	if (gc_streams_host_behind(s, key))
 		gc_streams_join_all(s);
 	else
@@ -718,6 +738,13 @@ int gc_streams_stamp_quick(gc_streams *s, uint64_t key, int *slot, uint32_t *sta
 static int blocking(const struct sstream *st)
 {
 	return !st->non_blocking;
+}
+
+int gc_streams_known_non_blocking(gc_streams *s, uint64_t key)
+{
+	/* the quick table's streams (stamped once): never taken out, their flags set before */
+	struct sstream *st = __atomic_load_n(&s->quick[quick_at(key)], __ATOMIC_ACQUIRE);
+	return st && st->h.key == key && st->non_blocking;
 }
 
 int gc_streams_non_blocking(gc_streams *s, uint64_t key)

@@ -152,9 +152,15 @@ void gc_streams_op(gc_streams *s, uint64_t key);
 /* An op on the legacy stream (no lock needed): from now on blocking streams are taken as
  * ordered with each other, as such an op waits for them and they for it. */
 void gc_streams_legacy_op(gc_streams *s);
-/* Whether a blocking stream besides the legacy one holds a slot (no lock needed): a use on
- * the legacy stream then passes order between them (gc_streams_op). */
+/* Whether the legacy stream was used and a blocking stream besides it is known (no lock
+ * needed): a use on either then passes order between them (gc_streams_op_seen). */
 int gc_streams_blocking_used(const gc_streams *s);
+/* gc_streams_op for a launch, copy or set the model judges nothing for: a non-blocking stream
+ * is left as it is. */
+void gc_streams_op_seen(gc_streams *s, uint64_t key);
+/* Whether key is a non-blocking stream the quick table holds (no lock needed; 0: not known
+ * so, the lock's way decides). */
+int gc_streams_known_non_blocking(gc_streams *s, uint64_t key);
 
 /* The key of the stream in a slot (0 for none). */
 uint64_t gc_streams_key_of(gc_streams *s, int slot);

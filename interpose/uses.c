@@ -179,19 +179,25 @@ static void order_steps(const gc_use *u)
 		return;
 	/* the legacy stream: stream 0 without per-thread streams, CU_STREAM_LEGACY named with or
 	 * without (a _ptsz spelling's was missed: blocking streams stayed unordered through it) */
-	/* Every use there passes order between blocking streams (stream_clock.c's
-	 * join_implied), while one holds a slot: the first is an event, the others made ops of
-	 * the model straight, or, while a trace is written, events too, so that its replay makes
-	 * them as well. */
-	if (on && (u->stream == (uint64_t)(uintptr_t)CU_STREAM_LEGACY ||
-	           (!u->per_thread && u->stream == 0))) {
-		int first = !__atomic_exchange_n(&legacy_seen, 1, __ATOMIC_RELAXED);
-		if (first || (gc_hub_tracing() && gc_streams_blocking_used(gc_hub.streams))) {
-			gc_event ev = {.kind = GC_EV_STREAM_STEP, .call = u->call, .stream = u->stream};
+	/* Once the legacy stream is used and a blocking stream holds a slot, every use on the
+	 * legacy stream or a blocking one passes order between them, at its time
+	 * (stream_clock.c's join_implied): the first legacy use is an event, the others made
+	 * ops of the model straight, or, while a trace is written, events too, so that its
+	 * replay makes them as well. */
+	int legacy = u->stream == (uint64_t)(uintptr_t)CU_STREAM_LEGACY ||
+	             (!u->per_thread && u->stream == 0);
+	if (on && legacy && !__atomic_exchange_n(&legacy_seen, 1, __ATOMIC_RELAXED)) {
+		gc_event ev = {.kind = GC_EV_STREAM_STEP, .call = u->call, .stream = u->stream};
+		gc_hub_report(&ev);
+	} else if (on && gc_streams_blocking_used(gc_hub.streams)) {
+		uint64_t key = gc_stream_key(u->stream, u->per_thread, gc_hub_tid());
+		if (gc_hub_tracing()) {
+			gc_event ev = {.kind = GC_EV_STREAM_STEP, .call = u->call, .stream = u->stream,
+			               .per_thread = u->per_thread};
 			gc_hub_report(&ev);
-		} else if (gc_streams_blocking_used(gc_hub.streams)) {
+		} else if (legacy || !gc_streams_known_non_blocking(gc_hub.streams, key)) {
 			gc_streams_lock(gc_hub.streams);
-			gc_streams_op(gc_hub.streams, GC_STREAM_LEGACY_KEY);
+			gc_streams_op_seen(gc_hub.streams, key);
 			gc_streams_unlock(gc_hub.streams);
 		}
 	}
