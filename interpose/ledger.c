@@ -316,9 +316,16 @@ static __attribute__((noinline)) void launch_steps(gc_ledger *l, const gc_event 
 
 static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 {
-	if (ev->result == GC_CUDA_SUCCESS && !ev->capture_id &&
-	    gc_stream_key(ev->stream, ev->per_thread, ev->tid) == GC_STREAM_LEGACY_KEY)
+	uint64_t key = gc_stream_key(ev->stream, ev->per_thread, ev->tid);
+	if (ev->result == GC_CUDA_SUCCESS && !ev->capture_id && key == GC_STREAM_LEGACY_KEY)
 		gc_streams_legacy_op(l->streams);  /* an op of the legacy stream (stream order) */
+	/* an op of a blocking stream or the legacy one: its implicit waits (stream_clock.c) */
+	if (ev->result == GC_CUDA_SUCCESS && !ev->capture_id &&
+	    gc_streams_blocking_used(l->streams)) {
+		gc_streams_lock(l->streams);
+		gc_streams_op_seen(l->streams, key);
+		gc_streams_unlock(l->streams);
+	}
 	struct exec *e = gc_exec_find(l, ev->exec);
 	if (!e || ev->capture_id)
 		return;  /* launched into a capture: a child graph node, nothing runs now */

@@ -349,9 +349,12 @@ void gc_order_event(gc_ledger *l, const gc_event *ev)
 			gc_streams_wait(s, key, ev->event);
 		break;
 	case GC_EV_STREAM_STEP:
-		gc_streams_step(s, key);
+		/* a use there (uses.c): an op, its implicit waits (a non-blocking stream is left
+		 * without a slot, as the untraced path leaves it) */
+		if (key == GC_STREAM_LEGACY_KEY || (ev->flags & GC_STEP_HOST_FUNC))
+			gc_streams_step(s, key);
 		if (!(ev->flags & GC_STEP_HOST_FUNC))
-			gc_streams_op_seen(s, key);  /* a use there (uses.c): its implicit waits */
+			gc_streams_op_seen(s, key);
 		/* A host function can tell the program, when it runs, that the stream got there
 		 * (without this, a false unordered-free in JAX on the H200, run7; none with it,
 		 * run10). When it runs is not seen: taken as now, which only adds order. Captured,
@@ -423,10 +426,16 @@ void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, uint64_t key, int retired
 	/* The common allocation (its stream stamped before, no shared record where its address
 	 * hashes) takes no lock: what the lock's way would drop is none. */
 	unsigned bucket = shared_bucket(op->ptr);
-	if (retired || __atomic_load_n(&l->shared_in[bucket], __ATOMIC_RELAXED) ||
+	/* On a blocking stream once the legacy stream is used, the allocation is an op there:
+	 * it takes the legacy stream's work (stream_clock.c's join_implied) */
+	int implied = gc_streams_blocking_used(l->streams) &&
+	              !gc_streams_known_non_blocking(l->streams, key);
+	if (retired || implied || __atomic_load_n(&l->shared_in[bucket], __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&l->contested_in[bucket], __ATOMIC_RELAXED) ||
 	    !gc_streams_stamp_quick(l->streams, key, &slot, &stamp)) {
 		gc_streams_lock(l->streams);
+		if (implied)
+			gc_streams_op_seen(l->streams, key);
 		slot = gc_streams_stamp(l->streams, key, &stamp);
 		drop_shared(l, op->ptr);  /* a free never seen: what it had is gone */
 		if (retired)

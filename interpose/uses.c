@@ -178,24 +178,29 @@ static void order_steps(const gc_use *u)
 	if (u->result != CUDA_SUCCESS || (!on && !u->synchronous && !u->host))
 		return;
 	/* the legacy stream: stream 0 without per-thread streams, CU_STREAM_LEGACY named with or
-	 * without (a _ptsz spelling's was missed: blocking streams stayed unordered through it) */
-	/* Once the legacy stream is used and a blocking stream holds a slot, every use on the
-	 * legacy stream or a blocking one passes order between them, at its time
-	 * (stream_clock.c's join_implied): the first legacy use is an event, the others made
-	 * ops of the model straight, or, while a trace is written, events too, so that its
-	 * replay makes them as well. */
+	 * without (a _ptsz spelling's was missed: blocking streams stayed unordered through it).
+	 * Once it is used and a blocking stream exists (created so, or a per-thread stream, which
+	 * is counted at its first op, so it is asked for here), every use on the legacy stream
+	 * or a blocking one passes order between them, at its time (stream_clock.c's
+	 * join_implied): the first legacy use is an event, the others made ops of the model
+	 * straight, or, while a trace is written, events too, so that its replay makes them as
+	 * well. Not a captured use: nothing runs then. */
 	int legacy = u->stream == (uint64_t)(uintptr_t)CU_STREAM_LEGACY ||
 	             (!u->per_thread && u->stream == 0);
+	uint64_t key = gc_stream_key(u->stream, u->per_thread, gc_hub_tid());
 	if (on && legacy && !__atomic_exchange_n(&legacy_seen, 1, __ATOMIC_RELAXED)) {
 		gc_event ev = {.kind = GC_EV_STREAM_STEP, .call = u->call, .stream = u->stream};
 		gc_hub_report(&ev);
-	} else if (on && gc_streams_blocking_used(gc_hub.streams)) {
-		uint64_t key = gc_stream_key(u->stream, u->per_thread, gc_hub_tid());
+	} else if (on && (gc_streams_blocking_used(gc_hub.streams) ||
+	                  (__atomic_load_n(&legacy_seen, __ATOMIC_RELAXED) &&
+	                   !gc_stream_key_is_handle(key) && key != GC_STREAM_LEGACY_KEY)) &&
+	           (legacy || !gc_streams_known_non_blocking(gc_hub.streams, key)) &&
+	           !gc_hub_capture_of(u->stream, u->per_thread)) {
 		if (gc_hub_tracing()) {
 			gc_event ev = {.kind = GC_EV_STREAM_STEP, .call = u->call, .stream = u->stream,
 			               .per_thread = u->per_thread};
 			gc_hub_report(&ev);
-		} else if (legacy || !gc_streams_known_non_blocking(gc_hub.streams, key)) {
+		} else {
 			gc_streams_lock(gc_hub.streams);
 			gc_streams_op_seen(gc_hub.streams, key);
 			gc_streams_unlock(gc_hub.streams);

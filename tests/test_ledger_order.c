@@ -511,6 +511,23 @@ static void chains_through_the_legacy_stream(void **state)
 	apply(f, sync_stream(D));
 	apply(f, mfree(Q + 0x28000, A));
 	expect(f, 1, GC_RULE_UNORDERED_FREE);
+	/* D's last op an allocation, or a graph launch, after the legacy use: each waited for it
+	 * (review 6's g2.c and g1.c: false unordered-free while neither was an op) */
+	apply(f, alloc(Q + 0x2c000, A));
+	apply(f, sync_stream(A));
+	apply(f, use(Q + 0x2c000, 0, 65));
+	apply(f, alloc(Q + 0x70000, D));
+	apply(f, sync_stream(D));
+	apply(f, mfree(Q + 0x2c000, A));
+	expect_none(f);
+	apply(f, alloc(Q + 0x2e000, A));
+	apply(f, sync_stream(A));
+	apply(f, use(Q + 0x2e000, 0, 66));
+	apply(f, (gc_event){.kind = GC_EV_LAUNCH, .call = "cuGraphLaunch", .exec = 0xe99,
+	                    .stream = D});
+	apply(f, sync_stream(D));
+	apply(f, mfree(Q + 0x2e000, A));
+	expect_none(f);
 	/* a use on the legacy stream after the blocking D waited for an event: the legacy op
 	 * waits for D's wait, so it is ordered (judged after its implicit waits: a review's
 	 * false unordered-use before) */
