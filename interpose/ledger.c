@@ -319,8 +319,10 @@ static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 	uint64_t key = gc_stream_key(ev->stream, ev->per_thread, ev->tid);
 	if (ev->result == GC_CUDA_SUCCESS && !ev->capture_id && key == GC_STREAM_LEGACY_KEY)
 		gc_streams_legacy_op(l->streams);  /* an op of the legacy stream (stream order) */
-	/* an op of a blocking stream or the legacy one: its implicit waits (stream_clock.c) */
+	/* an op of a blocking stream or the legacy one: its implicit waits (stream_clock.c; the
+	 * legacy flag first, in line: a launch pays one load until the legacy stream is used) */
 	if (ev->result == GC_CUDA_SUCCESS && !ev->capture_id &&
+	    __atomic_load_n(&l->streams_seen.legacy_used, __ATOMIC_RELAXED) &&
 	    gc_streams_blocking_used(l->streams)) {
 		gc_streams_lock(l->streams);
 		gc_streams_op_seen(l->streams, key);

@@ -369,6 +369,11 @@ static void join_implied(gc_streams *s, struct sstream *st)
 	join_stream(st, &l->vc, s->nslots);
 }
 
+int gc_streams_legacy_in_use(const gc_streams *s)
+{
+	return __atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED);
+}
+
 int gc_streams_blocking_used(const gc_streams *s)
 {
 	return __atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED) &&

@@ -155,6 +155,8 @@ void gc_streams_legacy_op(gc_streams *s);
 /* Whether the legacy stream was used and a blocking stream besides it is known (no lock
  * needed): a use on either then passes order between them (gc_streams_op_seen). */
 int gc_streams_blocking_used(const gc_streams *s);
+/* Whether an op on the legacy stream was seen (any: a wait, a record, a launch; no lock). */
+int gc_streams_legacy_in_use(const gc_streams *s);
 /* gc_streams_op for a launch, copy or set the model judges nothing for: a non-blocking stream
  * is left as it is. */
 void gc_streams_op_seen(gc_streams *s, uint64_t key);

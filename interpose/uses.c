@@ -192,7 +192,7 @@ static void order_steps(const gc_use *u)
 		gc_event ev = {.kind = GC_EV_STREAM_STEP, .call = u->call, .stream = u->stream};
 		gc_hub_report(&ev);
 	} else if (on && (gc_streams_blocking_used(gc_hub.streams) ||
-	                  (__atomic_load_n(&legacy_seen, __ATOMIC_RELAXED) &&
+	                  (gc_streams_legacy_in_use(gc_hub.streams) &&
 	                   !gc_stream_key_is_handle(key) && key != GC_STREAM_LEGACY_KEY)) &&
 	           (legacy || !gc_streams_known_non_blocking(gc_hub.streams, key)) &&
 	           !gc_hub_capture_of(u->stream, u->per_thread)) {
