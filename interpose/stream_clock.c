@@ -328,6 +328,12 @@ static inline struct sevent *event_at(gc_streams *s, uint64_t event)
 
 static int blocking(const struct sstream *st);
 
+/* Whether an op on the legacy stream was seen (read without the lock). */
+static inline int legacy_used(const gc_streams *s)
+{
+	return __atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED);
+}
+
 /* The legacy stream's clock takes every blocking stream's (an op there waits for their work
  * before it). The others are ticked first, so it holds every stamp they made so far. */
 static void legacy_joins_blocking(gc_streams *s, struct sstream *l)
@@ -355,7 +361,7 @@ static void legacy_joins_blocking(gc_streams *s, struct sstream *l)
  * 4's n.c). */
 static void join_implied(gc_streams *s, struct sstream *st)
 {
-	if (!__atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED) || !blocking(st))
+	if (!legacy_used(s) || !blocking(st))
 		return;
 	if (st->h.key == GC_STREAM_LEGACY_KEY) {
 		legacy_joins_blocking(s, st);
@@ -371,13 +377,12 @@ static void join_implied(gc_streams *s, struct sstream *st)
 
 int gc_streams_legacy_in_use(const gc_streams *s)
 {
-	return __atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED);
+	return legacy_used(s);
 }
 
 int gc_streams_blocking_used(const gc_streams *s)
 {
-	return __atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED) &&
-	       __atomic_load_n(&s->n_blocking, __ATOMIC_RELAXED) > 0;
+	return legacy_used(s) && __atomic_load_n(&s->n_blocking, __ATOMIC_RELAXED) > 0;
 }
 
 void gc_streams_op_seen(gc_streams *s, uint64_t key)
@@ -387,6 +392,13 @@ void gc_streams_op_seen(gc_streams *s, uint64_t key)
 	if (key != GC_STREAM_LEGACY_KEY && st && st->non_blocking)
 		return;
 	gc_streams_op(s, key);
+}
+
+void gc_streams_op_alone(gc_streams *s, uint64_t key)
+{
+	gc_streams_lock(s);
+	gc_streams_op_seen(s, key);
+	gc_streams_unlock(s);
 }
 
 static inline void record(gc_streams *s, uint64_t event, uint64_t key)
@@ -586,7 +598,7 @@ void gc_streams_record_wait(gc_streams *s, int wait, uint64_t event, uint64_t ke
 {
 	gc_spin_lock(&s->lock);
 	struct sstream *st = recent_ready(s, key, event);
-	if (st && blocking(st) && __atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED))
+	if (st && blocking(st) && legacy_used(s))
 		st = NULL;  /* an op on a blocking stream takes the legacy stream's work: the tables' way */
 	if (st && wait) {
 		join_stream(st, &s->recent_event->vc, s->nslots);
@@ -770,7 +782,7 @@ int gc_streams_ordered(gc_streams *s, int from, uint32_t stamp, uint64_t to)
 	int a_legacy = a->h.key == GC_STREAM_LEGACY_KEY, b_legacy = b->h.key == GC_STREAM_LEGACY_KEY;
 	if ((a_legacy && blocking(b)) || (b_legacy && blocking(a)))
 		return 1;
-	if (__atomic_load_n(&s->seen->legacy_used, __ATOMIC_RELAXED) && blocking(a) && blocking(b))
+	if (legacy_used(s) && blocking(a) && blocking(b))
 		return 1;
 	acquire_host(s, b);
 	return b->vc.t[from] > stamp;

@@ -160,6 +160,8 @@ int gc_streams_legacy_in_use(const gc_streams *s);
 /* gc_streams_op for a launch, copy or set the model judges nothing for: a non-blocking stream
  * is left as it is. */
 void gc_streams_op_seen(gc_streams *s, uint64_t key);
+/* The same, taking the lock (a caller that holds none). */
+void gc_streams_op_alone(gc_streams *s, uint64_t key);
 /* Whether key is a non-blocking stream the quick table holds (no lock needed; 0: not known
  * so, the lock's way decides). */
 int gc_streams_known_non_blocking(gc_streams *s, uint64_t key);

@@ -170,7 +170,7 @@ static int host_waits(const gc_use *u)
 /* A use the host waited for, whether the stream model is on or not (before, it tells the
  * ledger what the host waited for); while the model is on, also the first op seen on the
  * legacy stream (from then on blocking streams are taken as ordered with each other,
- * stream_clock.h). */
+ * stream_clock.h), and, after it, each use on the legacy stream or a blocking one (below). */
 static void order_steps(const gc_use *u)
 {
 	static int legacy_seen;
@@ -201,9 +201,7 @@ static void order_steps(const gc_use *u)
 			               .per_thread = u->per_thread};
 			gc_hub_report(&ev);
 		} else {
-			gc_streams_lock(gc_hub.streams);
-			gc_streams_op_seen(gc_hub.streams, key);
-			gc_streams_unlock(gc_hub.streams);
+			gc_streams_op_alone(gc_hub.streams, key);
 		}
 	}
 	if ((on || gc_hub_host_wait_new()) && host_waits(u)) {
