@@ -323,7 +323,7 @@ static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 	 * legacy flag first, in line: a launch pays one load until the legacy stream is used) */
 	if (ev->result == GC_CUDA_SUCCESS && !ev->capture_id &&
 	    __atomic_load_n(&l->streams_seen.legacy_used, __ATOMIC_RELAXED) &&
-	    gc_streams_blocking_used(l->streams))
+	    gc_streams_op_wanted(l->streams, key))
 		gc_streams_op_alone(l->streams, key);
 	struct exec *e = gc_exec_find(l, ev->exec);
 	if (!e || ev->capture_id)

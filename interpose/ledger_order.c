@@ -428,8 +428,7 @@ void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, uint64_t key, int retired
 	unsigned bucket = shared_bucket(op->ptr);
 	/* On a blocking stream once the legacy stream is used, the allocation is an op there:
 	 * it takes the legacy stream's work (stream_clock.c's join_implied) */
-	int implied = gc_streams_blocking_used(l->streams) &&
-	              !gc_streams_known_non_blocking(l->streams, key);
+	int implied = gc_streams_op_wanted(l->streams, key);
 	if (retired || implied || __atomic_load_n(&l->shared_in[bucket], __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&l->contested_in[bucket], __ATOMIC_RELAXED) ||
 	    !gc_streams_stamp_quick(l->streams, key, &slot, &stamp)) {

@@ -66,7 +66,7 @@ struct gc_streams {
 	 * the lock, read without it; streams never leave their table, so a pointer stays good). */
 	struct sstream *quick[GC_STREAMS_QUICK] __attribute__((aligned(64)));
 	/* Blocking streams other than the legacy one known (created so, or a per-thread or
-	 * unknown stream at its first op): read without the lock (gc_streams_blocking_used), so
+	 * unknown stream at its first op): read without the lock (gc_streams_op_wanted), so
 	 * that a program with none (PyTorch's streams are all non-blocking) takes no lock for
 	 * its uses. */
 	int n_blocking;
@@ -375,14 +375,15 @@ static void join_implied(gc_streams *s, struct sstream *st)
 	join_stream(st, &l->vc, s->nslots);
 }
 
-int gc_streams_legacy_in_use(const gc_streams *s)
+int gc_streams_op_wanted(gc_streams *s, uint64_t key)
 {
-	return legacy_used(s);
-}
-
-int gc_streams_blocking_used(const gc_streams *s)
-{
-	return legacy_used(s) && __atomic_load_n(&s->n_blocking, __ATOMIC_RELAXED) > 0;
+	if (!legacy_used(s))
+		return 0;
+	/* a per-thread stream is blocking and counted only at its first op: asked for by its
+	 * key, or its first op (an allocation, a graph launch) took nothing */
+	int per_thread = key != GC_STREAM_LEGACY_KEY && !gc_stream_key_is_handle(key);
+	return (per_thread || __atomic_load_n(&s->n_blocking, __ATOMIC_RELAXED) > 0) &&
+	       !gc_streams_known_non_blocking(s, key);
 }
 
 void gc_streams_op_seen(gc_streams *s, uint64_t key)

@@ -152,11 +152,10 @@ void gc_streams_op(gc_streams *s, uint64_t key);
 /* An op on the legacy stream (no lock needed): from now on blocking streams are taken as
  * ordered with each other, as such an op waits for them and they for it. */
 void gc_streams_legacy_op(gc_streams *s);
-/* Whether the legacy stream was used and a blocking stream besides it is known (no lock
- * needed): a use on either then passes order between them (gc_streams_op_seen). */
-int gc_streams_blocking_used(const gc_streams *s);
-/* Whether an op on the legacy stream was seen (any: a wait, a record, a launch; no lock). */
-int gc_streams_legacy_in_use(const gc_streams *s);
+/* Whether an op on key's stream is one the model makes (join_implied; no lock needed): the
+ * legacy stream was used, and key's is it or a blocking stream while one is known, or a
+ * per-thread stream. Every hook that makes ops asks this one question. */
+int gc_streams_op_wanted(gc_streams *s, uint64_t key);
 /* gc_streams_op for a launch, copy or set the model judges nothing for: a non-blocking stream
  * is left as it is. */
 void gc_streams_op_seen(gc_streams *s, uint64_t key);

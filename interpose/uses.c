@@ -179,9 +179,9 @@ static void order_steps(const gc_use *u)
 		return;
 	/* the legacy stream: stream 0 without per-thread streams, CU_STREAM_LEGACY named with or
 	 * without (a _ptsz spelling's was missed: blocking streams stayed unordered through it).
-	 * Once it is used and a blocking stream exists (created so, or a per-thread stream, which
-	 * is counted at its first op, so it is asked for here), every use on the legacy stream
-	 * or a blocking one passes order between them, at its time (stream_clock.c's
+	 * Once it is used and a blocking stream exists (gc_streams_op_wanted, the question the
+	 * allocations and graph launches ask too), every use on the legacy stream or a blocking
+	 * one passes order between them, at its time (stream_clock.c's
 	 * join_implied): the first legacy use is an event, the others made ops of the model
 	 * straight, or, while a trace is written, events too, so that its replay makes them as
 	 * well. Not a captured use: nothing runs then. */
@@ -191,10 +191,7 @@ static void order_steps(const gc_use *u)
 	if (on && legacy && !__atomic_exchange_n(&legacy_seen, 1, __ATOMIC_RELAXED)) {
 		gc_event ev = {.kind = GC_EV_STREAM_STEP, .call = u->call, .stream = u->stream};
 		gc_hub_report(&ev);
-	} else if (on && (gc_streams_blocking_used(gc_hub.streams) ||
-	                  (gc_streams_legacy_in_use(gc_hub.streams) &&
-	                   !gc_stream_key_is_handle(key) && key != GC_STREAM_LEGACY_KEY)) &&
-	           (legacy || !gc_streams_known_non_blocking(gc_hub.streams, key)) &&
+	} else if (on && gc_streams_op_wanted(gc_hub.streams, key) &&
 	           !gc_hub_capture_of(u->stream, u->per_thread)) {
 		if (gc_hub_tracing()) {
 			gc_event ev = {.kind = GC_EV_STREAM_STEP, .call = u->call, .stream = u->stream,

@@ -668,6 +668,46 @@ static void per_thread_streams(void **state)
 	expect_none(f);
 }
 
+/* A per-thread stream's first op after a legacy use, with no blocking stream created (a
+ * library built with per-thread streams beside one that names CU_STREAM_LEGACY): an
+ * allocation or a graph launch there waited for the legacy stream's work like a launch
+ * does, so the host's synchronization of it orders that work (a false unordered-free while
+ * only uses.c asked for the per-thread stream: no blocking stream was counted yet). */
+static void per_thread_first_op_after_a_legacy_use(void **state)
+{
+	fx *f = *state;
+	apply(f, create(A, GC_STREAM_NON_BLOCKING));
+	apply(f, create(B, GC_STREAM_NON_BLOCKING));
+	apply(f, alloc(P, A));
+	apply(f, sync_stream(A));
+	apply(f, use(P, 0, 60));
+	gc_event a = alloc(Q, 0), s = sync_stream(0);
+	a.per_thread = s.per_thread = 1;
+	apply(f, a);
+	apply(f, s);
+	apply(f, mfree(P, A));
+	expect_none(f);
+	/* the same with a graph launch as the first op of thread 2's per-thread stream */
+	apply(f, alloc(P + 0x10000, A));
+	apply(f, sync_stream(A));
+	apply(f, use(P + 0x10000, 0, 61));
+	gc_event g = {.kind = GC_EV_LAUNCH, .call = "cuGraphLaunch", .exec = 0xe98, .per_thread = 1,
+	              .tid = 2};
+	apply(f, g);
+	s.tid = 2;
+	apply(f, s);
+	apply(f, mfree(P + 0x10000, A));
+	expect_none(f);
+	/* its twin: the host synchronized a third thread's, which did nothing since */
+	apply(f, alloc(P + 0x20000, A));
+	apply(f, sync_stream(A));
+	apply(f, use(P + 0x20000, 0, 62));
+	s.tid = 3;
+	apply(f, s);
+	apply(f, mfree(P + 0x20000, A));
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
+}
+
 /* Allocations made while one stream was seen are watched when the model turns on (a second
  * stream created, or an op on one), as made then; what the host waited for before (a
  * synchronization, a synchronous copy, cuMemFree, a host function) is not. */
@@ -1235,6 +1275,7 @@ int main(void)
 		T(mem_free_waits_mem_alloc_and_import_do_not),
 		T(graph_launch_on_the_legacy_stream),
 		T(per_thread_streams),
+		T(per_thread_first_op_after_a_legacy_use),
 		T(earlier_allocations_watched),
 		T(earlier_allocations_waited_for),
 		T(earlier_allocations_of_a_blocking_stream),
