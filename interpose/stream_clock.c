@@ -327,6 +327,7 @@ static inline struct sevent *event_at(gc_streams *s, uint64_t event)
 }
 
 static int blocking(const struct sstream *st);
+static int legacy_or_blocking(const struct sstream *st);
 
 /* Whether an op on the legacy stream was seen (read without the lock). */
 static inline int legacy_used(const gc_streams *s)
@@ -438,7 +439,9 @@ void gc_streams_forget_event(gc_streams *s, uint64_t event)
  * takes its slot here if it has none yet: the model on, what it allocated before may be
  * watched as made at its first time (ledger_order.c), and a wait for everything must order
  * that too, even before the ledger's walk has stamped it. */
-static void all_streams(gc_streams *s, vclock *into)
+/* Every stream's clock (or only the legacy and blocking ones') joined into `into`, each
+ * ticked first. */
+static void streams_into(gc_streams *s, vclock *into, int blocking_only)
 {
 	uint64_t first = __atomic_load_n(&s->seen->first_key, __ATOMIC_RELAXED);
 	if (first && __atomic_load_n(&s->seen->active, __ATOMIC_RELAXED)) {
@@ -448,12 +451,17 @@ static void all_streams(gc_streams *s, vclock *into)
 	}
 	for (int i = 0; i < s->nslots; i++) {
 		struct sstream *o = s->by_slot[i];
-		if (o && o->slot == i) {
+		if (o && o->slot == i && (!blocking_only || legacy_or_blocking(o))) {
 			acquire_host(s, o);
 			tick(o);
 			join(into, &o->vc, s->nslots);
 		}
 	}
+}
+
+static void all_streams(gc_streams *s, vclock *into)
+{
+	streams_into(s, into, 0);
 }
 
 /* ---- open waits ---------------------------------------------------------------------
@@ -637,14 +645,22 @@ void gc_streams_join_device(gc_streams *s)
 
 void gc_streams_join_stream(gc_streams *s, uint64_t key)
 {
+	struct sstream *st;
 	/* The legacy stream's last op waited for blocking streams' earlier work: joining them all
-	 * too only adds edges. */
+	 * too only adds edges. Not a non-blocking stream's: it never waits for one (CUDA's stream
+	 * semantics; tests/gpu/legacy_sync_probe.cu asks the device). A misuse was missed while
+	 * this joined every stream (misuse/unordered-free-legacy-sync.cu). Open, or silenced by
+	 * an open blocking stream: every stream, as below. */
 	if (key == GC_STREAM_LEGACY_KEY) {
+		st = (struct sstream *)gc_table_find(&s->streams, key);
+		int unsure = st && (st->open || silenced(s, st));
 		gc_streams_close(s, key);
-		gc_streams_join_all(s);
+		vclock v = {{0}};
+		streams_into(s, &v, !unsure);
+		host_joins(s, &v);
 		return;
 	}
-	struct sstream *st = get(s, key);
+	st = get(s, key);
 	/* An open one: its wait was met, by anything before now; a silenced one may have been
 	 * behind an open one's wait: every stream. */
 	if (!st || st->open || silenced(s, st)) {

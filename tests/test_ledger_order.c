@@ -708,6 +708,30 @@ static void per_thread_first_op_after_a_legacy_use(void **state)
 	expect(f, 1, GC_RULE_UNORDERED_FREE);
 }
 
+/* The host's synchronize of the legacy stream waits for it and, through its ops, for the
+ * blocking streams: not for a non-blocking one (review 7's m1.c, missed while it joined every
+ * stream). */
+static void legacy_synchronize_leaves_non_blocking_streams(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	apply(f, alloc(P, A));
+	apply(f, (gc_event){.kind = GC_EV_STREAM_STEP, .call = "cuLaunchKernel", .stream = 0});
+	apply(f, sync_stream(0));
+	apply(f, mfree(P, B));
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
+	/* its twins: allocated on the blocking D, used on the legacy stream or not */
+	apply(f, alloc(Q, D));
+	apply(f, use(Q, 0, 63));
+	apply(f, sync_stream(0));
+	apply(f, mfree(Q, B));
+	expect_none(f);
+	apply(f, alloc(Q + 0x10000, D));
+	apply(f, sync_stream(0));
+	apply(f, mfree(Q + 0x10000, B));
+	expect_none(f);
+}
+
 /* Allocations made while one stream was seen are watched when the model turns on (a second
  * stream created, or an op on one), as made then; what the host waited for before (a
  * synchronization, a synchronous copy, cuMemFree, a host function) is not. */
@@ -1276,6 +1300,7 @@ int main(void)
 		T(graph_launch_on_the_legacy_stream),
 		T(per_thread_streams),
 		T(per_thread_first_op_after_a_legacy_use),
+		T(legacy_synchronize_leaves_non_blocking_streams),
 		T(earlier_allocations_watched),
 		T(earlier_allocations_waited_for),
 		T(earlier_allocations_of_a_blocking_stream),

@@ -160,6 +160,8 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	UNTRACED=1  # a legacy kernel passes order on without an event then (uses.c)
 	check "$way legacy-named, untraced" "$none" $prog legacy-named $extra
 	UNTRACED=0
+	check "$way legacy-sync" "1 unordered-free" $prog legacy-sync $extra
+	check "$way legacy-sync-clean" "$none" $prog legacy-sync-clean $extra
 	case $way in
 	*ptds) check "$way stream0" "$stream0_ptds" $prog stream0 $extra ;;
 	*) check "$way stream0" "$stream0_legacy" $prog stream0 $extra ;;

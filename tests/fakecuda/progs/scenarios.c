@@ -2124,6 +2124,37 @@ static int legacy_named(void)
     return 0;
 }
 
+/* ---- the legacy stream's synchronize (tests/gpu/misuse/unordered-free-legacy-sync.cu) ---
+ * A non-blocking worker allocates and fills a buffer; the host synchronizes the legacy
+ * stream, which never waits for a non-blocking one, and frees the buffer on a second
+ * non-blocking stream: one unordered-free (none before session 18: the legacy stream's
+ * synchronize was taken for every stream's). Clean: the worker blocking and a kernel on the
+ * legacy stream after the fill, which waits for it: no record. The legacy stream named, so
+ * that the per-thread ways reach it too. */
+static int legacy_sync(bool clean)
+{
+    CUfunction fill = load_fill(stale_image);
+    CUstream w = NULL, t = NULL;
+    CUdeviceptr p = 0;
+    float v = 1;
+    int n = 64;
+    void *p_args[] = { &p, &v, &n };
+    CK(cuStreamCreate, (&w, clean ? 0 : CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&t, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAllocAsync, (&p, 256, w));
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, w, p_args, NULL));
+    if (clean)
+        CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, CU_STREAM_LEGACY, p_args, NULL));
+    CK(cuStreamSynchronize, (CU_STREAM_LEGACY));
+    CK(cuMemFreeAsync, (p, t));
+    CK(cuStreamSynchronize, (t));
+    CK(cuStreamSynchronize, (w));
+    CK(cuStreamDestroy, (w));
+    CK(cuStreamDestroy, (t));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- device-to-device copies (cudaMemcpyDefault's spelling) -------------------------
  * 100 cuMemcpyAsync between two allocations of the one stream: no record; graphcheck asks
  * the driver the destination's memory type (a copy to pageable memory would be a host wait)
@@ -2168,6 +2199,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "graph-steps",
                                         "graph-steps-clean", "child-sets",
                                         "child-sets-clean", "legacy-named",
+                                        "legacy-sync", "legacy-sync-clean",
                                         "order-cost", "sites", "sites-once", "mixed" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
@@ -2251,6 +2283,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = graph_steps(strcmp(name, "graph-steps-clean") == 0);
     else if (strcmp(name, "legacy-named") == 0)
         rc = legacy_named();
+    else if (strcmp(name, "legacy-sync") == 0 || strcmp(name, "legacy-sync-clean") == 0)
+        rc = legacy_sync(strcmp(name, "legacy-sync-clean") == 0);
     else if (strcmp(name, "child-sets") == 0 || strcmp(name, "child-sets-clean") == 0)
         rc = child_sets(strcmp(name, "child-sets-clean") == 0);
     else if (strcmp(name, "order-cost") == 0 && argc > 3)
@@ -2264,7 +2298,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

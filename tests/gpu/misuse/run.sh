@@ -61,6 +61,7 @@ unordered-use-after-pinned-copy unordered-use
 unordered-use-wait-value unordered-free,unordered-use
 unordered-use-graph-host-node unordered-free,unordered-use
 unordered-use-legacy-chain unordered-free,unordered-use
+unordered-free-legacy-sync unordered-free
 uaf-child-graph-node launch-stale-pointer
 double-free-teardown-cudafree double-free
 double-free-worker-thread double-free
