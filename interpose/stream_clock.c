@@ -26,6 +26,8 @@ struct sstream {
 	uint64_t stamp_now;
 	int open;           /* waits for what the model cannot see: OPEN or OPEN_BLOCKING */
 	int counted;        /* in gc_streams.n_blocking */
+	int was_blocking;   /* its slot held a blocking stream's work before its handle was given
+	                     * out again (that work still runs) */
 	uint32_t open_gen;  /* its openings so far */
 	vclock vc;
 };
@@ -283,6 +285,9 @@ static void tick(struct sstream *st)
 	}
 }
 
+static int blocking(const struct sstream *st);
+static int legacy_or_blocking(const struct sstream *st);
+
 void gc_streams_created(gc_streams *s, uint64_t key, uint64_t flags)
 {
 	struct sstream *st = node(s, key);
@@ -295,6 +300,7 @@ void gc_streams_created(gc_streams *s, uint64_t key, uint64_t flags)
 		 * stream's, so what waited for the old one is not taken as waiting for the new.
 		 * The old stream's work and the new one's count as ordered (one slot). */
 		uint32_t own = st->vc.t[st->slot];
+		st->was_blocking |= blocking(st);
 		memset(&st->vc, 0, sizeof(st->vc));
 		st->vc.t[st->slot] = own + 1;
 		st->host_gen = 0;
@@ -325,9 +331,6 @@ static inline struct sevent *event_at(gc_streams *s, uint64_t event)
 		s->recent_event = e;
 	return e;
 }
-
-static int blocking(const struct sstream *st);
-static int legacy_or_blocking(const struct sstream *st);
 
 /* Whether an op on the legacy stream was seen (read without the lock). */
 static inline int legacy_used(const gc_streams *s)
@@ -439,8 +442,8 @@ void gc_streams_forget_event(gc_streams *s, uint64_t event)
  * takes its slot here if it has none yet: the model on, what it allocated before may be
  * watched as made at its first time (ledger_order.c), and a wait for everything must order
  * that too, even before the ledger's walk has stamped it. */
-/* Every stream's clock (or only the legacy and blocking ones') joined into `into`, each
- * ticked first. */
+/* Every stream's clock (or only those whose slot holds work of the legacy or a blocking
+ * stream) joined into `into`, each ticked first. */
 static void streams_into(gc_streams *s, vclock *into, int blocking_only)
 {
 	uint64_t first = __atomic_load_n(&s->seen->first_key, __ATOMIC_RELAXED);
@@ -451,7 +454,7 @@ static void streams_into(gc_streams *s, vclock *into, int blocking_only)
 	}
 	for (int i = 0; i < s->nslots; i++) {
 		struct sstream *o = s->by_slot[i];
-		if (o && o->slot == i && (!blocking_only || legacy_or_blocking(o))) {
+		if (o && o->slot == i && (!blocking_only || legacy_or_blocking(o) || o->was_blocking)) {
 			acquire_host(s, o);
 			tick(o);
 			join(into, &o->vc, s->nslots);
@@ -649,11 +652,11 @@ void gc_streams_join_stream(gc_streams *s, uint64_t key)
 	/* The legacy stream's last op waited for blocking streams' earlier work: joining them all
 	 * too only adds edges. Not a non-blocking stream's: it never waits for one (CUDA's stream
 	 * semantics; tests/gpu/legacy_sync_probe.cu asks the device). A misuse was missed while
-	 * this joined every stream (misuse/unordered-free-legacy-sync.cu). Open, or silenced by
-	 * an open blocking stream: every stream, as below. */
+	 * this joined every stream (misuse/unordered-free-legacy-sync.cu). Every stream, as
+	 * below, while a blocking one (it, maybe) is open, or once the slots ran out: a stream
+	 * without one (the legacy stream too) holds what it waited for where no slot shows it. */
 	if (key == GC_STREAM_LEGACY_KEY) {
-		st = (struct sstream *)gc_table_find(&s->streams, key);
-		int unsure = st && (st->open || silenced(s, st));
+		int unsure = s->n_open_blocking || s->nslots == GC_CLOCK_SLOTS;
 		gc_streams_close(s, key);
 		vclock v = {{0}};
 		streams_into(s, &v, !unsure);

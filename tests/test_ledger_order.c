@@ -732,6 +732,49 @@ static void legacy_synchronize_leaves_non_blocking_streams(void **state)
 	expect_none(f);
 }
 
+/* ...but every stream while a blocking one is open (its wait met by anything: the legacy
+ * stream not used yet), or once the slots ran out (the legacy stream without one held what
+ * it waited for where no slot shows it); and the work of a blocking stream whose handle went
+ * to a non-blocking one since (review 8's ow2.c, sx1.c and handle reuse: false
+ * unordered-free records). */
+static void legacy_synchronize_unsure(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	apply(f, alloc(P, D));
+	apply(f, use(P, D, 73));
+	apply(f, (gc_event){.kind = GC_EV_STREAM_DESTROY, .stream = D});
+	apply(f, create(D, GC_STREAM_NON_BLOCKING));
+	apply(f, sync_stream(0));
+	apply(f, mfree(P, B));
+	expect_none(f);
+	apply(f, create(0xd8, 0));
+	apply(f, wait(0xd8, 0));  /* open: a wait for what the model cannot see */
+	apply(f, alloc(Q, A));
+	apply(f, sync_stream(0));
+	apply(f, mfree(Q, B));
+	expect_none(f);
+}
+
+static void legacy_synchronize_without_a_slot(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	apply(f, alloc(P, A));
+	apply(f, record(E1, A));
+	apply(f, alloc(P + 0x80000, B));  /* B's slot: judged */
+	for (uint64_t i = 0; i < GC_CLOCK_SLOTS; i++) {
+		uint64_t st = 0x10000 + i * 0x10;
+		apply(f, create(st, GC_STREAM_NON_BLOCKING));
+		apply(f, alloc(Q + i * 0x1000, st));
+		apply(f, mfree(Q + i * 0x1000, st));
+	}
+	apply(f, wait(0, E1));
+	apply(f, sync_stream(0));
+	apply(f, mfree(P, B));
+	expect_none(f);
+}
+
 /* Allocations made while one stream was seen are watched when the model turns on (a second
  * stream created, or an op on one), as made then; what the host waited for before (a
  * synchronization, a synchronous copy, cuMemFree, a host function) is not. */
@@ -1301,6 +1344,8 @@ int main(void)
 		T(per_thread_streams),
 		T(per_thread_first_op_after_a_legacy_use),
 		T(legacy_synchronize_leaves_non_blocking_streams),
+		T(legacy_synchronize_unsure),
+		T(legacy_synchronize_without_a_slot),
 		T(earlier_allocations_watched),
 		T(earlier_allocations_waited_for),
 		T(earlier_allocations_of_a_blocking_stream),
