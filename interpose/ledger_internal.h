@@ -235,6 +235,10 @@ struct gc_ledger {
 	 * under the lock, read without it, so that an allocation where none can be finds so in
 	 * one load. */
 	uint32_t shared_in[ORDER_SHARED_BUCKETS];
+	/* Those that keep only uses on the allocation's own stream, counted apart: not dropped
+	 * by an allocation (their allocation's number tells them stale), but by its free, which
+	 * would else leave them until an allocation at that address took the lock. */
+	uint32_t own_in[ORDER_SHARED_BUCKETS];
 	/* Addresses given out again before the free of their previous allocation reached the
 	 * ledger: the store may match later frees there to the wrong allocation of the two, so
 	 * their frees are not judged, until an allocation there finds the address settled (no

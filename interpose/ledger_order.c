@@ -5,7 +5,10 @@
  * reads without a lock: a use on the allocation's own stream is
  * skipped there by the stream tag in the entry, so only a use on another stream becomes an
  * event. Such an allocation is then "shared": its uses on every stream are kept (a few per
- * allocation) so that its free can be judged against them. */
+ * allocation) so that its free can be judged against them. A use on the allocation's own
+ * stream is an event once in each of that stream's times (uses.c's own_use_new: between two
+ * of its records or host waits), kept the same way but without sharing the allocation, so
+ * that a free on another stream is judged against it too. */
 #include "interpose/ledger_internal.h"
 
 #include <stdio.h>
@@ -22,10 +25,15 @@ struct order_use {
 };
 
 struct shared {
-	gc_hnode h;  /* key: the allocation's address */
+	gc_hnode h;    /* key: the allocation's address */
+	uint32_t seq;  /* the allocation's number: a record left by one whose free was not seen is
+	                * not another's */
 	int n;
+	int counted;   /* in shared_in (a use on another stream), own_in (its own stream's only) */
 	struct order_use use[ORDER_USES];
 };
+
+enum { COUNTED_NONE, COUNTED_OWN, COUNTED_SHARED };
 
 static uint64_t owner_of(int slot, uint32_t stamp, uint64_t key)
 {
@@ -380,11 +388,13 @@ void gc_order_event(gc_ledger *l, const gc_event *ev)
 
 /* ---- the fast path's side ---------------------------------------------------- */
 
-/* A shared record comes or goes at ptr (under the lock): its bucket's count, for readers
- * without the lock. */
-static void shared_count(gc_ledger *l, uint64_t ptr, int by)
+/* A record is counted at its address's bucket, or no longer (by -1), under the lock: for
+ * readers without the lock. */
+static void shared_count(gc_ledger *l, struct shared *sh, int counted, int by)
 {
-	uint32_t *c = &l->shared_in[shared_bucket(ptr)];
+	if (counted == COUNTED_NONE)
+		return;
+	uint32_t *c = &(counted == COUNTED_OWN ? l->own_in : l->shared_in)[shared_bucket(sh->h.key)];
 	__atomic_store_n(c, *c + (uint32_t)by, __ATOMIC_RELAXED);
 }
 
@@ -398,8 +408,8 @@ static void drop_shared(gc_ledger *l, uint64_t ptr)
 	struct shared *sh = shared_at(l, ptr);
 	if (sh) {
 		gc_table_remove(&l->shared, &sh->h);
+		shared_count(l, sh, sh->counted, -1);
 		gc_slab_release(&l->shared_slab, sh);
-		shared_count(l, ptr, -1);
 	}
 }
 
@@ -476,15 +486,17 @@ void gc_order_unwatch(gc_ledger *l, uint64_t ptr, uint64_t tid, const gc_dead_ra
 	 * it was (the thread made it: its allocation, then its free), goes at once: what a lookup
 	 * and a cover would do. Else (another lane's entry, or one changed since the check by an
 	 * allocation over the memory or a use that shared it) it is looked up again. */
-	if (seen && seen->lo == ptr && seen->kind == ORDER_ONE_STREAM &&
+	int own = __atomic_load_n(&l->own_in[shared_bucket(ptr)], __ATOMIC_RELAXED) != 0;
+	if (!own && seen && seen->lo == ptr && seen->kind == ORDER_ONE_STREAM &&
 	    gc_dead_ranges_take_front(&l->order, seen, tid))
 		return;
 	gc_dead_range hit;
 	int watched = gc_dead_ranges_lookup(&l->order, ptr, &hit) && hit.lo == ptr;
-	/* Uses kept for the address go: a shared allocation's, and those of one whose entry is
-	 * gone (an allocation over it made before this free arrived trimmed it, or the full
-	 * index evicted it), which would else stay until an allocation at this very address. */
-	if (!watched || hit.kind == ORDER_SHARED) {
+	/* Uses kept for the address go: a shared allocation's, one whose own stream's uses are
+	 * kept (one may be, where its bucket counts one), and those of one whose entry is gone
+	 * (an allocation over it made before this free arrived trimmed it, or the full index
+	 * evicted it), which would else stay until an allocation at this very address. */
+	if (!watched || hit.kind == ORDER_SHARED || own) {
 		gc_streams_lock(l->streams);
 		drop_shared(l, ptr);
 		gc_streams_unlock(l->streams);
@@ -530,16 +542,28 @@ static struct alloc *live_at(gc_ledger *l, uint64_t base)
 	return NULL;
 }
 
-static void keep_use(gc_ledger *l, uint64_t base, const gc_event *ev, uint64_t key)
+/* own: a use on the allocation's own stream (the allocation not shared for it). */
+static void keep_use(gc_ledger *l, uint64_t base, uint32_t seq, const gc_event *ev,
+                     uint64_t key, int own)
 {
 	struct shared *sh = shared_at(l, base);
 	if (!sh && (sh = gc_slab_alloc(&l->shared_slab))) {
 		sh->h.key = base;
+		sh->seq = seq;
 		gc_table_insert(&l->shared, &sh->h);
-		shared_count(l, base, 1);
 	}
 	if (!sh)
 		return;
+	if (sh->seq != seq) {  /* an earlier allocation's, whose free was not seen */
+		sh->seq = seq;
+		sh->n = 0;
+	}
+	int counted = own && sh->counted != COUNTED_SHARED ? COUNTED_OWN : COUNTED_SHARED;
+	if (counted != sh->counted) {
+		shared_count(l, sh, sh->counted, -1);
+		shared_count(l, sh, counted, 1);
+		sh->counted = counted;
+	}
 	int i = 0;
 	while (i < sh->n && sh->use[i].key != key)
 		i++;
@@ -572,9 +596,12 @@ void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev)
 	              gc_streams_ordered(l->streams, slot, stamp_of(hit.owner), key);
 	if (!ordered)
 		akey = gc_streams_key_of(l->streams, slot);
-	keep_use(l, hit.lo, ev, key);
+	/* one on its own stream (uses.c reports the first of each of that stream's times): kept,
+	 * and the allocation stays unshared, so that its own stream's other uses make no event */
+	int own = hit.kind != ORDER_SHARED && gc_streams_key_of(l->streams, slot) == key;
+	keep_use(l, hit.lo, a->seq, ev, key, own);
 	gc_streams_unlock(l->streams);
-	if (hit.kind != ORDER_SHARED)
+	if (hit.kind != ORDER_SHARED && !own)
 		gc_dead_ranges_add(&l->order, hit.lo, hit.hi, hit.owner, ORDER_SHARED, ev->tid);
 	if (ordered || gc_use_seen(l, GC_RULE_UNORDERED_USE, ev->site, a->seq))
 		return;
@@ -613,6 +640,8 @@ void gc_check_order_free(gc_ledger *l, out *o, const gc_event *ev, const struct 
 	int ordered = gc_streams_ordered(l->streams, slot, stamp_of(hit.owner), key);
 	akey = gc_streams_key_of(l->streams, slot);
 	struct shared *sh = shared_at(l, a->h.key);
+	if (sh && sh->seq != a->seq)
+		sh = NULL;  /* an earlier allocation's uses */
 	for (int i = 0; ordered && sh && i < sh->n; i++)
 		if (sh->use[i].key != key &&
 		    !gc_streams_ordered(l->streams, sh->use[i].slot, sh->use[i].stamp, key)) {
@@ -635,12 +664,16 @@ void gc_check_order_free(gc_ledger *l, out *o, const gc_event *ev, const struct 
 		return;
 	}
 	stream_name(late.key, su, sizeof(su));
+	/* one on its own stream is the first of its stream's time (uses.c): the others since
+	 * are ordered as it is, so the event goes after the last of them */
+	int own = late.key == akey;
 	gc_verdict *v = gc_verdict_on(o, GC_RULE_UNORDERED_FREE, a, "%s on %s frees allocation #%u (%llu bytes at 0x%llx) made by %s on %s, but its "
-	    "last use on %s, by %s in %s, is not ordered before the free: the pool may give the "
+	    "%s on %s, by %s in %s, is not ordered before the free: the pool may give the "
 	    "memory to another allocation while that work still runs. Record an event on %s after "
-	    "that use and make %s wait for it (cuStreamWaitEvent) before the free.",
+	    "%s and make %s wait for it (cuStreamWaitEvent) before the free.",
 	    ev->call, sb, a->seq, (unsigned long long)a->size, (unsigned long long)a->h.key,
-	    gc_store_call_name(a), sa, su, late.call, use_words(late.use, late.arg, ub, sizeof(ub)),
-	    su, sb);
+	    gc_store_call_name(a), sa, own ? "use" : "last use", su, late.call,
+	    use_words(late.use, late.arg, ub, sizeof(ub)), su,
+	    own ? "its last use there" : "that use", sb);
 	v->alloc.use_site = late.site;
 }

@@ -45,7 +45,7 @@ typedef enum gc_severity { GC_SEV_ERROR, GC_SEV_WARNING } gc_severity;
 	X(UNORDERED_USE, "unordered-use", GC_SEV_ERROR, \
 	  "A kernel argument, copy or set on one stream uses a stream-ordered allocation made on another stream that this stream is not ordered after (no event, no synchronization).") \
 	X(UNORDERED_FREE, "unordered-free", GC_SEV_ERROR, \
-	  "A free on one stream of a stream-ordered allocation whose allocation or last use on another stream is not ordered before it.")
+	  "A free on one stream of a stream-ordered allocation whose allocation, or last use on another stream (the allocating one included), is not ordered before it.")
 
 typedef enum gc_rule {
 #define GC_RULE_ENUM(e, id, sev, help) GC_RULE_##e,

@@ -44,6 +44,9 @@ typedef struct gc_scratch {
 		unsigned n, next;                   /* index's seqlock count is seq */
 		uint32_t tag;
 		uint64_t lo[8], hi[8];
+		uint32_t time[8];                   /* the stream's time its use was last told */
+		const uint64_t *stamp;              /* stamp_key's stamp word (stream_clock.h) */
+		uint64_t stamp_key;
 	} own;
 	uint64_t device_lo, device_hi;          /* uses: the last device range the driver
 	                                         * answered for a copy's destination */

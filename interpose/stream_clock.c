@@ -772,6 +772,12 @@ int gc_streams_stamp_quick(gc_streams *s, uint64_t key, int *slot, uint32_t *sta
 	return 1;
 }
 
+const uint64_t *gc_streams_stamp_word(gc_streams *s, uint64_t key)
+{
+	struct sstream *st = __atomic_load_n(&s->quick[quick_at(key)], __ATOMIC_ACQUIRE);
+	return st && st->h.key == key ? &st->stamp_now : NULL;
+}
+
 static int blocking(const struct sstream *st)
 {
 	return !st->non_blocking;

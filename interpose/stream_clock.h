@@ -161,6 +161,15 @@ int gc_streams_op_wanted(gc_streams *s, uint64_t key);
 void gc_streams_op_seen(gc_streams *s, uint64_t key);
 /* The same, taking the lock (a caller that holds none). */
 void gc_streams_op_alone(gc_streams *s, uint64_t key);
+/* Where key's stream keeps its stamp for readers without the lock (it stays there: streams
+ * never leave), or NULL while the quick table does not hold it; its time now, read there,
+ * by gc_streams_time_of (its clock's own entry: raised by its records and host waits). */
+const uint64_t *gc_streams_stamp_word(gc_streams *s, uint64_t key);
+static inline uint32_t gc_streams_time_of(const uint64_t *word)
+{
+	uint64_t w = word ? __atomic_load_n(word, __ATOMIC_RELAXED) : 0;
+	return w >> 32 >= 2 ? (uint32_t)w : 0;  /* slot + 2 above (0, 1: none yet), time below */
+}
 /* Whether key is a non-blocking stream the quick table holds (no lock needed; 0: not known
  * so, the lock's way decides). */
 int gc_streams_known_non_blocking(gc_streams *s, uint64_t key);

@@ -57,14 +57,59 @@ static int own_slot(const gc_scratch *sc, uint64_t w, unsigned from)
 	return -1;
 }
 
+/* A use on the allocation's own stream matters to a free on another stream that is
+ * ordered after the allocation but not after the use (allocated on A, synchronized, used on
+ * A, freed on B: review 7's s0.c, missed while such uses made no event). It is told once in
+ * each of A's times (A's own clock entry, raised by its records and host waits: every use
+ * within one time is ordered before the same frees), so a loop of launches between two
+ * records makes one event an allocation. Told times by allocation address hash: the
+ * address above, the time's low 24 bits below (a collision or a lost race tells a use
+ * twice: an event more, no record). */
+#define OWN_TOLD 1024
+static uint64_t own_told[OWN_TOLD];
+
+/* Whether a use at time `now` of the allocation at lo, whose time last told this thread is
+ * *known (the allocation's own at first), is to be told: then taken as told. */
+static int own_use_new(const gc_use *u, uint64_t lo, uint32_t now, uint32_t *known)
+{
+	if (!now || now == *known)
+		return 0;
+	uint64_t *at = &own_told[((lo >> 8) * 0x9E3779B97F4A7C15ull) >> 54];
+	uint64_t told = (lo >> 8) << 24 | (now & 0xffffff);
+	if (__atomic_load_n(at, __ATOMIC_RELAXED) == told) {
+		*known = now;
+		return 0;
+	}
+	if (gc_hub_capture_of(u->stream, u->per_thread))
+		return 0;  /* captured: the ledger takes it for the graph's, nothing is told */
+	*known = now;
+	__atomic_store_n(at, told, __ATOMIC_RELAXED);
+	return 1;
+}
+
+/* The time now of the launching stream (key's), its stamp word kept in the thread's scratch. */
+static inline __attribute__((always_inline)) uint32_t stream_time(gc_scratch *sc, uint64_t key)
+{
+	if (!sc)
+		return gc_streams_time_of(gc_streams_stamp_word(gc_hub.streams, key));
+	if (!sc->own.stamp || sc->own.stamp_key != key) {  /* not known yet, or tags collided */
+		sc->own.stamp = gc_streams_stamp_word(gc_hub.streams, key);
+		sc->own.stamp_key = key;
+	}
+	return gc_streams_time_of(sc->own.stamp);
+}
+
 /* The words of w[0..n) inside allocations watched for stream order that were made, or are
  * used, on another stream than this use's: each is an event (the ledger judges the order).
  * A word in an allocation only its own stream has touched is skipped here, by the stream tag
- * the index keeps: the common case, a launch on the stream that allocated, makes no event. */
+ * the index keeps: the common case, a launch on the stream that allocated, makes no event
+ * but the first in each of its stream's times (own_use_new). */
 static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_ranges *o,
                         const uint64_t *w, const uint16_t *param, size_t n)
 {
-	uint32_t tag = gc_stream_tag(gc_stream_key(u->stream, u->per_thread, gc_hub_tid()));
+	uint64_t key = gc_stream_key(u->stream, u->per_thread, gc_hub_tid());
+	uint32_t tag = gc_stream_tag(key), now = 0, known;
+	int now_read = 0;
 	uint64_t seq = __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE);
 	gc_scratch *sc = gc_scratch_get();
 	if (sc && (seq != sc->own.seq || tag != sc->own.tag)) {
@@ -79,16 +124,29 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
 		int slot = sc ? own_slot(sc, w[i], from) : -1;
 		if (slot >= 0) {
 			from = (unsigned)slot + 1 < sc->own.n ? (unsigned)slot + 1 : 0;
+			if (!now_read++)
+				now = stream_time(sc, key);
+			if (now != sc->own.time[slot] &&
+			    own_use_new(u, sc->own.lo[slot], now, &sc->own.time[slot]))
+				report_use(u, k, w[i], param ? param[i] : (int)i);
 			continue;
 		}
 		if (!gc_dead_ranges_lookup(o, w[i], &hit))
 			continue;
 		if (hit.kind != GC_DEAD_UNMATERIALIZED || (hit.owner & 0xffff) != tag) {
 			report_use(u, k, w[i], param ? param[i] : (int)i);
-		} else if (sc && !(seq & 1) && __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE) == seq) {
+			continue;
+		}
+		if (!now_read++)
+			now = stream_time(sc, key);
+		known = (uint32_t)(hit.owner >> 32);  /* the allocation's time */
+		if (own_use_new(u, hit.lo, now, &known))
+			report_use(u, k, w[i], param ? param[i] : (int)i);
+		if (sc && !(seq & 1) && __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE) == seq) {
 			/* the index unchanged across the search: the range may be kept */
 			sc->own.lo[sc->own.next] = hit.lo;
 			sc->own.hi[sc->own.next] = hit.hi;
+			sc->own.time[sc->own.next] = known;
 			sc->own.next = (unsigned)((sc->own.next + 1) % OWN_CACHE);
 			sc->own.n += sc->own.n < OWN_CACHE;
 		}

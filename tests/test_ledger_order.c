@@ -775,6 +775,45 @@ static void legacy_synchronize_without_a_slot(void **state)
 	expect_none(f);
 }
 
+/* A use on the allocation's own stream after it was ordered to another (uses.c reports the
+ * first of each of that stream's times): a free on the other stream without an event after
+ * the use is unordered (review 7's s0.c: missed while own-stream uses were not kept); with
+ * one, nothing; and the allocation stays unshared (its own stream's free is not judged). */
+static void own_stream_use_judges_a_free_elsewhere(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	apply(f, alloc(P, A));
+	apply(f, sync_stream(A));
+	apply(f, use(P, A, 70));
+	expect_none(f);
+	apply(f, mfree(P, B));
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
+	has(f, "its use on stream 0xa0, by cuLaunchKernel in a kernel (argument 1)");
+	has(f, "Record an event on stream 0xa0 after its last use there");
+	/* the twin: an event after the use, waited for by the freeing stream */
+	apply(f, alloc(Q, A));
+	apply(f, sync_stream(A));
+	apply(f, use(Q, A, 71));
+	apply(f, record(E1, A));
+	apply(f, wait(B, E1));
+	apply(f, mfree(Q, B));
+	expect_none(f);
+	/* unshared: freed on its own stream; the next allocation there is not judged against
+	 * the use its predecessor kept */
+	apply(f, alloc(P, A));
+	apply(f, use(P, A, 72));
+	gc_dead_range hit;
+	assert_true(gc_dead_ranges_lookup(&f->l->order, P, &hit));
+	assert_int_equal(hit.kind, ORDER_ONE_STREAM);
+	apply(f, mfree(P, A));
+	expect_none(f);
+	apply(f, alloc(P, A));
+	apply(f, sync_stream(A));
+	apply(f, mfree(P, B));
+	expect_none(f);
+}
+
 /* Allocations made while one stream was seen are watched when the model turns on (a second
  * stream created, or an op on one), as made then; what the host waited for before (a
  * synchronization, a synchronous copy, cuMemFree, a host function) is not. */
@@ -1346,6 +1385,7 @@ int main(void)
 		T(legacy_synchronize_leaves_non_blocking_streams),
 		T(legacy_synchronize_unsure),
 		T(legacy_synchronize_without_a_slot),
+		T(own_stream_use_judges_a_free_elsewhere),
 		T(earlier_allocations_watched),
 		T(earlier_allocations_waited_for),
 		T(earlier_allocations_of_a_blocking_stream),

@@ -162,6 +162,11 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	UNTRACED=0
 	check "$way legacy-sync" "1 unordered-free" $prog legacy-sync $extra
 	check "$way legacy-sync-clean" "$none" $prog legacy-sync-clean $extra
+	check "$way own-use" "1 unordered-free" $prog own-use $extra
+	check "$way own-use-clean" "$none" $prog own-use-clean $extra
+	UNTRACED=1
+	check "$way own-use, untraced" "1 unordered-free" $prog own-use $extra
+	UNTRACED=0
 	case $way in
 	*ptds) check "$way stream0" "$stream0_ptds" $prog stream0 $extra ;;
 	*) check "$way stream0" "$stream0_legacy" $prog stream0 $extra ;;
