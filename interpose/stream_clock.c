@@ -775,7 +775,14 @@ int gc_streams_stamp_quick(gc_streams *s, uint64_t key, int *slot, uint32_t *sta
 const uint64_t *gc_streams_stamp_word(gc_streams *s, uint64_t key)
 {
 	struct sstream *st = __atomic_load_n(&s->quick[quick_at(key)], __ATOMIC_ACQUIRE);
-	return st && st->h.key == key ? &st->stamp_now : NULL;
+	if (st && st->h.key == key)
+		return &st->stamp_now;
+	/* another stream holds its quick slot (review 9's x2.c: the use was never told), or
+	 * none yet: the table, under the lock */
+	gc_spin_lock(&s->lock);
+	st = (struct sstream *)gc_table_find(&s->streams, key);
+	gc_spin_unlock(&s->lock);
+	return st ? &st->stamp_now : NULL;
 }
 
 static int blocking(const struct sstream *st)

@@ -162,8 +162,9 @@ void gc_streams_op_seen(gc_streams *s, uint64_t key);
 /* The same, taking the lock (a caller that holds none). */
 void gc_streams_op_alone(gc_streams *s, uint64_t key);
 /* Where key's stream keeps its stamp for readers without the lock (it stays there: streams
- * never leave), or NULL while the quick table does not hold it; its time now, read there,
- * by gc_streams_time_of (its clock's own entry: raised by its records and host waits). */
+ * never leave), or NULL for a stream not seen yet; its time now, read there, by
+ * gc_streams_time_of (its clock's own entry: raised by its records and host waits). Takes
+ * the lock where the quick table does not hold the stream: not under it. */
 const uint64_t *gc_streams_stamp_word(gc_streams *s, uint64_t key);
 static inline uint32_t gc_streams_time_of(const uint64_t *word)
 {

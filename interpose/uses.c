@@ -63,19 +63,23 @@ static int own_slot(const gc_scratch *sc, uint64_t w, unsigned from)
  * each of A's times (A's own clock entry, raised by its records and host waits: every use
  * within one time is ordered before the same frees), so a loop of launches between two
  * records makes one event an allocation. Told times by allocation address hash: the
- * address above, the time's low 24 bits below (a collision or a lost race tells a use
- * twice: an event more, no record). */
+ * address mixed with the stream's tag above (an address given out again on another stream
+ * whose time is the same number: review 9's x1.c, missed while only the address was kept),
+ * the time's low 24 bits below (a collision or a lost race tells a use twice: an event
+ * more, no record). */
 #define OWN_TOLD 1024
 static uint64_t own_told[OWN_TOLD];
 
 /* Whether a use at time `now` of the allocation at lo, whose time last told this thread is
  * *known (the allocation's own at first), is to be told: then taken as told. */
-static int own_use_new(const gc_use *u, uint64_t lo, uint32_t now, uint32_t *known)
+static int own_use_new(const gc_use *u, uint64_t lo, uint32_t tag, uint32_t now,
+                       uint32_t *known)
 {
 	if (!now || now == *known)
 		return 0;
-	uint64_t *at = &own_told[((lo >> 8) * 0x9E3779B97F4A7C15ull) >> 54];
-	uint64_t told = (lo >> 8) << 24 | (now & 0xffffff);
+	uint64_t who = (lo >> 8 ^ (uint64_t)tag << 24) & ((1ull << 40) - 1);
+	uint64_t *at = &own_told[(who * 0x9E3779B97F4A7C15ull) >> 54];
+	uint64_t told = who << 24 | (now & 0xffffff);
 	if (__atomic_load_n(at, __ATOMIC_RELAXED) == told) {
 		*known = now;
 		return 0;
@@ -127,7 +131,7 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
 			if (!now_read++)
 				now = stream_time(sc, key);
 			if (now != sc->own.time[slot] &&
-			    own_use_new(u, sc->own.lo[slot], now, &sc->own.time[slot]))
+			    own_use_new(u, sc->own.lo[slot], tag, now, &sc->own.time[slot]))
 				report_use(u, k, w[i], param ? param[i] : (int)i);
 			continue;
 		}
@@ -140,7 +144,7 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
 		if (!now_read++)
 			now = stream_time(sc, key);
 		known = (uint32_t)(hit.owner >> 32);  /* the allocation's time */
-		if (own_use_new(u, hit.lo, now, &known))
+		if (own_use_new(u, hit.lo, tag, now, &known))
 			report_use(u, k, w[i], param ? param[i] : (int)i);
 		if (sc && !(seq & 1) && __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE) == seq) {
 			/* the index unchanged across the search: the range may be kept */

@@ -40,6 +40,32 @@ static int same_stamps(gc_streams *s, uint32_t *stamp)
 	return slot;
 }
 
+/* A stream whose quick slot another stream took since still has its stamp word found (the
+ * table's, under the lock): its own-stream uses are told by its time (uses.c; review 9's
+ * x2.c, never told while the quick table's miss answered none). */
+static void stamp_word_past_a_taken_quick_slot(void **state)
+{
+	(void)state;
+	gc_streams *s = gc_streams_new(NULL);
+	assert_non_null(s);
+	uint64_t other = 0x100;
+	while (quick_at(other) != quick_at(A))
+		other += 0x10;
+	uint32_t stamp;
+	gc_streams_lock(s);
+	gc_streams_created(s, A, 1);
+	gc_streams_created(s, other, 1);
+	gc_streams_stamp(s, A, &stamp);
+	gc_streams_stamp(s, other, &stamp);  /* takes A's quick slot */
+	gc_streams_unlock(s);
+	const uint64_t *w = gc_streams_stamp_word(s, A);
+	assert_ptr_equal(w, &node(s, A)->stamp_now);
+	assert_int_not_equal(gc_streams_time_of(w), 0);
+	assert_ptr_equal(gc_streams_stamp_word(s, other), &node(s, other)->stamp_now);
+	assert_null(gc_streams_stamp_word(s, 0x7770));  /* never seen */
+	gc_streams_free(s);
+}
+
 /* A stream's own time that wraps (2^32 records on it) leaves the stamp read without the lock
  * on the stream's own slot: the time must not carry into it. */
 static void quick_stamp_across_a_wrap(void **state)
@@ -217,6 +243,7 @@ static void host_function_keeps_it_open_event_sync_closes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(stamp_word_past_a_taken_quick_slot),
 		cmocka_unit_test(quick_stamp_across_a_wrap),
 		cmocka_unit_test(quick_stamp_after_a_join_across_a_wrap),
 		cmocka_unit_test(wait_for_all_gives_the_first_stream_a_slot),

@@ -164,6 +164,7 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way legacy-sync-clean" "$none" $prog legacy-sync-clean $extra
 	check "$way own-use" "1 unordered-free" $prog own-use $extra
 	check "$way own-use-clean" "$none" $prog own-use-clean $extra
+	check "$way own-use-reused" "1 unordered-free" $prog own-use-reused $extra
 	UNTRACED=1
 	check "$way own-use, untraced" "1 unordered-free" $prog own-use $extra
 	UNTRACED=0

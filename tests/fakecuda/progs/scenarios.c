@@ -2159,11 +2159,13 @@ static int legacy_sync(bool clean)
  * Allocated on A, everything synchronized, then three launches of it on A and a free on B
  * with no event after them: one unordered-free (none before session 18: a use on the
  * allocation's own stream made no event). Clean: an event recorded on A after the launches,
- * waited for by B: no record. */
-static int own_use(bool clean)
+ * waited for by B: no record. Reused: the address first allocated and used on C, whose time
+ * then has the number A's has at its launches (review 9's x1.c: untold while only the
+ * address and the time were kept). */
+static int own_use(bool clean, bool reused)
 {
     CUfunction fill = load_fill(stale_image);
-    CUstream a = NULL, b = NULL;
+    CUstream a = NULL, b = NULL, c = NULL;
     CUevent e = NULL;
     CUdeviceptr p = 0;
     float v = 1;
@@ -2171,9 +2173,20 @@ static int own_use(bool clean)
     void *p_args[] = { &p, &v, &n };
     CK(cuStreamCreate, (&a, CU_STREAM_NON_BLOCKING));
     CK(cuStreamCreate, (&b, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&c, CU_STREAM_NON_BLOCKING));
     CK(cuEventCreate, (&e, 0));
-    CK(cuMemAllocAsync, (&p, 256, a));
-    CK(cuCtxSynchronize, ());
+    if (reused) {  /* first an allocation there on C, told in C's time of the same number */
+        CK(cuMemAllocAsync, (&p, 256, c));
+        CK(cuStreamSynchronize, (c));
+        CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, c, p_args, NULL));
+        CK(cuMemFreeAsync, (p, c));
+        CK(cuStreamSynchronize, (c));
+        CK(cuMemAllocAsync, (&p, 256, a));
+        CK(cuStreamSynchronize, (a));
+    } else {
+        CK(cuMemAllocAsync, (&p, 256, a));
+        CK(cuCtxSynchronize, ());
+    }
     for (int i = 0; i < 3; i++)
         CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, a, p_args, NULL));
     if (clean) {
@@ -2185,6 +2198,7 @@ static int own_use(bool clean)
     CK(cuEventDestroy, (e));
     CK(cuStreamDestroy, (a));
     CK(cuStreamDestroy, (b));
+    CK(cuStreamDestroy, (c));
     printf("done\n");
     return 0;
 }
@@ -2234,7 +2248,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "graph-steps-clean", "child-sets",
                                         "child-sets-clean", "legacy-named",
                                         "legacy-sync", "legacy-sync-clean",
-                                        "own-use", "own-use-clean",
+                                        "own-use", "own-use-clean", "own-use-reused",
                                         "order-cost", "sites", "sites-once", "mixed" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
@@ -2320,8 +2334,9 @@ int fc_run_scenario(int argc, char **argv)
         rc = legacy_named();
     else if (strcmp(name, "legacy-sync") == 0 || strcmp(name, "legacy-sync-clean") == 0)
         rc = legacy_sync(strcmp(name, "legacy-sync-clean") == 0);
-    else if (strcmp(name, "own-use") == 0 || strcmp(name, "own-use-clean") == 0)
-        rc = own_use(strcmp(name, "own-use-clean") == 0);
+    else if (strcmp(name, "own-use") == 0 || strcmp(name, "own-use-clean") == 0 ||
+             strcmp(name, "own-use-reused") == 0)
+        rc = own_use(strcmp(name, "own-use-clean") == 0, strcmp(name, "own-use-reused") == 0);
     else if (strcmp(name, "child-sets") == 0 || strcmp(name, "child-sets-clean") == 0)
         rc = child_sets(strcmp(name, "child-sets-clean") == 0);
     else if (strcmp(name, "order-cost") == 0 && argc > 3)
@@ -2335,7 +2350,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|own-use[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|own-use[-clean|-reused]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);
