@@ -282,15 +282,18 @@ static int check_watched(gc_ledger *l, out *o, const gc_event *ev, const struct 
 
 /* A launch of an exec with event-wait, host or event-record nodes is, for the stream model, a
  * wait on its stream (an open one: which record it meets is not followed), then a host
- * function there (the host may learn from it that the stream got there), then its events
- * recorded there (while the model is off, forgotten). Only adding order: without them a
- * program ordered by such a graph got false unordered-use and -free records. Out of line:
- * a launch of a graph without such nodes pays two loads. */
+ * function there (the host may learn from it that the stream got there), then (records set)
+ * its events recorded there (while the model is off, forgotten): its words' uses are judged
+ * between. Only adding order: without them a program ordered by such a graph got false
+ * unordered-use and -free records. Out of line: a launch of a graph without such nodes pays
+ * two loads. */
 static __attribute__((noinline)) void launch_steps(gc_ledger *l, const gc_event *launch,
-                                                   const struct exec *e)
+                                                   const struct exec *e, int records)
 {
 	gc_event ev = {.call = launch->call, .stream = launch->stream, .tid = launch->tid,
 	               .per_thread = launch->per_thread, .site = launch->site};
+	if (records)
+		goto records;
 	if (e->steps & GC_STEP_WAIT) {
 		ev.kind = GC_EV_STREAM_WAIT;
 		gc_order_event(l, &ev);
@@ -300,6 +303,8 @@ static __attribute__((noinline)) void launch_steps(gc_ledger *l, const gc_event 
 		ev.flags = GC_STEP_HOST_FUNC;
 		gc_order_event(l, &ev);
 	}
+	return;
+records:
 	ev.kind = GC_EV_EVENT_RECORD;
 	ev.flags = 0;
 	for (size_t i = 0; i < e->n_records; i++) {
@@ -312,6 +317,41 @@ static __attribute__((noinline)) void launch_steps(gc_ledger *l, const gc_event 
 			gc_streams_unlock(l->streams);
 		}
 	}
+}
+
+/* A launch's words in stream-ordered allocations are uses on its stream (unordered-use, and
+ * what a free elsewhere is judged against): judged at its first launch in each time of that
+ * stream (its own clock entry, raised by its records and host waits; as uses.c tells a
+ * kernel's uses on the allocating stream) and again after a watched allocation ended, so a
+ * loop of launches between two records judges them once. */
+static __attribute__((noinline)) void launch_order_uses(gc_ledger *l, out *o,
+                                                        const gc_event *launch, struct exec *e)
+{
+	uint64_t key = gc_stream_key(launch->stream, launch->per_thread, launch->tid);
+	uint64_t gen = __atomic_load_n(&l->watch_gen, __ATOMIC_RELAXED);
+	uint32_t now = gc_streams_time_of(gc_streams_stamp_word(l->streams, key));
+	if (now && now == e->order_time && key == e->order_key && gen == e->order_gen)
+		return;
+	for (size_t i = 0; i < e->n_watch; i++) {
+		const struct watch *w = &e->watch[i];
+		gc_dead_range hit;
+		if ((e->n_disabled && gc_exec_node_disabled(e, w->node)) ||
+		    !gc_dead_ranges_lookup(&l->order, w->ptr, &hit))
+			continue;
+		gc_event use = {.kind = GC_EV_USE, .call = launch->call, .result = GC_CUDA_SUCCESS,
+		                .ptr = w->ptr, .stream = launch->stream,
+		                .per_thread = launch->per_thread, .tid = launch->tid,
+		                .site = launch->site, .use = w->use, .arg = w->arg,
+		                .func_name = w->func_name};
+		struct stripe *st = stripe_of(l, hit.lo);
+		gc_spin_lock(&st->lock);
+		if (gc_dead_ranges_lookup(&l->order, w->ptr, &hit) && stripe_of(l, hit.lo) == st)
+			gc_check_order_use(l, o, &use);  /* else it changed hands: the next launch's */
+		gc_spin_unlock(&st->lock);
+	}
+	e->order_key = key;
+	e->order_time = gc_streams_time_of(gc_streams_stamp_word(l->streams, key));
+	e->order_gen = gen;
 }
 
 static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
@@ -340,8 +380,14 @@ static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 	gc_check_launch(o, ev, e);
 	if (ev->result == GC_CUDA_SUCCESS)
 		gc_exec_launched(l, e);
-	if (ev->result == GC_CUDA_SUCCESS && (e->steps || e->n_records))
-		launch_steps(l, ev, e);
+	if (ev->result != GC_CUDA_SUCCESS)
+		return;
+	if (e->steps & (GC_STEP_WAIT | GC_STEP_HOST_FUNC))
+		launch_steps(l, ev, e, 0);
+	if (e->n_watch && gc_order_on(l))
+		launch_order_uses(l, o, ev, e);
+	if (e->n_records)
+		launch_steps(l, ev, e, 1);
 }
 
 /* A child graph node: refused (or not) by the child's memory nodes; moved, the child's memory

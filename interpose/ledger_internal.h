@@ -138,6 +138,10 @@ struct exec {
 	size_t n_disabled, cap_disabled;
 	int foreign_nodes;   /* updated from another graph (cuGraphExecUpdate): its words carry
 	                      * that graph's node handles, a node set names the original's */
+	/* Its words' stream order last judged (ledger.c's launch_order_uses) at a launch on
+	 * this stream, in this time of it, with l->watch_gen this */
+	uint64_t order_key, order_gen;
+	uint32_t order_time;
 };
 
 struct capture {

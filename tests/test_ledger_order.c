@@ -814,6 +814,75 @@ static void own_stream_use_judges_a_free_elsewhere(void **state)
 	expect_none(f);
 }
 
+/* A graph of one kernel node reading word p, captured on stream s and instantiated as exec. */
+static void graph_reading(fx *f, uint64_t s, uint64_t id, uint64_t exec, uint64_t p)
+{
+	apply(f, (gc_event){.kind = GC_EV_CAPTURE_BEGIN, .call = "cuStreamBeginCapture_v2",
+	                    .stream = s, .capture_id = id, .mode = GC_MODE_GLOBAL});
+	apply(f, (gc_event){.kind = GC_EV_CAPTURE_END, .call = "cuStreamEndCapture", .stream = s,
+	                    .capture_id = id, .graph = exec + 0x1000});
+	apply(f, (gc_event){.kind = GC_EV_INSTANTIATE, .call = "cuGraphInstantiateWithFlags",
+	                    .graph = exec + 0x1000, .exec = exec});
+	apply(f, (gc_event){.kind = GC_EV_NODE_USE, .call = "cuGraphInstantiateWithFlags",
+	                    .exec = exec, .node = 0x900, .use = GC_USE_KERNEL, .ptr = p, .arg = 1,
+	                    .func_name = "step"});
+	expect_none(f);
+}
+static gc_event graph_launch(uint64_t exec, uint64_t s, uint32_t site)
+{
+	return (gc_event){.kind = GC_EV_LAUNCH, .call = "cuGraphLaunch", .exec = exec, .stream = s,
+	                  .site = site};
+}
+
+/* A graph launch's words in stream-ordered allocations are uses on its stream: not ordered
+ * after the allocation (unordered-use), and what a free elsewhere must be ordered after
+ * (unordered-free); judged once in each of the stream's times (a loop of launches: once).
+ * Missed before session 18 (the launch was only a step of its stream). */
+static void graph_launch_uses(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	apply(f, alloc(P, A));
+	graph_reading(f, B, 1, 0xe100, P);
+	apply(f, graph_launch(0xe100, B, 80));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+	has(f, "cuGraphLaunch on stream 0xb0 passes 0x7f0000000000 to a kernel (argument 1)");
+	apply(f, graph_launch(0xe100, B, 80));
+	expect_none(f);
+	apply(f, mfree(P, A));
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
+	has(f, "its last use on stream 0xb0, by cuGraphLaunch");
+	/* the twin: allocation ordered before the launches, the launches before the free */
+	apply(f, alloc(Q, A));
+	apply(f, record(E1, A));
+	apply(f, wait(B, E1));
+	graph_reading(f, B, 2, 0xe200, Q);
+	for (int i = 0; i < 3; i++)
+		apply(f, graph_launch(0xe200, B, 81));
+	expect_none(f);
+	apply(f, record(E2, B));
+	apply(f, wait(A, E2));
+	apply(f, mfree(Q, A));
+	expect_none(f);
+	/* on the allocating stream, synchronized, freed on another with no event after the
+	 * launch (the own-stream use), and the twin with one */
+	apply(f, alloc(Q + 0x10000, A));
+	graph_reading(f, A, 3, 0xe300, Q + 0x10000);
+	apply(f, sync_stream(A));
+	apply(f, graph_launch(0xe300, A, 82));
+	expect_none(f);
+	apply(f, mfree(Q + 0x10000, B));
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
+	apply(f, alloc(Q + 0x20000, A));
+	graph_reading(f, A, 4, 0xe400, Q + 0x20000);
+	apply(f, sync_stream(A));
+	apply(f, graph_launch(0xe400, A, 83));
+	apply(f, record(0xe3, A));
+	apply(f, wait(B, 0xe3));
+	apply(f, mfree(Q + 0x20000, B));
+	expect_none(f);
+}
+
 /* Allocations made while one stream was seen are watched when the model turns on (a second
  * stream created, or an op on one), as made then; what the host waited for before (a
  * synchronization, a synchronous copy, cuMemFree, a host function) is not. */
@@ -1386,6 +1455,7 @@ int main(void)
 		T(legacy_synchronize_unsure),
 		T(legacy_synchronize_without_a_slot),
 		T(own_stream_use_judges_a_free_elsewhere),
+		T(graph_launch_uses),
 		T(earlier_allocations_watched),
 		T(earlier_allocations_waited_for),
 		T(earlier_allocations_of_a_blocking_stream),

@@ -111,6 +111,7 @@ graph_steps=$(printf "3 unordered-free\n3 unordered-use")  # each graph on the o
 # memory operation node into what it was set to write; a kernel node enabled again after its
 # buffer was freed while it was disabled
 child_sets=$(printf "3 launch-stale-pointer\n1 unordered-free\n1 unordered-use")
+graph_uses=$(printf "2 unordered-free\n1 unordered-use")
 stream0_legacy=$(printf "2 api-error\n1 double-free")
 foreign_misuse=$(printf "1 double-free\n1 free-unknown")
 for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procaddr ptds"; do
@@ -165,6 +166,8 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way own-use" "1 unordered-free" $prog own-use $extra
 	check "$way own-use-clean" "$none" $prog own-use-clean $extra
 	check "$way own-use-reused" "1 unordered-free" $prog own-use-reused $extra
+	check "$way graph-uses" "$graph_uses" $prog graph-uses $extra
+	check "$way graph-uses-clean" "$none" $prog graph-uses-clean $extra
 	UNTRACED=1
 	check "$way own-use, untraced" "1 unordered-free" $prog own-use $extra
 	UNTRACED=0

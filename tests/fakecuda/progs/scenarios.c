@@ -2203,6 +2203,66 @@ static int own_use(bool clean, bool reused)
     return 0;
 }
 
+/* ---- a graph launch's words as uses on its stream -------------------------------------
+ * p allocated on A, synchronized; a kernel on p captured on A, the graph launched there twice
+ * and p freed on B with no event after the launches: one unordered-free. q allocated on A, a
+ * kernel on q captured on B and the graph launched on B, not ordered after the allocation
+ * (unordered-use), then q freed on A, not after the launch (unordered-free). None before
+ * session 18 (a graph launch was only a step of its stream). Clean: events order each. */
+static int graph_uses(bool clean)
+{
+    CUfunction fill = load_fill(stale_image);
+    CUstream a = NULL, b = NULL;
+    CUevent e = NULL;
+    CUdeviceptr p = 0, q = 0;
+    CUgraph g = NULL, h = NULL;
+    CUgraphExec ge = NULL, he = NULL;
+    float v = 1;
+    int n = 64;
+    void *p_args[] = { &p, &v, &n }, *q_args[] = { &q, &v, &n };
+    CK(cuStreamCreate, (&a, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&b, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate, (&e, 0));
+    CK(cuMemAllocAsync, (&p, 256, a));
+    CK(cuStreamSynchronize, (a));
+    CK(cuStreamBeginCapture, (a, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, a, p_args, NULL));
+    CK(cuStreamEndCapture, (a, &g));
+    CK(cuGraphInstantiateWithFlags, (&ge, g, 0));
+    CK(cuGraphLaunch, (ge, a));
+    CK(cuGraphLaunch, (ge, a));
+    if (clean) {
+        CK(cuEventRecord, (e, a));
+        CK(cuStreamWaitEvent, (b, e, 0));
+    }
+    CK(cuMemFreeAsync, (p, b));
+    CK(cuMemAllocAsync, (&q, 256, a));
+    CK(cuStreamBeginCapture, (b, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, b, q_args, NULL));
+    CK(cuStreamEndCapture, (b, &h));
+    CK(cuGraphInstantiateWithFlags, (&he, h, 0));
+    if (clean) {
+        CK(cuEventRecord, (e, a));
+        CK(cuStreamWaitEvent, (b, e, 0));
+    }
+    CK(cuGraphLaunch, (he, b));
+    if (clean) {
+        CK(cuEventRecord, (e, b));
+        CK(cuStreamWaitEvent, (a, e, 0));
+    }
+    CK(cuMemFreeAsync, (q, a));
+    CK(cuCtxSynchronize, ());
+    CK(cuGraphExecDestroy, (ge));
+    CK(cuGraphExecDestroy, (he));
+    CK(cuGraphDestroy, (g));
+    CK(cuGraphDestroy, (h));
+    CK(cuEventDestroy, (e));
+    CK(cuStreamDestroy, (a));
+    CK(cuStreamDestroy, (b));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- device-to-device copies (cudaMemcpyDefault's spelling) -------------------------
  * 100 cuMemcpyAsync between two allocations of the one stream: no record; graphcheck asks
  * the driver the destination's memory type (a copy to pageable memory would be a host wait)
@@ -2249,6 +2309,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "child-sets-clean", "legacy-named",
                                         "legacy-sync", "legacy-sync-clean",
                                         "own-use", "own-use-clean", "own-use-reused",
+                                        "graph-uses", "graph-uses-clean",
                                         "order-cost", "sites", "sites-once", "mixed" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
         if (strcmp(name, uses[i]) == 0)
@@ -2334,6 +2395,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = legacy_named();
     else if (strcmp(name, "legacy-sync") == 0 || strcmp(name, "legacy-sync-clean") == 0)
         rc = legacy_sync(strcmp(name, "legacy-sync-clean") == 0);
+    else if (strcmp(name, "graph-uses") == 0 || strcmp(name, "graph-uses-clean") == 0)
+        rc = graph_uses(strcmp(name, "graph-uses-clean") == 0);
     else if (strcmp(name, "own-use") == 0 || strcmp(name, "own-use-clean") == 0 ||
              strcmp(name, "own-use-reused") == 0)
         rc = own_use(strcmp(name, "own-use-clean") == 0, strcmp(name, "own-use-reused") == 0);
@@ -2350,7 +2413,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|own-use[-clean|-reused]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|own-use[-clean|-reused]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

@@ -63,6 +63,7 @@ unordered-use-graph-host-node unordered-free,unordered-use
 unordered-use-legacy-chain unordered-free,unordered-use
 unordered-free-legacy-sync unordered-free
 unordered-free-teardown-stream unordered-free
+unordered-free-graph-replay unordered-free
 uaf-child-graph-node launch-stale-pointer
 double-free-teardown-cudafree double-free
 double-free-worker-thread double-free
