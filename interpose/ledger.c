@@ -165,10 +165,14 @@ static void on_instantiate(gc_ledger *l, out *o, const gc_event *ev)
 	}
 }
 
-/* The base of the allocation a word points into: a dead range's owner, else the word. */
+/* The base of the allocation a word points into: a dead range's owner, the start of a live
+ * stream-ordered allocation watched for order (a pointer into it: a tensor view's, review
+ * 10's p4d.c, unwatched while only the dead index was asked), else the word. */
 static uint64_t base_of(gc_ledger *l, uint64_t ptr, gc_dead_range *hit)
 {
-	return gc_dead_ranges_lookup(&l->dead, ptr, hit) ? hit->owner : ptr;
+	if (gc_dead_ranges_lookup(&l->dead, ptr, hit))
+		return hit->owner;
+	return gc_dead_ranges_lookup(&l->order, ptr, hit) ? hit->lo : ptr;
 }
 
 /* The newest record at base that covers ptr, live ones first; K_SYNC (cuMemAlloc) memory is
@@ -281,30 +285,32 @@ static int check_watched(gc_ledger *l, out *o, const gc_event *ev, const struct 
 }
 
 /* A launch of an exec with event-wait, host or event-record nodes is, for the stream model, a
- * wait on its stream (an open one: which record it meets is not followed), then a host
- * function there (the host may learn from it that the stream got there), then (records set)
- * its events recorded there (while the model is off, forgotten): its words' uses are judged
- * between. Only adding order: without them a program ordered by such a graph got false
- * unordered-use and -free records. Out of line: a launch of a graph without such nodes pays
- * two loads. */
+ * wait on its stream (an open one: which record it meets is not followed), then (after set:
+ * once its words' uses were judged) a host function there (the host may learn from it that
+ * the stream got there) and its events recorded there (while the model is off, forgotten).
+ * Only adding order: without them a program ordered by such a graph got false unordered-use
+ * and -free records; the uses before the host function and the records, as the graph's
+ * edges mostly put them (a host node after a kernel, taken before its uses: review 10's
+ * p6.c, a false unordered-free; a record or host node before a kernel it does not wait
+ * for is taken after it: a misuse there is missed). Out of line: a launch of a graph
+ * without such nodes pays two loads. */
 static __attribute__((noinline)) void launch_steps(gc_ledger *l, const gc_event *launch,
-                                                   const struct exec *e, int records)
+                                                   const struct exec *e, int after)
 {
 	gc_event ev = {.call = launch->call, .stream = launch->stream, .tid = launch->tid,
 	               .per_thread = launch->per_thread, .site = launch->site};
-	if (records)
-		goto records;
-	if (e->steps & GC_STEP_WAIT) {
-		ev.kind = GC_EV_STREAM_WAIT;
-		gc_order_event(l, &ev);
+	if (!after) {
+		if (e->steps & GC_STEP_WAIT) {
+			ev.kind = GC_EV_STREAM_WAIT;
+			gc_order_event(l, &ev);
+		}
+		return;
 	}
 	if (e->steps & GC_STEP_HOST_FUNC) {
 		ev.kind = GC_EV_STREAM_STEP;
 		ev.flags = GC_STEP_HOST_FUNC;
 		gc_order_event(l, &ev);
 	}
-	return;
-records:
 	ev.kind = GC_EV_EVENT_RECORD;
 	ev.flags = 0;
 	for (size_t i = 0; i < e->n_records; i++) {
@@ -382,11 +388,11 @@ static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 		gc_exec_launched(l, e);
 	if (ev->result != GC_CUDA_SUCCESS)
 		return;
-	if (e->steps & (GC_STEP_WAIT | GC_STEP_HOST_FUNC))
+	if (e->steps & GC_STEP_WAIT)
 		launch_steps(l, ev, e, 0);
 	if (e->n_watch && gc_order_on(l))
 		launch_order_uses(l, o, ev, e);
-	if (e->n_records)
+	if ((e->steps & GC_STEP_HOST_FUNC) || e->n_records)
 		launch_steps(l, ev, e, 1);
 }
 

@@ -360,6 +360,7 @@ void gc_exec_watch_add(struct exec *e, const gc_event *ev, uint64_t base, uint32
 	                                        .func_name = ev->func_name, .seq = seq,
 	                                        .arg = ev->arg, .use = (uint8_t)ev->use};
 	e->watch_ok = 0;
+	e->order_key = 0;  /* its words judged again for stream order too */
 }
 
 int gc_exec_record_add(struct exec *e, uint64_t node, uint64_t event)
@@ -388,6 +389,7 @@ void gc_exec_node_enable(struct exec *e, uint64_t node, int enabled)
 		if (i < e->n_disabled)
 			e->disabled[i] = e->disabled[--e->n_disabled];
 		e->watch_ok = 0;  /* its words are checked again at the next launch */
+		e->order_key = 0;
 		return;
 	}
 	if (i < e->n_disabled)
@@ -427,6 +429,7 @@ void gc_exec_node_reset(struct exec *e, uint64_t node)
 			e->watch[k++] = e->watch[i];
 	e->n_watch = k;
 	e->watch_ok = 0;
+	e->order_key = 0;  /* its words judged again for stream order too */
 	k = 0;
 	for (size_t i = 0; i < e->n_records; i++)
 		if (node && e->records[i].node != node)

@@ -883,6 +883,42 @@ static void graph_launch_uses(void **state)
 	expect_none(f);
 }
 
+/* Review 10: a host node after the kernel tells the host the stream got past the kernel's
+ * uses (p6.c: a false unordered-free while the host step came before them); a node pointed
+ * at other memory between two launches in one time of the stream is judged again (p5.c:
+ * missed); a word inside an allocation (a tensor view) is watched (p4d.c: missed). */
+static void graph_launch_uses_review(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	apply(f, alloc(P, A));
+	apply(f, record(E1, A));
+	apply(f, wait(B, E1));
+	graph_reading(f, C, 1, 0xe100, P);
+	apply(f, (gc_event){.kind = GC_EV_NODE_STEP, .call = "cuGraphInstantiateWithFlags",
+	                    .exec = 0xe100, .node = 0x901, .flags = GC_STEP_HOST_FUNC});
+	apply(f, graph_launch(0xe100, B, 84));
+	expect_none(f);
+	apply(f, mfree(P, A));
+	expect_none(f);
+	/* the node pointed at Q + 16, not ordered on B, between two launches of one time */
+	apply(f, alloc(P + 0x10000, B));
+	apply(f, alloc(Q, A));
+	graph_reading(f, B, 2, 0xe200, P + 0x10000);
+	apply(f, graph_launch(0xe200, B, 85));
+	expect_none(f);
+	apply(f, (gc_event){.kind = GC_EV_NODE_RESET, .call = "cuGraphExecKernelNodeSetParams_v2",
+	                    .exec = 0xe200, .node = 0x900});
+	apply(f, (gc_event){.kind = GC_EV_NODE_USE, .call = "cuGraphExecKernelNodeSetParams_v2",
+	                    .exec = 0xe200, .node = 0x900, .use = GC_USE_KERNEL, .ptr = Q + 16,
+	                    .arg = 1, .func_name = "step"});
+	apply(f, graph_launch(0xe200, B, 85));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+	has(f, "byte 16 into allocation #3");
+	apply(f, mfree(Q, A));
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
+}
+
 /* Allocations made while one stream was seen are watched when the model turns on (a second
  * stream created, or an op on one), as made then; what the host waited for before (a
  * synchronization, a synchronous copy, cuMemFree, a host function) is not. */
@@ -1456,6 +1492,7 @@ int main(void)
 		T(legacy_synchronize_without_a_slot),
 		T(own_stream_use_judges_a_free_elsewhere),
 		T(graph_launch_uses),
+		T(graph_launch_uses_review),
 		T(earlier_allocations_watched),
 		T(earlier_allocations_waited_for),
 		T(earlier_allocations_of_a_blocking_stream),
