@@ -348,7 +348,7 @@ static __attribute__((noinline)) void launch_order_uses(gc_ledger *l, out *o,
 		                .ptr = w->ptr, .stream = launch->stream,
 		                .per_thread = launch->per_thread, .tid = launch->tid,
 		                .site = launch->site, .use = w->use, .arg = w->arg,
-		                .func_name = w->func_name};
+		                .func_name = w->func_name, .exec = launch->exec, .node = w->node};
 		struct stripe *st = stripe_of(l, hit.lo);
 		gc_spin_lock(&st->lock);
 		if (gc_dead_ranges_lookup(&l->order, w->ptr, &hit) && stripe_of(l, hit.lo) == st)

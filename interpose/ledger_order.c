@@ -19,7 +19,9 @@
 
 struct order_use {
 	uint64_t key, stream;
+	uint64_t node;           /* a graph launch's: the node holding the word */
 	const char *call;
+	const char *func_name;   /* a kernel's (the driver's or the trace's storage, kept) */
 	uint32_t stamp, site;
 	int slot, use, arg;
 };
@@ -519,10 +521,21 @@ static const char *stream_name(uint64_t key, char *buf, size_t n)
 	return buf;
 }
 
-static const char *use_words(int use, int arg, char *buf, size_t n)
+/* What a use was; a graph launch's names its node (node != 0). */
+static const char *use_words(int use, int arg, const char *func_name, uint64_t node, char *buf,
+                             size_t n)
 {
-	if (use == GC_USE_KERNEL)
+	if (use == GC_USE_KERNEL && node)
+		snprintf(buf, n, "kernel %s (argument %d) of its graph's node 0x%llx",
+		         func_name ? func_name : "?", arg, (unsigned long long)node);
+	else if (use == GC_USE_KERNEL && func_name)
+		snprintf(buf, n, "kernel %s (argument %d)", func_name, arg);
+	else if (use == GC_USE_KERNEL)
 		snprintf(buf, n, "a kernel (argument %d)", arg);
+	else if (node)
+		snprintf(buf, n, "its graph's node 0x%llx (a %s)", (unsigned long long)node,
+		         use == GC_USE_COPY ? (arg == GC_USE_SRC ? "copy's source" : "copy's destination")
+		                            : use == GC_USE_MEMOP ? "stream memory operation" : "set");
 	else if (use == GC_USE_COPY)
 		snprintf(buf, n, "a copy (its %s)", arg == GC_USE_SRC ? "source" : "destination");
 	else if (use == GC_USE_MEMOP)
@@ -574,7 +587,8 @@ static void keep_use(gc_ledger *l, uint64_t base, uint32_t seq, const gc_event *
 		sh->n++;
 	}
 	struct order_use *u = &sh->use[i];
-	*u = (struct order_use){.key = key, .stream = ev->stream, .call = ev->call, .site = ev->site,
+	*u = (struct order_use){.key = key, .stream = ev->stream, .node = ev->node,
+	                        .call = ev->call, .func_name = ev->func_name, .site = ev->site,
 	                        .use = ev->use, .arg = ev->arg};
 	u->slot = gc_streams_stamp(l->streams, key, &u->stamp);
 }
@@ -605,7 +619,7 @@ void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev)
 		gc_dead_ranges_add(&l->order, hit.lo, hit.hi, hit.owner, ORDER_SHARED, ev->tid);
 	if (ordered || gc_use_seen(l, GC_RULE_UNORDERED_USE, ev->site, a->seq))
 		return;
-	char sa[80], sb[80], ub[64];
+	char sa[80], sb[80], ub[192];
 	stream_name(akey, sa, sizeof(sa));
 	stream_name(key, sb, sizeof(sb));
 	gc_verdict_on(o, GC_RULE_UNORDERED_USE, a, "%s on %s passes 0x%llx to %s, byte %llu into allocation #%u (%llu bytes) made by "
@@ -613,7 +627,7 @@ void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev)
 	    "allocation and waited for here, no synchronization), so this may run before the memory "
 	    "is allocated or after the pool gave it to another allocation. Record an event on %s "
 	    "after %s and make %s wait for it (cuStreamWaitEvent) before this call.",
-	    ev->call, sb, (unsigned long long)ev->ptr, use_words(ev->use, ev->arg, ub, sizeof(ub)),
+	    ev->call, sb, (unsigned long long)ev->ptr, use_words(ev->use, ev->arg, ev->func_name, ev->node, ub, sizeof(ub)),
 	    (unsigned long long)(ev->ptr - hit.lo), a->seq, (unsigned long long)a->size,
 	    gc_store_call_name(a), sa, sb, sa, gc_store_call_name(a), sb);
 }
@@ -651,7 +665,7 @@ void gc_check_order_free(gc_ledger *l, out *o, const gc_event *ev, const struct 
 	gc_streams_unlock(l->streams);
 	if (ordered)
 		return;
-	char sa[80], sb[80], su[80], ub[64];
+	char sa[80], sb[80], su[80], ub[192];
 	stream_name(akey, sa, sizeof(sa));
 	stream_name(key, sb, sizeof(sb));
 	if (!late.call) {
@@ -673,7 +687,7 @@ void gc_check_order_free(gc_ledger *l, out *o, const gc_event *ev, const struct 
 	    "%s and make %s wait for it (cuStreamWaitEvent) before the free.",
 	    ev->call, sb, a->seq, (unsigned long long)a->size, (unsigned long long)a->h.key,
 	    gc_store_call_name(a), sa, own ? "use" : "last use", su, late.call,
-	    use_words(late.use, late.arg, ub, sizeof(ub)), su,
+	    use_words(late.use, late.arg, late.func_name, late.node, ub, sizeof(ub)), su,
 	    own ? "its last use there" : "that use", sb);
 	v->alloc.use_site = late.site;
 }

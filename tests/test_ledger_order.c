@@ -846,12 +846,14 @@ static void graph_launch_uses(void **state)
 	graph_reading(f, B, 1, 0xe100, P);
 	apply(f, graph_launch(0xe100, B, 80));
 	expect(f, 1, GC_RULE_UNORDERED_USE);
-	has(f, "cuGraphLaunch on stream 0xb0 passes 0x7f0000000000 to a kernel (argument 1)");
+	has(f, "cuGraphLaunch on stream 0xb0 passes 0x7f0000000000 to kernel step (argument 1) of "
+	       "its graph's node 0x900");
 	apply(f, graph_launch(0xe100, B, 80));
 	expect_none(f);
 	apply(f, mfree(P, A));
 	expect(f, 1, GC_RULE_UNORDERED_FREE);
-	has(f, "its last use on stream 0xb0, by cuGraphLaunch");
+	has(f, "its last use on stream 0xb0, by cuGraphLaunch in kernel step (argument 1) of its "
+	       "graph's node 0x900");
 	/* the twin: allocation ordered before the launches, the launches before the free */
 	apply(f, alloc(Q, A));
 	apply(f, record(E1, A));
