@@ -360,6 +360,19 @@ static __attribute__((noinline)) void launch_order_uses(gc_ledger *l, out *o,
 	e->order_gen = gen;
 }
 
+/* A launch of an exec follows its previous launch (before set), and is what its next one
+ * follows (stream_clock.c's gc_streams_exec_before). */
+static void exec_order(gc_ledger *l, const gc_event *launch, int before)
+{
+	uint64_t key = gc_stream_key(launch->stream, launch->per_thread, launch->tid);
+	gc_streams_lock(l->streams);
+	if (before)
+		gc_streams_exec_before(l->streams, key, launch->exec);
+	else
+		gc_streams_exec_after(l->streams, key, launch->exec);
+	gc_streams_unlock(l->streams);
+}
+
 static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 {
 	uint64_t key = gc_stream_key(ev->stream, ev->per_thread, ev->tid);
@@ -388,12 +401,17 @@ static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 		gc_exec_launched(l, e);
 	if (ev->result != GC_CUDA_SUCCESS)
 		return;
+	int ordering = gc_order_on(l);
 	if (e->steps & GC_STEP_WAIT)
 		launch_steps(l, ev, e, 0);
-	if (e->n_watch && gc_order_on(l))
+	if (ordering)
+		exec_order(l, ev, 1);
+	if (e->n_watch && ordering)
 		launch_order_uses(l, o, ev, e);
 	if ((e->steps & GC_STEP_HOST_FUNC) || e->n_records)
 		launch_steps(l, ev, e, 1);
+	if (ordering)
+		exec_order(l, ev, 0);
 }
 
 /* A child graph node: refused (or not) by the child's memory nodes; moved, the child's memory
@@ -623,6 +641,9 @@ static __attribute__((noinline)) int apply_locked(gc_ledger *l, const gc_event *
 		if (ev->result == GC_CUDA_SUCCESS) {
 			gc_graphmem_exec_destroying(l, ev);
 			gc_exec_destroyed(l, ev->exec);
+			gc_streams_lock(l->streams);
+			gc_streams_exec_gone(l->streams, ev->exec);
+			gc_streams_unlock(l->streams);
 		}
 		break;
 	case GC_EV_GRAPH_DESTROY:

@@ -582,6 +582,58 @@ void gc_streams_wait(gc_streams *s, uint64_t key, uint64_t event)
 	wait_event(s, key, event);
 }
 
+/* A graph exec's launches run one after another ("ordered behind ... any previous launches
+ * of hGraphExec", cuGraphLaunch): its last launch's clock is kept as an event keyed by the
+ * exec (the handle with its low bit set: no event handle is odd). Its stream's own entry
+ * there is one past the stream's time without ticking it, so that the launch's uses, made
+ * at that time, are covered, and a loop of launches on one stream leaves its time as it is
+ * (the times are what tells a stream's uses once, uses.c); an op on the stream after the
+ * launch and before its next tick is taken as before the next launch elsewhere too (only
+ * more order). Without it one exec launched on two streams, each launch ordered by its
+ * predecessor alone, got false unordered-use and unordered-free (review 11's c1.c, c2.c). */
+static uint64_t exec_event(uint64_t exec)
+{
+	return exec | 1;
+}
+
+void gc_streams_exec_before(gc_streams *s, uint64_t key, uint64_t exec)
+{
+	struct sevent *e = event_at(s, exec_event(exec));
+	struct sstream *st = e ? get(s, key) : NULL;
+	if (!st)
+		return;  /* not launched since the model was on (or forgotten): nothing to follow */
+	acquire_host(s, st);
+	join_stream(st, &e->vc, s->nslots);
+	if (e->open)
+		set_open(s, st);
+}
+
+void gc_streams_exec_after(gc_streams *s, uint64_t key, uint64_t exec)
+{
+	uint64_t ev = exec_event(exec);
+	struct sstream *st = get(s, key);
+	struct sevent *e = event_at(s, ev);
+	if (!e && s->events.count < GC_CLOCK_EVENTS && (e = gc_slab_alloc(&s->event_slab))) {
+		e->h.key = ev;
+		gc_table_insert(&s->events, &e->h);
+	}
+	if (!e)
+		return;
+	if (!st || st->slot < 0) {  /* an unjudged stream: its uses are never judged either */
+		gc_streams_forget_event(s, ev);
+		return;
+	}
+	acquire_host(s, st);
+	copy(&e->vc, &st->vc, s->nslots);
+	e->vc.t[st->slot] = st->vc.t[st->slot] + 1;
+	recorded_on(s, e, st);
+}
+
+void gc_streams_exec_gone(gc_streams *s, uint64_t exec)
+{
+	gc_streams_forget_event(s, exec_event(exec));
+}
+
 /* The direct path's common case, a record and a wait in a loop: the stream among the last
  * two looked up (so get()'s legacy-stream step was taken when it was) and judged, the event
  * the last one looked up, and the stream up to date with the host: no table, no host join. */

@@ -921,6 +921,47 @@ static void graph_launch_uses_review(void **state)
 	expect(f, 1, GC_RULE_UNORDERED_FREE);
 }
 
+/* Launches of one exec run one after another (cuGraphLaunch): launched on B (ordered after
+ * the allocation by an event), then on A, it is freed on A after A's launch: ordered; one
+ * exec launched in turn on A, B, C with no event: each launch follows the one before
+ * (review 11's c1.c and c2.c: false unordered-use and -free while each launch stood alone).
+ * Its twin: the launch on B, then the free on A with no launch there between. */
+static void graph_launches_of_one_exec_in_order(void **state)
+{
+	fx *f = *state;
+	streams(f);
+	apply(f, alloc(P, A));
+	apply(f, record(E1, A));
+	apply(f, wait(B, E1));
+	graph_reading(f, C, 1, 0xe100, P);
+	apply(f, graph_launch(0xe100, B, 86));
+	apply(f, graph_launch(0xe100, A, 86));
+	apply(f, mfree(P, A));
+	expect_none(f);
+	apply(f, alloc(Q, A));
+	graph_reading(f, C, 2, 0xe200, Q);
+	uint64_t on[] = {A, B, C, A, B, C, A};
+	for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
+		apply(f, graph_launch(0xe200, on[i], 87));
+		expect_none(f);
+	}
+	apply(f, mfree(Q, A));
+	expect_none(f);
+	apply(f, alloc(Q + 0x10000, A));
+	apply(f, record(E2, A));
+	apply(f, wait(B, E2));
+	graph_reading(f, C, 3, 0xe300, Q + 0x10000);
+	apply(f, graph_launch(0xe300, B, 88));
+	apply(f, mfree(Q + 0x10000, A));
+	expect(f, 1, GC_RULE_UNORDERED_FREE);
+	/* a destroyed exec's handle given out again: the new exec follows nothing */
+	apply(f, (gc_event){.kind = GC_EV_EXEC_DESTROY, .call = "cuGraphExecDestroy", .exec = 0xe100});
+	apply(f, alloc(P, A));
+	graph_reading(f, C, 4, 0xe100, P);
+	apply(f, graph_launch(0xe100, B, 89));
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+}
+
 /* Allocations made while one stream was seen are watched when the model turns on (a second
  * stream created, or an op on one), as made then; what the host waited for before (a
  * synchronization, a synchronous copy, cuMemFree, a host function) is not. */
@@ -1495,6 +1536,7 @@ int main(void)
 		T(own_stream_use_judges_a_free_elsewhere),
 		T(graph_launch_uses),
 		T(graph_launch_uses_review),
+		T(graph_launches_of_one_exec_in_order),
 		T(earlier_allocations_watched),
 		T(earlier_allocations_waited_for),
 		T(earlier_allocations_of_a_blocking_stream),
