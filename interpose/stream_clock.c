@@ -702,8 +702,9 @@ void gc_streams_join_stream(gc_streams *s, uint64_t key)
 {
 	struct sstream *st;
 	/* The legacy stream's last op waited for blocking streams' earlier work: joining them all
-	 * too only adds edges. Not a non-blocking stream's: it never waits for one (CUDA's stream
-	 * semantics; tests/gpu/legacy_sync_probe.cu asks the device). A misuse was missed while
+	 * too only adds edges. Not a non-blocking stream's: it never waits for one (the H200:
+	 * tests/gpu/legacy_sync_probe.cu, run57; it does wait for a blocking stream's work queued
+	 * after the last legacy op, and with the legacy stream idle). A misuse was missed while
 	 * this joined every stream (misuse/unordered-free-legacy-sync.cu). Every stream, as
 	 * below, while a blocking one (it, maybe) is open, or once the slots ran out: a stream
 	 * without one (the legacy stream too) holds what it waited for where no slot shows it. */
