@@ -362,15 +362,16 @@ static __attribute__((noinline)) void launch_order_uses(gc_ledger *l, out *o,
 
 /* A launch of an exec follows its previous launch (before set), and is what its next one
  * follows (stream_clock.c's gc_streams_exec_before). */
-static void exec_order(gc_ledger *l, const gc_event *launch, int before)
+static void exec_order(gc_ledger *l, const gc_event *launch, struct exec *e, int before)
 {
 	uint64_t key = gc_stream_key(launch->stream, launch->per_thread, launch->tid);
 	gc_streams_lock(l->streams);
 	if (before)
-		gc_streams_exec_before(l->streams, key, launch->exec);
+		gc_streams_exec_before(l->streams, key, launch->exec, e->launched_ordered);
 	else
 		gc_streams_exec_after(l->streams, key, launch->exec);
 	gc_streams_unlock(l->streams);
+	e->launched_ordered |= !before;
 }
 
 static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
@@ -405,13 +406,13 @@ static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 	if (e->steps & GC_STEP_WAIT)
 		launch_steps(l, ev, e, 0);
 	if (ordering)
-		exec_order(l, ev, 1);
+		exec_order(l, ev, e, 1);
 	if (e->n_watch && ordering)
 		launch_order_uses(l, o, ev, e);
 	if ((e->steps & GC_STEP_HOST_FUNC) || e->n_records)
 		launch_steps(l, ev, e, 1);
 	if (ordering)
-		exec_order(l, ev, 0);
+		exec_order(l, ev, e, 0);
 }
 
 /* A child graph node: refused (or not) by the child's memory nodes; moved, the child's memory

@@ -596,13 +596,19 @@ static uint64_t exec_event(uint64_t exec)
 	return exec | 1;
 }
 
-void gc_streams_exec_before(gc_streams *s, uint64_t key, uint64_t exec)
+void gc_streams_exec_before(gc_streams *s, uint64_t key, uint64_t exec, int launched)
 {
 	struct sevent *e = event_at(s, exec_event(exec));
-	struct sstream *st = e ? get(s, key) : NULL;
+	struct sstream *st = e || launched ? get(s, key) : NULL;
 	if (!st)
-		return;  /* not launched since the model was on (or forgotten): nothing to follow */
+		return;  /* not launched since the model was on: nothing to follow */
 	acquire_host(s, st);
+	if (!e) {  /* launched, but its clock was not kept (the events' table full): everything */
+		vclock all = {{0}};
+		all_streams(s, &all);
+		join_stream(st, &all, s->nslots);
+		return;
+	}
 	join_stream(st, &e->vc, s->nslots);
 	if (e->open)
 		set_open(s, st);
