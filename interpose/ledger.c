@@ -367,11 +367,10 @@ static void exec_order(gc_ledger *l, const gc_event *launch, struct exec *e, int
 	uint64_t key = gc_stream_key(launch->stream, launch->per_thread, launch->tid);
 	gc_streams_lock(l->streams);
 	if (before)
-		gc_streams_exec_before(l->streams, key, launch->exec, e->launched_ordered);
+		gc_streams_exec_before(l->streams, key, launch->exec, e->launched);
 	else
 		gc_streams_exec_after(l->streams, key, launch->exec);
 	gc_streams_unlock(l->streams);
-	e->launched_ordered |= !before;
 }
 
 static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
@@ -413,6 +412,7 @@ static void on_launch(gc_ledger *l, out *o, const gc_event *ev)
 		launch_steps(l, ev, e, 1);
 	if (ordering)
 		exec_order(l, ev, e, 0);
+	e->launched = 1;
 }
 
 /* A child graph node: refused (or not) by the child's memory nodes; moved, the child's memory

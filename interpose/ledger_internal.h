@@ -142,7 +142,7 @@ struct exec {
 	 * this stream, in this time of it, with l->watch_gen this */
 	uint64_t order_key, order_gen;
 	uint32_t order_time;
-	int launched_ordered;  /* launched while the stream model was on (its clock kept) */
+	int launched;        /* launched before (its clock kept if the stream model was on) */
 };
 
 struct capture {

@@ -603,7 +603,8 @@ void gc_streams_exec_before(gc_streams *s, uint64_t key, uint64_t exec, int laun
 	if (!st)
 		return;  /* not launched since the model was on: nothing to follow */
 	acquire_host(s, st);
-	if (!e) {  /* launched, but its clock was not kept (the events' table full): everything */
+	if (!e) {  /* launched, its clock not kept (the model off then, or the events' table
+	            * full: review 12's d1.c, a false unordered-use while it followed nothing) */
 		vclock all = {{0}};
 		all_streams(s, &all);
 		join_stream(st, &all, s->nslots);

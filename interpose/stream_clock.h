@@ -162,8 +162,9 @@ void gc_streams_op_seen(gc_streams *s, uint64_t key);
 /* The same, taking the lock (a caller that holds none). */
 void gc_streams_op_alone(gc_streams *s, uint64_t key);
 /* A launch of graph exec on key's stream (under the lock): before its uses are judged, the
- * stream follows the exec's last launch (launched: whether one was made since the model was
- * on); after its steps, the exec's clock is the stream's. gone: the exec destroyed. */
+ * stream follows the exec's last launch (launched: whether one was made, its clock kept or
+ * not: then every stream); after its steps, the exec's clock is the stream's. gone: the exec
+ * destroyed. */
 void gc_streams_exec_before(gc_streams *s, uint64_t key, uint64_t exec, int launched);
 void gc_streams_exec_after(gc_streams *s, uint64_t key, uint64_t exec);
 void gc_streams_exec_gone(gc_streams *s, uint64_t exec);

@@ -954,6 +954,23 @@ static void graph_launches_of_one_exec_in_order(void **state)
 	apply(f, graph_launch(0xe300, B, 88));
 	apply(f, mfree(Q + 0x10000, A));
 	expect(f, 1, GC_RULE_UNORDERED_FREE);
+	/* an exec launched while the model was off (one stream): its next launch elsewhere
+	 * follows every stream (review 12's d1.c: a false unordered-use while it followed
+	 * nothing) */
+	{
+		fx g = {.l = gc_ledger_new(NULL)};
+		assert_non_null(g.l);
+		apply(&g, create(A, GC_STREAM_NON_BLOCKING));
+		apply(&g, alloc(P, A));
+		graph_reading(&g, A, 9, 0xe900, P);
+		apply(&g, graph_launch(0xe900, A, 90));
+		apply(&g, create(B, GC_STREAM_NON_BLOCKING));
+		apply(&g, graph_launch(0xe900, B, 90));
+		expect_none(&g);
+		apply(&g, mfree(P, B));
+		expect_none(&g);
+		gc_ledger_free(g.l);
+	}
 	/* a destroyed exec's handle given out again: the new exec follows nothing */
 	apply(f, (gc_event){.kind = GC_EV_EXEC_DESTROY, .call = "cuGraphExecDestroy", .exec = 0xe100});
 	apply(f, alloc(P, A));
