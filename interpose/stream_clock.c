@@ -332,6 +332,17 @@ static inline struct sevent *event_at(gc_streams *s, uint64_t event)
 	return e;
 }
 
+/* The event's entry, made if it has none (NULL: the table full, or out of memory). */
+static struct sevent *event_get(gc_streams *s, uint64_t event)
+{
+	struct sevent *e = event_at(s, event);
+	if (!e && s->events.count < GC_CLOCK_EVENTS && (e = gc_slab_alloc(&s->event_slab))) {
+		e->h.key = event;
+		gc_table_insert(&s->events, &e->h);
+	}
+	return e;
+}
+
 /* Whether an op on the legacy stream was seen (read without the lock). */
 static inline int legacy_used(const gc_streams *s)
 {
@@ -409,11 +420,7 @@ void gc_streams_op_alone(gc_streams *s, uint64_t key)
 static inline void record(gc_streams *s, uint64_t event, uint64_t key)
 {
 	struct sstream *st = get(s, key);
-	struct sevent *e = event_at(s, event);
-	if (!e && s->events.count < GC_CLOCK_EVENTS && (e = gc_slab_alloc(&s->event_slab))) {
-		e->h.key = event;
-		gc_table_insert(&s->events, &e->h);
-	}
+	struct sevent *e = event_get(s, event);
 	if (!e)
 		return;
 	if (!st || st->slot < 0) {  /* an unjudged stream: the event is unknown */
@@ -619,11 +626,7 @@ void gc_streams_exec_after(gc_streams *s, uint64_t key, uint64_t exec)
 {
 	uint64_t ev = exec_event(exec);
 	struct sstream *st = get(s, key);
-	struct sevent *e = event_at(s, ev);
-	if (!e && s->events.count < GC_CLOCK_EVENTS && (e = gc_slab_alloc(&s->event_slab))) {
-		e->h.key = ev;
-		gc_table_insert(&s->events, &e->h);
-	}
+	struct sevent *e = event_get(s, ev);
 	if (!e)
 		return;
 	if (!st || st->slot < 0) {  /* an unjudged stream: its uses are never judged either */
