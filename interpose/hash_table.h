@@ -106,11 +106,11 @@ static inline gc_hnode *gc_table_search(uintptr_t link, uint64_t key, uintptr_t 
 	return NULL;
 }
 
-/* gc_table_find for a table gc_table_init made (it has buckets after that): a test
- * less on the ledger's fast path. */
-static inline gc_hnode *gc_table_find_init(const gc_table *t, uint64_t key)
+/* gc_table_find for a table gc_table_init made (it has buckets after that), with key's
+ * hash h (gc_table_hash) given: a test and a multiply less on the ledger's fast path, whose
+ * stripe comes of the same hash. */
+static inline gc_hnode *gc_table_find_hashed(const gc_table *t, uint64_t key, uint64_t h)
 {
-	uint64_t h = gc_table_hash(key);
 	return gc_table_search(t->buckets[(size_t)(h >> 32) & t->mask], key, gc_table_tag(h));
 }
 
@@ -118,7 +118,8 @@ static inline gc_hnode *gc_table_find_init(const gc_table *t, uint64_t key)
  * intercepted allocation and free makes a few of these calls. */
 static inline gc_hnode *gc_table_find(const gc_table *t, uint64_t key)
 {
-	return __builtin_expect(t->mask != 0, 1) ? gc_table_find_init(t, key) : NULL;
+	return __builtin_expect(t->mask != 0, 1) ? gc_table_find_hashed(t, key, gc_table_hash(key))
+	                                         : NULL;
 }
 
 /* The next older node with n's key, or NULL: mostly decided by n's own link. */

@@ -793,7 +793,7 @@ gc_ledger *gc_ledger_new(const gc_ledger_config *cfg)
 		history = GC_LEDGER_HISTORY_MAX;
 	unsigned want = cfg && cfg->stripes ? cfg->stripes : GC_LEDGER_STRIPES;
 	l->nstripes = 1;
-	while (l->nstripes < want && l->nstripes < 1024)
+	while (l->nstripes < want && l->nstripes < GC_LEDGER_STRIPES_MAX)
 		l->nstripes <<= 1;
 	l->stripe_mask = (l->nstripes - 1) * (uint32_t)sizeof(struct stripe);
 	l->no_uses = cfg && cfg->no_uses;

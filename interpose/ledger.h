@@ -173,6 +173,7 @@ typedef struct gc_ledger gc_ledger;
  * threads on 32 stripes rarely share one. Fork, stats and the exit walk hold every stripe at
  * once, so not more (ThreadSanitizer, for one, tracks at most 64 locks held by a thread). */
 #define GC_LEDGER_STRIPES 32
+#define GC_LEDGER_STRIPES_MAX 1024  /* the most stripes a ledger takes */
 
 /* Freed allocations kept when no config is given; GRAPHCHECK_HISTORY's default is the same. */
 #define GC_LEDGER_HISTORY_DEFAULT 4096
@@ -183,7 +184,7 @@ typedef struct gc_ledger gc_ledger;
 typedef struct gc_ledger_config {
 	size_t history;       /* freed allocations kept for explanations; 0 keeps none. Split
 	                       * among the stripes, rounded up: each keeps its newest. */
-	unsigned stripes;     /* 0: GC_LEDGER_STRIPES; rounded up to a power of two, at most 1024 */
+	unsigned stripes;     /* 0: GC_LEDGER_STRIPES; rounded up to a power of two, at most GC_LEDGER_STRIPES_MAX */
 	int no_uses;          /* keep no index of dead memory: uses are never checked */
 	/* Never watch the allocations made before the stream model turned on: a trace written
 	 * before its host waits of that time were events (version 1) does not say them. */

@@ -24,9 +24,10 @@ static inline __attribute__((always_inline)) int gc_ledger_alloc_mem(gc_ledger *
                                                                      const gc_mem_op *op,
                                                                      int kind)
 {
-	struct stripe *st = stripe_of(l, op->ptr);
+	uint64_t h = gc_table_hash(op->ptr);  /* before the lock: the lock's atomic would reload op */
+	struct stripe *st = stripe_of_hash(l, h);
 	gc_spin_lock(&st->lock);
-	int done = gc_store_alloc_fast(l, st, op, kind) ? 1 : gc_store_alloc(l, st, op);  /* never 0 */
+	int done = gc_store_alloc_fast(l, st, op, kind, h) ? 1 : gc_store_alloc(l, st, op);  /* never 0 */
 	gc_spin_unlock(&st->lock);
 	if (kind == GC_EV_ALLOC) {
 		if (done == 2)
@@ -47,9 +48,10 @@ static inline __attribute__((always_inline)) int gc_ledger_free_store(gc_ledger 
                                                                       int kind,
                                                                       const gc_dead_range *seen)
 {
-	struct stripe *st = stripe_of(l, op->ptr);
+	uint64_t h = gc_table_hash(op->ptr);  /* as gc_ledger_alloc_mem's */
+	struct stripe *st = stripe_of_hash(l, h);
 	gc_spin_lock(&st->lock);
-	int done = gc_store_free_fast(l, st, op) || gc_store_free(l, st, op);
+	int done = gc_store_free_fast(l, st, op, h) || gc_store_free(l, st, op);
 	gc_spin_unlock(&st->lock);
 	if (done && kind == GC_EV_FREE && gc_order_on(l))
 		gc_order_unwatch(l, op->ptr, op->tid, seen);  /* gc_order_freed's: op->ptr read if on */

@@ -267,12 +267,20 @@ _Static_assert((offsetof(struct gc_ledger, streams_seen) + sizeof(gc_streams_see
                        offsetof(struct gc_ledger, stripes) / CACHE_LINE,
                "what every allocation and free reads of the ledger is one line");
 
+/* The stripe of an address whose hash (gc_table_hash) is h, so that one multiply serves the
+ * stripe and its table: bits 50-59 of h, which mix every bit of the address, below the
+ * tags' top bits. A stripe's buckets take bits 32 and up: past 2^18 buckets a stripe (8M
+ * records with 32 stripes) its buckets' top bits would be the stripe's, and chains grow.
+ * The index, taken in bytes (a stripe is 128), one shift less. */
+_Static_assert(GC_LEDGER_STRIPES_MAX <= 1u << 10, "stripe_of_hash takes bits 50-59");
+static inline struct stripe *stripe_of_hash(const gc_ledger *l, uint64_t h)
+{
+	return (struct stripe *)((char *)l->stripes + ((h >> (50 - STRIPE_SHIFT)) & l->stripe_mask));
+}
+
 static inline struct stripe *stripe_of(const gc_ledger *l, uint64_t ptr)
 {
-	/* Pools hand out addresses a few hundred bytes to megabytes apart: mix, then mask. The
-	 * index is (h >> 40) & (nstripes - 1); taken in bytes (a stripe is 128), one shift less. */
-	uint64_t h = (ptr >> 8) * 0x9E3779B97F4A7C15ull;
-	return (struct stripe *)((char *)l->stripes + ((h >> (40 - STRIPE_SHIFT)) & l->stripe_mask));
+	return stripe_of_hash(l, gc_table_hash(ptr));
 }
 
 /* ---- ledger_store.c: allocation records ------------------------------------------------

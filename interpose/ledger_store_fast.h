@@ -136,13 +136,13 @@ static inline int gc_store_revivable(gc_ledger *l, struct stripe *st, struct all
 /* An allocation outside any graph, the pools' common case: the address's one record is the
  * stripe's last freed one, made by the same call, taken over in place (what gc_store_alloc
  * does with it too: nothing to retire, revivable, the call index kept). kind: op->kind, a
- * constant where inlined. 1 when done, 0 when declined with nothing changed. */
+ * constant where inlined; h: op->ptr's hash. 1 when done, 0 when declined with nothing changed. */
 static inline __attribute__((always_inline)) int
-gc_store_alloc_fast(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int kind)
+gc_store_alloc_fast(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int kind, uint64_t h)
 {
 	int no_uses = l->no_uses;  /* once: the sequence number's atomic would make it a reload */
 	uint64_t end = op->ptr + gc_store_granules(op->size);  /* its granules' end, once */
-	struct alloc *a = (struct alloc *)gc_table_find_init(&st->allocs, op->ptr);
+	struct alloc *a = (struct alloc *)gc_table_find_hashed(&st->allocs, op->ptr, h);
 	if (!a || gc_table_next(&a->h) || gc_store_call_names[a->call] != op->call ||
 	    !gc_store_revivable_no_uses(st, a, end, no_uses))  /* last: a yes takes a out of the ring */
 		return 0;
@@ -155,11 +155,11 @@ gc_store_alloc_fast(gc_ledger *l, struct stripe *st, const gc_mem_op *op, int ki
 /* A free outside any graph of the record alone at its address, live (so not retired: a
  * retired record is freed, see gc_store_alloc), while the ring has room (none is evicted):
  * what gc_store_free does with it too (nothing older to unlist, no other live record there).
- * 1 when done, 0 when declined with nothing changed. */
+ * h: op->ptr's hash. 1 when done, 0 when declined with nothing changed. */
 static inline __attribute__((always_inline)) int
-gc_store_free_fast(gc_ledger *l, struct stripe *st, const gc_mem_op *op)
+gc_store_free_fast(gc_ledger *l, struct stripe *st, const gc_mem_op *op, uint64_t h)
 {
-	struct alloc *a = (struct alloc *)gc_table_find_init(&st->allocs, op->ptr);
+	struct alloc *a = (struct alloc *)gc_table_find_hashed(&st->allocs, op->ptr, h);
 	if (!a || a->state != S_LIVE || gc_table_next(&a->h) ||
 	    st->history_len >= st->history_cap)
 		return 0;
