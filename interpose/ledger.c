@@ -60,8 +60,8 @@ static void on_free_outside(gc_ledger *l, out *o, const gc_event *ev, int mem_fr
 	if (ev->result == GC_CUDA_SUCCESS && gc_store_claim_retired(l, ev->ptr, ev->site, ev->tid))
 		return;
 	struct alloc *a = gc_check_free_outside(l, o, ev, mem_free);
-	if (a && !mem_free && ev->result == GC_CUDA_SUCCESS)
-		gc_check_order_free(l, o, ev, a);
+	if (!mem_free && ev->result == GC_CUDA_SUCCESS)
+		gc_check_order_free(l, o, ev, a);  /* a NULL: an op of its stream alone */
 	if (a)
 		gc_graph_free_live(l, a, ev->site, ev->tid);
 	if (!mem_free && ev->result == GC_CUDA_SUCCESS)
@@ -565,7 +565,10 @@ __attribute__((noinline)) int gc_ledger_free_ordered(gc_ledger *l, const gc_mem_
 	uint64_t key = gc_order_stream(l, op);
 	if (gc_order_on(l) && gc_order_free_checked(l, op, key, looked = &seen))
 		return 0;  /* made or used on another stream: judged on the locked path */
-	return gc_ledger_free_store(l, op, GC_EV_FREE, looked);
+	int done = gc_ledger_free_store(l, op, GC_EV_FREE, looked);
+	if (done)
+		gc_order_free_op(l, key);  /* declined: the locked path's gc_check_order_free */
+	return done;
 }
 
 /* cuMemAlloc's and cuMemFree's (gc_ledger_apply's only): out of line, not in the hot frame. */

@@ -510,6 +510,12 @@ int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op, uint64_t key, gc_de
  * of live record a. */
 void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev);
 void gc_check_order_free(gc_ledger *l, out *o, const gc_event *ev, const struct alloc *a);
+/* A stream-ordered free not judged (made and used on its own stream, or not watched) is
+ * still an op on its stream: on a blocking stream once the legacy stream is used, or on the
+ * legacy stream, it takes the implicit waits (stream_clock.c's join_implied), as an
+ * allocation or a launch there does (a false unordered-use and -free without: review 13's
+ * fl1.c, fl2.c). Takes the streams' lock; nothing while the model is off. */
+void gc_order_free_op(gc_ledger *l, uint64_t key);
 /* Whether a use record (rule, call site, allocation id) was written already; notes it if not
  * (ledger.c, under the graph lock). */
 int gc_use_seen(gc_ledger *l, gc_rule rule, uint32_t site, uint64_t id);

@@ -632,13 +632,21 @@ void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev)
 	    gc_store_call_name(a), sa, sb, sa, gc_store_call_name(a), sb);
 }
 
+void gc_order_free_op(gc_ledger *l, uint64_t key)
+{
+	if (gc_order_on(l) && gc_streams_op_wanted(l->streams, key))
+		gc_streams_op_alone(l->streams, key);
+}
+
 void gc_check_order_free(gc_ledger *l, out *o, const gc_event *ev, const struct alloc *a)
 {
 	gc_dead_range hit;
-	if (a->kind != K_ASYNC || !gc_dead_ranges_lookup(&l->order, a->h.key, &hit) ||
-	    hit.lo != a->h.key)
-		return;
 	uint64_t key = key_of(ev), akey;
+	if (!a || a->kind != K_ASYNC || !gc_dead_ranges_lookup(&l->order, a->h.key, &hit) ||
+	    hit.lo != a->h.key) {
+		gc_order_free_op(l, key);  /* not judged, still an op of its stream */
+		return;
+	}
 	struct order_use late = {0};
 	int slot = slot_of(hit.owner);
 	gc_streams_lock(l->streams);

@@ -365,8 +365,9 @@ static void legacy_joins_blocking(gc_streams *s, struct sstream *l)
 
 /* Once the legacy stream was used, an op on a blocking stream (a per-thread one too) waits for
  * the legacy stream's work before it, and an op on the legacy stream for every blocking
- * stream's: at each op the model sees there (an event recorded, a use or free about to be
- * judged, and every launch, copy or set uses.c sees there, on memory not watched too) the
+ * stream's: at each op the model sees there (an event recorded, a use about to be judged,
+ * every stream-ordered free, allocation, graph launch, and every launch, copy or set uses.c
+ * sees there, on memory not watched too) the
  * stream's clock takes theirs, at its time. So order passes from one blocking stream to
  * another through the legacy stream (without it a false record), and the host's
  * synchronization of a blocking stream learns what its last op took (at the synchronize,

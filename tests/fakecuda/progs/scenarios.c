@@ -2155,6 +2155,50 @@ static int legacy_sync(bool clean)
     return 0;
 }
 
+/* ---- a free as the legacy stream's implicit synchronization (review 13's fl1.c, fl2.c) --
+ * p allocated and filled on blocking stream A; a free on the legacy stream (which waits for
+ * A's work), then one on blocking stream B (which waits for the legacy stream's), the host
+ * synchronizes B, and non-blocking N fills p and frees it: correct, no record (one
+ * unordered-use and one unordered-free before session 19: a free made no op unless it was
+ * judged). Misuse: the frees left out (and made at the end): B's synchronize says nothing
+ * of A's work: both records. */
+static int free_implied(bool clean)
+{
+    CUfunction fill = load_fill(stale_image);
+    CUstream a = NULL, b = NULL, nb = NULL;
+    CUdeviceptr p = 0, t0 = 0, t1 = 0;
+    float v = 1;
+    int n = 64;
+    void *p_args[] = { &p, &v, &n };
+    CK(cuStreamCreate, (&a, 0));
+    CK(cuStreamCreate, (&b, 0));
+    CK(cuStreamCreate, (&nb, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAllocAsync, (&t0, 256, CU_STREAM_LEGACY));
+    CK(cuMemAllocAsync, (&t1, 256, b));
+    CK(cuStreamSynchronize, (CU_STREAM_LEGACY));
+    CK(cuStreamSynchronize, (b));
+    CK(cuMemAllocAsync, (&p, 256, a));
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, a, p_args, NULL));
+    if (clean) {
+        CK(cuMemFreeAsync, (t0, CU_STREAM_LEGACY));
+        CK(cuMemFreeAsync, (t1, b));
+    }
+    CK(cuStreamSynchronize, (b));
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, nb, p_args, NULL));
+    CK(cuMemFreeAsync, (p, nb));
+    CK(cuCtxSynchronize, ());
+    if (!clean) {
+        CK(cuMemFreeAsync, (t0, CU_STREAM_LEGACY));
+        CK(cuMemFreeAsync, (t1, b));
+        CK(cuCtxSynchronize, ());
+    }
+    CK(cuStreamDestroy, (a));
+    CK(cuStreamDestroy, (b));
+    CK(cuStreamDestroy, (nb));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- a use on the allocating stream, then a free on another (review 7's s0.c) --------
  * Allocated on A, everything synchronized, then three launches of it on A and a free on B
  * with no event after them: one unordered-free (none before session 18: a use on the
@@ -2308,6 +2352,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "graph-steps-clean", "child-sets",
                                         "child-sets-clean", "legacy-named",
                                         "legacy-sync", "legacy-sync-clean",
+                                        "free-implied", "free-implied-clean",
                                         "own-use", "own-use-clean", "own-use-reused",
                                         "graph-uses", "graph-uses-clean",
                                         "order-cost", "sites", "sites-once", "mixed" };
@@ -2395,6 +2440,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = legacy_named();
     else if (strcmp(name, "legacy-sync") == 0 || strcmp(name, "legacy-sync-clean") == 0)
         rc = legacy_sync(strcmp(name, "legacy-sync-clean") == 0);
+    else if (strcmp(name, "free-implied") == 0 || strcmp(name, "free-implied-clean") == 0)
+        rc = free_implied(strcmp(name, "free-implied-clean") == 0);
     else if (strcmp(name, "graph-uses") == 0 || strcmp(name, "graph-uses-clean") == 0)
         rc = graph_uses(strcmp(name, "graph-uses-clean") == 0);
     else if (strcmp(name, "own-use") == 0 || strcmp(name, "own-use-clean") == 0 ||
@@ -2413,7 +2460,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|own-use[-clean|-reused]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|own-use[-clean|-reused]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

@@ -62,6 +62,7 @@ unordered-use-wait-value unordered-free,unordered-use
 unordered-use-graph-host-node unordered-free,unordered-use
 unordered-use-legacy-chain unordered-free,unordered-use
 unordered-free-legacy-sync unordered-free
+unordered-use-legacy-free-chain unordered-free,unordered-use
 unordered-free-teardown-stream unordered-free
 unordered-free-graph-replay unordered-free
 uaf-child-graph-node launch-stale-pointer
