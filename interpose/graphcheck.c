@@ -804,6 +804,14 @@ int main(int argc, char **argv)
 	snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
 	setenv("LD_PRELOAD", preload, 1);
 	snprintf(summary, sizeof(summary), "%s/summary", run_dir);
+	/* Made now, not by the first process to end: where /tmp has no inode left past the run
+	 * directory's, no process could make its marker or its error file, and the run would
+	 * pass unchecked; the summary's counts are then the errors' way to the gate. */
+	int sfd = open(summary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (sfd < 0)
+		die("cannot make a file in the run directory %s: %s; not run unchecked", run_dir,
+		    strerror(errno));
+	close(sfd);
 	setenv("GRAPHCHECK_SUMMARY_FILE", summary, 1);
 	setenv("GRAPHCHECK_RUN_DIR", run_dir, 1);
 
@@ -884,9 +892,13 @@ int main(int argc, char **argv)
 	unsigned long long errors = recorded_errors();
 	remove_run_dir();
 	tell_outer(errors);
-	if (!started && !exec_errno)  /* a program that never ran was said so by the child */
-		fprintf(stderr, "graphcheck: no process of this run made a CUDA driver call, so "
-		                "nothing was checked\n");
+	/* Not when errors were counted (a process that could make no marker left its summary
+	 * or error file); a program that never ran was said so by the child. What the launcher
+	 * knows is what reached it: a process run without graphcheck's LD_PRELOAD or run
+	 * directory (its environment emptied for it) is not seen. */
+	if (!started && !exec_errno && errors == 0)
+		fprintf(stderr, "graphcheck: no process of this run made a CUDA driver call under "
+		                "graphcheck, so nothing was checked\n");
 	if (error_exitcode >= 0 && errors > 0) {
 		/* The program's own failure, replaced by the gate's status, is said. */
 		if (WIFSIGNALED(status))

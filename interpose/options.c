@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "interpose/edits.h"
@@ -165,9 +166,55 @@ static const char *why(const opt *d, char *buf, size_t n)
 	return "is not valid";
 }
 
+/* The GRAPHCHECK_* variables as the process had them at load, "NAME=value" strings one after
+ * another: options are read at the first CUDA call (hub.c), and a program that cleared its
+ * environment before it (clearenv, Python's os.environ.clear()) would otherwise run with
+ * none of them, its run directory among them: the launcher's gate would not count its errors
+ * (a new user's trial in session 19). Static, not on any stack; a variable that does not fit
+ * is left out (six paths of GC_PATH_MAX fit). Nothing in secure mode, where secure_getenv
+ * reads nothing either. */
+static char at_load[8 * GC_PATH_MAX];
+static size_t at_load_len;
+
+static int graphcheck_var(const char *entry)
+{
+	return strncmp(entry, "GRAPHCHECK_", 11) == 0;
+}
+
+__attribute__((constructor)) static void keep_at_load(void)
+{
+	if (getauxval(AT_SECURE))
+		return;
+	for (char **e = environ; e && *e; e++) {
+		size_t n = strlen(*e) + 1;
+		if (graphcheck_var(*e) && n <= sizeof(at_load) - at_load_len) {
+			memcpy(at_load + at_load_len, *e, n);
+			at_load_len += n;
+		}
+	}
+}
+
+/* name's value at load, or NULL. */
+static const char *at_load_value(const char *name)
+{
+	size_t len = strlen(name);
+	for (size_t at = 0; at < at_load_len; at += strlen(at_load + at) + 1)
+		if (strncmp(at_load + at, name, len) == 0 && at_load[at + len] == '=')
+			return at_load + at + len + 1;
+	return NULL;
+}
+
 const char *gc_options_secure_env(const char *name)
 {
-	return secure_getenv(name);
+	const char *value = secure_getenv(name);
+	if (value || !at_load_len)
+		return value;
+	/* A program that set or kept any GRAPHCHECK_* variable chose its settings: its
+	 * environment is read alone. One that has none left cleared its environment. */
+	for (char **e = environ; e && *e; e++)
+		if (graphcheck_var(*e))
+			return NULL;
+	return at_load_value(name);
 }
 
 int gc_options_load(gc_options *o, gc_getenv_fn getenv_fn, int warn_fd)

@@ -35,7 +35,9 @@ enum { GC_PY_AUTO, GC_PY_API, GC_PY_OFF };
 
 typedef const char *(*gc_getenv_fn)(const char *name);
 
-/* secure_getenv as a gc_getenv_fn: the preloaded object's (nothing in secure mode). */
+/* secure_getenv as a gc_getenv_fn: the preloaded object's (nothing in secure mode). Where
+ * the environment holds no GRAPHCHECK_* variable any more but did at load (the program
+ * cleared it), the value it had at load. */
 const char *gc_options_secure_env(const char *name);
 
 /* Fills *o from the environment through getenv_fn (secure_getenv in the preloaded object).

@@ -53,6 +53,14 @@ rd=$(cat "$tmp/rd" 2>/dev/null)
 gate "SIGKILL after 3 errors" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" die kill 3
 gate "exec into /bin/true after an error" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" exec /bin/true
 gate "exit() after 3 errors" 9 "$GC" --error-exitcode=9 --log-file=/dev/null -- "$RELA" die exit 3
+# The program clears its whole environment before its first CUDA call: the settings it was
+# started with still hold (its run directory: the errors count; its JSON log is written).
+rm -f "$tmp/clear.json"
+gate "environment cleared, then 2 errors" 9 "$GC" --error-exitcode=9 --log-file=/dev/null \
+	--json-file="$tmp/clear.json" -- "$RELA" clearenv exit 2
+[ "$(grep -c '"rule":"double-free"' "$tmp/clear.json" 2>/dev/null)" = 2 ] &&
+	ok "environment cleared: the JSON log has both records" ||
+	bad "environment cleared: JSON log: $(head -c 200 "$tmp/clear.json" 2>&1)"
 # The program's own failure (exit 3), replaced by the gate's status, is said.
 grep -qx "graphcheck: the program exited with status 3; the gate's status 9 is returned, as errors were recorded" "$tmp/err" &&
 	ok "exit 3 replaced by the gate's 9: said" || bad "exit 3 replaced by the gate's 9: $(tr '\n' ' ' < "$tmp/err")"
@@ -112,9 +120,20 @@ if [ "$(id -u)" = 0 ] && command -v unshare > /dev/null && [ -n "$out" ] &&
 	gate "a full /tmp: the program runs, its error counted" 9 unshare -m sh -c \
 		'mount -t tmpfs -o size=256k tmpfs /tmp && { dd if=/dev/zero of=/tmp/fill bs=1k 2> /dev/null; exec "$@"; }' \
 		sh "$OGC" --error-exitcode=9 --log-file=/dev/null -- "$ORELA" plain
+	grep -q "nothing was checked" "$tmp/err" && bad "a full /tmp: an error counted, yet 'nothing was checked' said" ||
+		ok "a full /tmp: no 'nothing was checked' beside the counted error"
 	gate "a /tmp that fills after the run directory is made: the program runs, its error counted" 9 \
 		unshare -m sh -c 'mount -t tmpfs -o size=256k tmpfs /tmp && exec "$@"' sh "$OGC" \
 		--error-exitcode=9 --log-file=/dev/null -- sh -c 'dd if=/dev/zero of=/tmp/fill bs=1k 2> /dev/null; exec "$0" "$@"' "$ORELA" plain
+	# A /tmp with one inode left, which the run directory takes: no process could make its
+	# marker or error file, so the run is refused, not run unchecked (it passed with status
+	# 0 before session 19).
+	gate "a /tmp out of inodes: refused, status 2" 2 unshare -m sh -c \
+		'mount -t tmpfs -o nr_inodes=8 tmpfs /tmp && { i=0; while touch /tmp/f$i 2> /dev/null; do i=$((i+1)); done; rm -f /tmp/f0; exec "$@"; }' \
+		sh "$OGC" --error-exitcode=9 --log-file=/dev/null -- "$ORELA" plain
+	grep -q "not run unchecked" "$tmp/err" && ! grep -q "double frees refused" "$tmp/out" &&
+		ok "a /tmp out of inodes: said, the program not run" ||
+		bad "a /tmp out of inodes: $(head -c 300 "$tmp/err") / $(head -c 100 "$tmp/out")"
 	# A /tmp whose file system is not known to overwrite in place (ramfs here; btrfs, ZFS,
 	# NFS alike): the marker is written through an fd at each mark, not mapped.
 	gate "a /tmp on a file system the marker is not mapped on: the program's error counted" 9 \
@@ -146,7 +165,7 @@ grep -q "died of signal" "$tmp/err" && bad "ulimit -f 0: the program died of a s
 	ok "ulimit -f 0: the program was not killed by graphcheck's writes"
 rm -f "$tmp/fsize.log"
 gate "no CUDA at all (true)" 0 "$GC" --error-exitcode=9 -- true
-grep -q 'no process of this run made a CUDA driver call, so nothing was checked' "$tmp/err" &&
+grep -q 'no process of this run made a CUDA driver call under graphcheck, so nothing was checked' "$tmp/err" &&
 	ok "no CUDA at all: the launcher says nothing was checked" ||
 	bad "no CUDA at all: no note, stderr '$(head -c 200 "$tmp/err")'"
 # Options' values as the next argument, as well as after '='; a bad value says the range.

@@ -1323,8 +1323,15 @@ int main(int argc, char **argv)
 		return run_pipe_blocked();
 	if (!strcmp(m, "stderr-own"))
 		return run_stderr_own();
+	if (!strcmp(m, "clearenv") && argc > 2) {
+		/* the whole environment gone before the first CUDA call (a sandboxing program,
+		 * Python's os.environ.clear()): graphcheck's settings are those of its load; then
+		 * the die mode named */
+		clearenv();
+		return run_die(argv[2], ARG(3, 1));
+	}
 	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-detach|fork-fd-reuse|fork-stderr-moved|fork-launch|fork-busy|fork-in-loader|fork-init|"
 	                "faults|begin-refused|end-wrong-thread|plain|addnode-refused|leak-only|fork-after-summary|exit-in-signal|"
-	                "small-stack|deep|close-fds|stderr-data|pipe-blocked|stderr-own ...\n");
+	                "small-stack|deep|close-fds|stderr-data|pipe-blocked|stderr-own|clearenv ...\n");
 	return 2;
 }
