@@ -129,8 +129,10 @@ static pid_count *pid_entry(file_state *fs, uint64_t pid)
 	return c;
 }
 
-/* A mismatch is only a note: a process killed before exit writes no summary, and logs can
- * be concatenated; the records read are reported either way. */
+/* More in the file than its summary counts is only a note (logs can be concatenated, and
+ * a pid come again); fewer errors or warnings than it counts is a log that lost records (cut
+ * out, or not written): malformed, never a clean pass. The records read are reported either
+ * way. */
 static void check_summary(file_state *fs, const rp_summary *s)
 {
 	if (s->signal[0])
@@ -139,13 +141,19 @@ static void check_summary(file_state *fs, const rp_summary *s)
 	const pid_count *c = pid_entry(fs, s->pid);
 	if (c->errors == s->errors && c->warnings == s->warnings && c->records == s->records)
 		return;
-	diag(fs,
-	     "note: the summary of pid %llu counts %llu errors, %llu warnings, %llu records; "
-	     "the file holds %llu, %llu, %llu",
-	     (unsigned long long)s->pid, (unsigned long long)s->errors,
-	     (unsigned long long)s->warnings, (unsigned long long)s->records,
-	     (unsigned long long)c->errors, (unsigned long long)c->warnings,
-	     (unsigned long long)c->records);
+	unsigned long long n[6] = {s->errors, s->warnings, s->records, c->errors, c->warnings,
+	                           c->records};
+	if (c->errors < s->errors || c->warnings < s->warnings) {
+		fs->rd->malformed++;
+		diag(fs, "the summary of pid %llu counts %llu errors, %llu warnings, %llu records; "
+		     "the file holds %llu, %llu, %llu: records are missing from the log (cut out, or "
+		     "never written), not a clean pass", (unsigned long long)s->pid, n[0], n[1], n[2],
+		     n[3], n[4], n[5]);
+	} else {
+		diag(fs, "note: the summary of pid %llu counts %llu errors, %llu warnings, %llu "
+		     "records; the file holds %llu, %llu, %llu", (unsigned long long)s->pid, n[0],
+		     n[1], n[2], n[3], n[4], n[5]);
+	}
 }
 
 static void take_line(file_state *fs, const char *buf, size_t len, bool newline)

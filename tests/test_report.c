@@ -545,13 +545,23 @@ static void summary_is_cross_checked(void **state)
 	rp_test_log_read_file(&t, "tests/report/seed_pipeline.jsonl");
 	rp_test_log_read_file(&t, "tests/report/summary_mismatch.jsonl");
 	rp_test_log_finish(&t);
-	/* The seed log's summary agrees (10 errors, 1 warning); the other's does not. */
+	/* The seed log's summary agrees (10 errors, 1 warning); the other's counts an error the
+	 * file does not hold: a log that lost records, malformed; one that holds more than its
+	 * summary counts (a pid's logs concatenated) only a note. */
 	assert_null(strstr(t.diag, "seed_pipeline.jsonl"));
 	assert_diag(&t, "tests/report/summary_mismatch.jsonl:3",
-	            "note: the summary of pid 714 counts 2 errors, 0 warnings, 2 records; the "
-	            "file holds 1, 0, 1");
-	assert_int_equal(t.rd.malformed, 0);
+	            "the summary of pid 714 counts 2 errors, 0 warnings, 2 records; the "
+	            "file holds 1, 0, 1: records are missing");
+	assert_int_equal(t.rd.malformed, 1);
 	assert_int_equal(t.rd.records, 12);
+	rp_test_log_free(&t);
+	rp_test_log_init(&t);
+	rp_test_log_read_file(&t, "tests/report/summary_more.jsonl");
+	rp_test_log_finish(&t);
+	assert_diag(&t, "tests/report/summary_more.jsonl:6",
+	            "note: the summary of pid 714 counts 1 errors, 0 warnings, 1 records; the "
+	            "file holds 2, 0, 2");
+	assert_int_equal(t.rd.malformed, 0);
 	rp_test_log_free(&t);
 }
 

@@ -74,7 +74,7 @@ if grep -q "unknown record type" "$tmp/err"; then bad "information lines: taken 
 # ---- the gate: each --fail-on value ------------------------------------------------------
 # log, then the status for: no option, error, warning, never
 for row in "seed_pipeline 1 1 1 0" "warnings_only 0 0 1 0" "clean 0 0 0 0" \
-	"unknown_type 1 1 1 0" "summary_mismatch 1 1 1 0"; do
+	"unknown_type 1 1 1 0" "summary_mismatch 3 3 3 3" "summary_more 1 1 1 0"; do
 	set -- $row
 	log=$T/$1.jsonl
 	expect "$2" "$1, default --fail-on" "$R" "$log"
@@ -144,8 +144,14 @@ if grep -q "no summary line" "$tmp/err"; then bad "a clean log: a no-summary not
 expect 0 "unknown type" "$R" --fail-on=never "$T/unknown_type.jsonl"
 has "$tmp/err" "$T/unknown_type.jsonl:3: warning: unknown record type \"heartbeat\"" \
 	"unknown type: warning"
-expect 0 "summary mismatch" "$R" --fail-on=never "$T/summary_mismatch.jsonl"
-has "$tmp/err" "$T/summary_mismatch.jsonl:3: note: the summary of pid 714" "summary: note"
+# A summary counting errors the file does not hold: records were lost, never a clean pass
+# (a new user's trial, session 19: the seed log with its records cut out passed with 0).
+expect 3 "summary mismatch" "$R" --fail-on=never "$T/summary_mismatch.jsonl"
+has "$tmp/err" "$T/summary_mismatch.jsonl:3: the summary of pid 714 counts 2 errors" "summary: error"
+has "$tmp/err" "records are missing from the log" "summary: records missing said"
+# More records than the summary counts (two logs of one pid concatenated): a note.
+expect 0 "summary counts fewer" "$R" --fail-on=never "$T/summary_more.jsonl"
+has "$tmp/err" "$T/summary_more.jsonl:6: note: the summary of pid 714" "summary fewer: note"
 
 # ---- malformed input: exit 3 whatever --fail-on says, named, good records kept -------------
 M=$T/malformed
