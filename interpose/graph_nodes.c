@@ -570,8 +570,9 @@ static int steps_of(const struct steps_to *to, const CUgraphNode *nodes,
 	for (size_t i = 0; i < n; i++) {
 		if (types[i] == CU_GRAPH_NODE_TYPE_HOST) {
 			steps |= GC_STEP_HOST_FUNC;
-		} else if (types[i] == CU_GRAPH_NODE_TYPE_WAIT_EVENT) {
-			steps |= GC_STEP_WAIT;
+		} else if (types[i] == CU_GRAPH_NODE_TYPE_WAIT_EVENT ||
+		           types[i] == CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT) {
+			steps |= GC_STEP_WAIT;  /* an external semaphore's: for what the wait call is */
 		} else if (types[i] == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP) {
 			steps |= memop_node_steps(nodes[i]);
 		} else if (types[i] == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {

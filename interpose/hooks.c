@@ -540,6 +540,18 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	              (s, n, ops, flags), MEMOP_USE(0, 0, s, ptsz, GC_MEMOP_BATCH), .ops = ops, \
 	              .n_ops = n)
 
+/* A wait for external semaphores (Vulkan, D3D12, NvSciSync interop): a wait for whatever
+ * signals them (another stream's cuSignalExternalSemaphoresAsync, the other API's queue),
+ * which graphcheck does not follow: an open wait, as a wait for a value (a false
+ * unordered-use and -free without: review 13's es.c). A signal orders nothing graphcheck
+ * judges: not hooked. */
+#define WAIT_EXT_SEMAS(spelling, ptsz)                                                     \
+	WRAPPER(spelling,                                                                      \
+	        (const CUexternalSemaphore *sems,                                              \
+	         const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *params, unsigned n, CUstream s),   \
+	        (sems, params, n, s), 0, r == CUDA_SUCCESS, .kind = GC_EV_STREAM_WAIT,         \
+	        .stream = U64(s), .per_thread = ptsz, .capture_id = CAPTURE_OF(s, ptsz))
+
 /* ---- an exec's node given new parameters --------------------------------------------- */
 
 #define NODE_SET_WRAPPER(spelling, params, args, ...)                                      \

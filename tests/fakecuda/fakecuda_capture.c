@@ -564,6 +564,40 @@ FC_EXPORT CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *us
     return launch_host_func(hStream, fn, userData, true);
 }
 
+/* External semaphores (Vulkan, D3D12, NvSciSync interop): a signal or wait on a stream; the
+ * handles are not checked and nothing is signalled here, so a wait returns at once. In a
+ * capture each becomes a node of its type. */
+static CUresult ext_semas(const CUexternalSemaphore *sems, const void *params, unsigned n,
+                          CUstream h, bool ptsz, CUgraphNodeType type)
+{
+    fc_lock();
+    CUstream s = NULL;
+    struct fc_capture *c = NULL;
+    CUresult r = sems && params && n ? fc_stream_get(h, ptsz, &s) : CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS)
+        r = fc_stream_work(s, &c);
+    if (r == CUDA_SUCCESS && c)
+        fc_stream_did_work(s, fc_graph_add_node(c->graph, type, NULL));
+    fc_unlock();
+    return r;
+}
+
+#define EXT_SEMAS_FN(sp, ptsz, P, type)                                                     \
+    FC_EXPORT CUresult sp(const CUexternalSemaphore *sems, const P *params, unsigned n,     \
+                          CUstream st)                                                      \
+    {                                                                                       \
+        FC_COUNT(sp);                                                                       \
+        return ext_semas(sems, params, n, st, ptsz, type);                                  \
+    }
+EXT_SEMAS_FN(cuSignalExternalSemaphoresAsync, false, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS,
+             CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL)
+EXT_SEMAS_FN(cuSignalExternalSemaphoresAsync_ptsz, true, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS,
+             CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL)
+EXT_SEMAS_FN(cuWaitExternalSemaphoresAsync, false, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS,
+             CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT)
+EXT_SEMAS_FN(cuWaitExternalSemaphoresAsync_ptsz, true, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS,
+             CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT)
+
 /* The older spelling: the callback gets the stream and a status too. */
 static CUresult add_callback(CUstream h, CUstreamCallback fn, void *data, unsigned flags, bool ptsz)
 {

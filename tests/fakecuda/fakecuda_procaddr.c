@@ -152,6 +152,8 @@ static const struct entry table[] = {
       { P(9000, cuStreamWriteValue64, 9000), P(11070, cuStreamWriteValue64_v2, 11070) } },
     { "cuStreamWaitValue32",
       { P(8000, cuStreamWaitValue32, 8000), P(11070, cuStreamWaitValue32_v2, 11070) } },
+    { "cuSignalExternalSemaphoresAsync", { P(10000, cuSignalExternalSemaphoresAsync, 10000) } },
+    { "cuWaitExternalSemaphoresAsync", { P(10000, cuWaitExternalSemaphoresAsync, 10000) } },
     { "cuStreamWaitValue64",
       { P(9000, cuStreamWaitValue64, 9000), P(11070, cuStreamWaitValue64_v2, 11070) } },
     { "cuStreamBatchMemOp",

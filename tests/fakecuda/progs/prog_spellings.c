@@ -143,6 +143,7 @@ static CUDA_MEMCPY3D c3;
 #define STREAM_WAIT_EVENT NOT_A_USE
 #define LAUNCH_HOST_FUNC NOT_A_USE
 #define STREAM_ADD_CALLBACK NOT_A_USE
+#define WAIT_EXT_SEMAS NOT_A_USE
 
 /* Whether a spelling is a per-thread one, by its name (not by hooks.def's flag, which is
  * what is tested). */

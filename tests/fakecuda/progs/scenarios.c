@@ -2199,6 +2199,42 @@ static int free_implied(bool clean)
     return 0;
 }
 
+/* ---- an external semaphore's wait (review 13's es.c) ----------------------------------
+ * p allocated and filled on A, A signals an external semaphore (a Vulkan timeline one),
+ * B waits for it, fills p and frees it: correct, no record (an unordered-use and -free
+ * before session 19: the wait was not hooked). Misuse: B does not wait: both records. */
+static int ext_semas(bool clean)
+{
+    CUfunction fill = load_fill(stale_image);
+    CUstream a = NULL, b = NULL;
+    CUdeviceptr p = 0;
+    float v = 1;
+    int n = 64;
+    void *p_args[] = { &p, &v, &n };
+    CUexternalSemaphore sem = (CUexternalSemaphore)(uintptr_t)0x5e3;  /* the stand-in's any */
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sig;
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wait;
+    memset(&sig, 0, sizeof sig);
+    memset(&wait, 0, sizeof wait);
+    sig.params.fence.value = wait.params.fence.value = 1;
+    CK(cuStreamCreate, (&a, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&b, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAllocAsync, (&p, 256, a));
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, a, p_args, NULL));
+    CK(cuSignalExternalSemaphoresAsync, (&sem, &sig, 1, a));
+    if (clean)
+        CK(cuWaitExternalSemaphoresAsync, (&sem, &wait, 1, b));
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, b, p_args, NULL));
+    CK(cuMemFreeAsync, (p, b));
+    CK(cuCtxSynchronize, ());
+    if (!clean)  /* the wait, once all is done: its spelling reached */
+        CK(cuWaitExternalSemaphoresAsync, (&sem, &wait, 1, b));
+    CK(cuStreamDestroy, (a));
+    CK(cuStreamDestroy, (b));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- a use on the allocating stream, then a free on another (review 7's s0.c) --------
  * Allocated on A, everything synchronized, then three launches of it on A and a free on B
  * with no event after them: one unordered-free (none before session 18: a use on the
@@ -2353,6 +2389,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "child-sets-clean", "legacy-named",
                                         "legacy-sync", "legacy-sync-clean",
                                         "free-implied", "free-implied-clean",
+                                        "ext-semas", "ext-semas-clean",
                                         "own-use", "own-use-clean", "own-use-reused",
                                         "graph-uses", "graph-uses-clean",
                                         "order-cost", "sites", "sites-once", "mixed" };
@@ -2442,6 +2479,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = legacy_sync(strcmp(name, "legacy-sync-clean") == 0);
     else if (strcmp(name, "free-implied") == 0 || strcmp(name, "free-implied-clean") == 0)
         rc = free_implied(strcmp(name, "free-implied-clean") == 0);
+    else if (strcmp(name, "ext-semas") == 0 || strcmp(name, "ext-semas-clean") == 0)
+        rc = ext_semas(strcmp(name, "ext-semas-clean") == 0);
     else if (strcmp(name, "graph-uses") == 0 || strcmp(name, "graph-uses-clean") == 0)
         rc = graph_uses(strcmp(name, "graph-uses-clean") == 0);
     else if (strcmp(name, "own-use") == 0 || strcmp(name, "own-use-clean") == 0 ||
@@ -2460,7 +2499,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|own-use[-clean|-reused]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|ext-semas[-clean]|own-use[-clean|-reused]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

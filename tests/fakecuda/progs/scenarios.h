@@ -94,6 +94,8 @@
     X(cuStreamWriteValue32_v2, "cuStreamWriteValue32", 11070)                  \
     X(cuStreamWaitValue32_v2, "cuStreamWaitValue32", 11070)                    \
     X(cuStreamBatchMemOp_v2, "cuStreamBatchMemOp", 11070)                     \
+    X(cuSignalExternalSemaphoresAsync, "cuSignalExternalSemaphoresAsync", 10000) \
+    X(cuWaitExternalSemaphoresAsync, "cuWaitExternalSemaphoresAsync", 10000)  \
     X(cuGraphAddChildGraphNode, "cuGraphAddChildGraphNode", 10000)            \
     X(cuGraphExecChildGraphNodeSetParams, "cuGraphExecChildGraphNodeSetParams", 11010) \
     X(cuGraphExecEventRecordNodeSetEvent, "cuGraphExecEventRecordNodeSetEvent", 11010) \
