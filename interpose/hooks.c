@@ -396,11 +396,17 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	             void **extra),                                                            \
 	            (f, gx, gy, gz, bx, by, bz, shmem, s, kargs, extra), s,                    \
 	            KERNEL_USE(f, s, ptsz, kargs, extra))
+/* Also built when its config has attributes while the model is on: one may name an event
+ * the launch records (gc_hub_launch_ex). */
 #define LAUNCH_KERNEL_EX(spelling, ptsz)                                                   \
-	USE_WRAPPER(spelling, (const CUlaunchConfig *config, CUfunction f, void **kargs,      \
-	                       void **extra),                                                  \
-	            (config, f, kargs, extra), config ? config->hStream : NULL,                \
-	            KERNEL_USE(f, config ? config->hStream : NULL, ptsz, kargs, extra))
+	WRAPPER_OF(gc_use, gc_hub_launch_ex, spelling,                                         \
+	           (const CUlaunchConfig *config, CUfunction f, void **kargs, void **extra),   \
+	           (config, f, kargs, extra), 0,                                               \
+	           r != CUDA_SUCCESS ||                                                        \
+	               gc_hub_uses_checked(U64(config ? config->hStream : NULL)) ||            \
+	               (config && config->numAttrs && gc_hub_order_on()),                      \
+	           KERNEL_USE(f, config ? config->hStream : NULL, ptsz, kargs, extra),         \
+	           .config = config)
 #define LAUNCH_COOPERATIVE(spelling, ptsz)                                                 \
 	USE_WRAPPER(spelling,                                                                  \
 	            (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,          \

@@ -128,8 +128,11 @@ typedef struct gc_use {
 	uint64_t dst, src, bytes;     /* copies and sets: device addresses, 0 for host memory */
 	int synchronous;              /* a copy without a stream that may touch host memory: the
 	                               * host waits for it (sets and device-to-device copies: not) */
-	const void *host;             /* an async copy's host destination: when pageable, the
-	                               * host waits for the stream (uses.c); else NULL */
+	union {  /* not a field more: the struct every launch's wrapper fills stays its size */
+		const void *host;         /* an async copy's host destination: when pageable, the
+		                           * host waits for the stream (uses.c); else NULL */
+		const void *config;       /* cuLaunchKernelEx's CUlaunchConfig */
+	};
 } gc_use;
 
 /* ---- stream order's records and waits ------------------------------------------------ */
@@ -287,6 +290,10 @@ static inline int gc_hub_stream_wait_matters(uint64_t stream)
 /* Reads the use's words, checks them against the dead memory, and reports a GC_EV_USE when
  * one hits or the call failed. Called inside the guard. */
 void gc_hub_use(const gc_use *u);
+/* cuLaunchKernelEx's: the events its launch attributes name, which the launch records on
+ * its stream (a programmatic event, a launch-completion event) while the model is on, then
+ * the use as gc_hub_use (when it failed, or uses are checked). */
+void gc_hub_launch_ex(const gc_use *u);
 /* Whether a write of a value at address a may be polled by the host: page-locked host memory
  * (the documented way for a stream to tell the host it got there), or memory the driver
  * does not say is device memory. */

@@ -216,6 +216,12 @@ static int touches_host(const gc_use *u)
 	       memory_type(u->src) != CU_MEMORYTYPE_DEVICE;
 }
 
+/* An async copy's host destination, or NULL (a launch's config shares its field). */
+static const void *copy_host(const gc_use *u)
+{
+	return u->what == GC_USE_COPY ? u->host : NULL;
+}
+
 /* Whether the host waited for the use's stream: a synchronous copy that may touch host memory
  * (a set or a device-to-device copy: not; before stream waits for values, which a wait
  * closes, every synchronous copy was taken as one), or an asynchronous copy to pageable host
@@ -226,7 +232,7 @@ static int touches_host(const gc_use *u)
  * destination of any kind, are taken alike, unmeasured: a wait only adds order. */
 static int host_waits(const gc_use *u)
 {
-	return (u->synchronous && touches_host(u)) || (u->host && pageable_host(u->host));
+	return (u->synchronous && touches_host(u)) || (copy_host(u) && pageable_host(u->host));
 }
 
 /* A use the host waited for, whether the stream model is on or not (before, it tells the
@@ -237,7 +243,7 @@ static void order_steps(const gc_use *u)
 {
 	static int legacy_seen;
 	int on = gc_hub_order_on();
-	if (u->result != CUDA_SUCCESS || (!on && !u->synchronous && !u->host))
+	if (u->result != CUDA_SUCCESS || (!on && !u->synchronous && !copy_host(u)))
 		return;
 	/* the legacy stream: stream 0 without per-thread streams, CU_STREAM_LEGACY named with or
 	 * without (a _ptsz spelling's was missed: blocking streams stayed unordered through it).
@@ -447,4 +453,37 @@ void gc_hub_use(const gc_use *u)
 	if (arg < 0 && u->result == CUDA_SUCCESS)
 		return;
 	report_use(u, k, word, arg);
+}
+
+/* The event a launch attribute names, which the launch records: a programmatic event fires
+ * once every block triggered it (or began, or ended), a launch-completion event once every
+ * block began; either way after the work before the launch on its stream, not after the
+ * kernel's own. NULL for other attributes. */
+static CUevent launch_event(const CUlaunchAttribute *a)
+{
+	switch (a->id) {
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: return a->value.programmaticEvent.event;
+	case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: return a->value.launchCompletionEvent.event;
+	default: return NULL;
+	}
+}
+
+void gc_hub_launch_ex(const gc_use *u)
+{
+	const CUlaunchConfig *cfg = u->config;
+	/* Recorded before the use is told: a wait for the event is not a wait for the kernel.
+	 * Without this a wait for it kept the event's older record (review 13's lce.c: a false
+	 * unordered-use). */
+	if (u->result == CUDA_SUCCESS && cfg && cfg->attrs && gc_hub_order_on())
+		for (unsigned i = 0; i < cfg->numAttrs; i++) {
+			CUevent e = launch_event(&cfg->attrs[i]);
+			if (!e)
+				continue;
+			gc_record_wait rec = {.call = u->call, .event = (uint64_t)(uintptr_t)e,
+			                      .stream = u->stream, .per_thread = u->per_thread,
+			                      .capture_id = gc_hub_capture_of(u->stream, u->per_thread)};
+			gc_hub_record_wait(&rec);
+		}
+	if (u->result != CUDA_SUCCESS || gc_hub_uses_checked(u->stream))
+		gc_hub_use(u);
 }

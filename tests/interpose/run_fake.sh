@@ -167,6 +167,8 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way free-implied-clean" "$none" $prog free-implied-clean $extra
 	check "$way ext-semas" "$(printf "1 unordered-free\n1 unordered-use")" $prog ext-semas $extra
 	check "$way ext-semas-clean" "$none" $prog ext-semas-clean $extra
+	check "$way launch-event" "1 unordered-use" $prog launch-event $extra
+	check "$way launch-event-clean" "$none" $prog launch-event-clean $extra
 	check "$way own-use" "1 unordered-free" $prog own-use $extra
 	check "$way own-use-clean" "$none" $prog own-use-clean $extra
 	check "$way own-use-reused" "1 unordered-free" $prog own-use-reused $extra

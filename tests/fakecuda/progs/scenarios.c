@@ -2235,6 +2235,53 @@ static int ext_semas(bool clean)
     return 0;
 }
 
+/* ---- an event a launch records (review 13's lce.c) -------------------------------------
+ * Event e recorded once at set-up on N (a first wait on it then waits for nothing); p
+ * allocated on N, then a kernel launched there by cuLaunchKernelEx with a launch-completion
+ * event attribute naming e (clean: it records e, after p's allocation); M waits for e and
+ * fills p; the host synchronizes and N frees p: correct, no record (one unordered-use
+ * before session 19: the wait read e's set-up record). Misuse: the launch without the
+ * attribute: M's fill is ordered after nothing of p's: one unordered-use. */
+static int launch_event(bool clean)
+{
+    CUfunction fill = load_fill(stale_image);
+    CUstream nb = NULL, m = NULL;
+    CUevent e = NULL;
+    CUdeviceptr p = 0, q = 0;
+    float v = 1;
+    int n = 64;
+    void *p_args[] = { &p, &v, &n }, *q_args[] = { &q, &v, &n };
+    CK(cuStreamCreate, (&nb, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&m, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate, (&e, CU_EVENT_DISABLE_TIMING));
+    CK(cuMemAlloc_v2, (&q, 256));
+    CK(cuEventRecord, (e, nb));
+    CK(cuMemAllocAsync, (&p, 256, nb));
+    CUlaunchAttribute at;
+    memset(&at, 0, sizeof at);
+    at.id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
+    at.value.launchCompletionEvent.event = e;
+    CUlaunchConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDimX = cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = 64;
+    cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.hStream = nb;
+    cfg.attrs = clean ? &at : NULL;
+    cfg.numAttrs = clean ? 1 : 0;
+    CK(cuLaunchKernelEx, (&cfg, fill, q_args, NULL));
+    CK(cuStreamWaitEvent, (m, e, 0));
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, m, p_args, NULL));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFreeAsync, (p, nb));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFree_v2, (q));
+    CK(cuStreamDestroy, (nb));
+    CK(cuStreamDestroy, (m));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- a use on the allocating stream, then a free on another (review 7's s0.c) --------
  * Allocated on A, everything synchronized, then three launches of it on A and a free on B
  * with no event after them: one unordered-free (none before session 18: a use on the
@@ -2390,6 +2437,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "legacy-sync", "legacy-sync-clean",
                                         "free-implied", "free-implied-clean",
                                         "ext-semas", "ext-semas-clean",
+                                        "launch-event", "launch-event-clean",
                                         "own-use", "own-use-clean", "own-use-reused",
                                         "graph-uses", "graph-uses-clean",
                                         "order-cost", "sites", "sites-once", "mixed" };
@@ -2481,6 +2529,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = free_implied(strcmp(name, "free-implied-clean") == 0);
     else if (strcmp(name, "ext-semas") == 0 || strcmp(name, "ext-semas-clean") == 0)
         rc = ext_semas(strcmp(name, "ext-semas-clean") == 0);
+    else if (strcmp(name, "launch-event") == 0 || strcmp(name, "launch-event-clean") == 0)
+        rc = launch_event(strcmp(name, "launch-event-clean") == 0);
     else if (strcmp(name, "graph-uses") == 0 || strcmp(name, "graph-uses-clean") == 0)
         rc = graph_uses(strcmp(name, "graph-uses-clean") == 0);
     else if (strcmp(name, "own-use") == 0 || strcmp(name, "own-use-clean") == 0 ||
@@ -2499,7 +2549,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|ext-semas[-clean]|own-use[-clean|-reused]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|ext-semas[-clean]|launch-event[-clean]|own-use[-clean|-reused]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

@@ -96,6 +96,7 @@
     X(cuStreamBatchMemOp_v2, "cuStreamBatchMemOp", 11070)                     \
     X(cuSignalExternalSemaphoresAsync, "cuSignalExternalSemaphoresAsync", 10000) \
     X(cuWaitExternalSemaphoresAsync, "cuWaitExternalSemaphoresAsync", 10000)  \
+    X(cuLaunchKernelEx, "cuLaunchKernelEx", 11060)                            \
     X(cuGraphAddChildGraphNode, "cuGraphAddChildGraphNode", 10000)            \
     X(cuGraphExecChildGraphNodeSetParams, "cuGraphExecChildGraphNodeSetParams", 11010) \
     X(cuGraphExecEventRecordNodeSetEvent, "cuGraphExecEventRecordNodeSetEvent", 11010) \
