@@ -1,6 +1,7 @@
 #include "interpose/log.h"
 
 #include <stdarg.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -433,10 +434,17 @@ void gc_log_open(const gc_options *o)
 	json_apart_from_text();
 	snprintf(summary_path, sizeof(summary_path), "%s", o->summary_file);
 	if (summary_path[0]) {  /* said now: at exit there is no one to tell */
-		if (gc_outfile_open(&summary_out, summary_path, 0) != 0)
+		/* Not said where the launcher's run directory is gone: the launcher ended and reads
+		 * nothing more (a background job outliving its run); the program's terminal gets no
+		 * stray line. */
+		if (gc_outfile_open(&summary_out, summary_path, 1) != 0) {
+			size_t n = strlen(o->run_dir);
+			if (errno != ENOENT || !n || strncmp(summary_path, o->run_dir, n) != 0)
+				(void)gc_outfile_open(&summary_out, summary_path, 0);  /* says why */
 			summary_path[0] = '\0';
-		else
+		} else {
 			gc_outfile_close(&summary_out);
+		}
 	}
 	if (json_out.f.fd >= 0)
 		write_start();

@@ -71,6 +71,14 @@ gate "a background process with an error, still running" 9 "$GC" --error-exitcod
 grep -q "1 process is still running after the program ended: its errors so far are counted" "$tmp/err" &&
 	! grep -q "ended without an exit summary" "$tmp/err" &&
 	ok "a background process: said to be still running" || bad "a background process: $(tr '\n' ' ' < "$tmp/err")"
+# A background job whose CUDA process starts after the launcher ended (its run directory
+# gone): it runs as it would, and writes no line about the launcher's summary file onto the
+# terminal (it did before session 19).
+gate "a background process starting after the run" 0 "$GC" --log-file=/dev/null -- \
+	sh -c '(sleep 1; exec "$1" plain > /dev/null) & exit 0' sh "$RELA"
+sleep 3
+grep -q "summary file" "$tmp/err" && bad "a late background process: $(grep 'summary file' "$tmp/err")" ||
+	ok "a late background process: no line about the summary file"
 # A process that took every fd, or gave up root (the run directory is the launcher's), after
 # its first CUDA call: its error is still counted (written into the file it opened then).
 gate "an error after the program took every fd" 9 "$GC" --error-exitcode=9 --log-file=/dev/null \
