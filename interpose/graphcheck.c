@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "interpose/edits.h"
@@ -62,20 +64,71 @@ static const char usage[] =
 static char run_dir[] = "/tmp/graphcheck-run-XXXXXX";
 static int run_dir_made;
 
+/* Every entry of directory dfd unlinked (not dfd itself; its files only: run directories
+ * hold no directory). */
+static void empty_dir(int dfd)
+{
+	int copy = dup(dfd);
+	DIR *d = copy >= 0 ? fdopendir(copy) : NULL;
+	if (!d) {
+		if (copy >= 0)
+			close(copy);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(dfd, e->d_name, 0);
+	closedir(d);
+}
+
 static void remove_run_dir(void)
 {
 	if (!run_dir_made)
 		return;
-	DIR *d = opendir(run_dir);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d)) != NULL)
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-				unlinkat(dirfd(d), e->d_name, 0);
-		closedir(d);
+	int dfd = open(run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		empty_dir(dfd);
+		close(dfd);
 	}
 	rmdir(run_dir);
 	run_dir_made = 0;
+}
+
+/* A launcher holds its run directory for its life by a lock on the summary file (flock: the
+ * kernel lets it go when the launcher dies, of SIGKILL too, which leaves the directory: a
+ * `timeout -k`, a Python subprocess timeout). Each launcher removes such directories left in
+ * /tmp: its user's, untouched for STALE_SECONDS (a launcher locks its own within
+ * microseconds of making it), whose summary's lock it can take (no launcher holds it). One
+ * without a summary file (made by an older graphcheck, or a launcher killed before it made
+ * it) is left: nothing says whether its run is over. */
+#define STALE_SECONDS 600
+static void sweep_stale_run_dirs(void)
+{
+	DIR *tmp = opendir("/tmp");
+	if (!tmp)
+		return;
+	time_t now = time(NULL);
+	struct dirent *e;
+	while ((e = readdir(tmp)) != NULL) {
+		struct stat st;
+		if (strncmp(e->d_name, "graphcheck-run-", 15) ||
+		    fstatat(dirfd(tmp), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || now - st.st_mtime < STALE_SECONDS)
+			continue;
+		int dfd = openat(dirfd(tmp), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0)
+			continue;
+		int lfd = openat(dfd, "summary", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0) {
+			empty_dir(dfd);
+			unlinkat(dirfd(tmp), e->d_name, AT_REMOVEDIR);
+		}
+		if (lfd >= 0)
+			close(lfd);
+		close(dfd);
+	}
+	closedir(tmp);
 }
 
 /* "graphcheck: " and the message on one line of stderr: what it quotes from outside (a path,
@@ -795,6 +848,7 @@ int main(int argc, char **argv)
 
 	char lib[PATH_MAX], preload[2 * PATH_MAX + 2], summary[sizeof(run_dir) + 32];
 	find_library(lib, sizeof(lib));
+	sweep_stale_run_dirs();
 	if (!mkdtemp(run_dir))
 		die("cannot create a run directory: %s", strerror(errno));
 	run_dir_made = 1;
@@ -811,7 +865,9 @@ int main(int argc, char **argv)
 	if (sfd < 0)
 		die("cannot make a file in the run directory %s: %s; not run unchecked", run_dir,
 		    strerror(errno));
-	close(sfd);
+	/* held open and locked until the launcher ends: the directory is in use (see
+	 * sweep_stale_run_dirs); close-on-exec, so that the program never holds it */
+	(void)flock(sfd, LOCK_EX | LOCK_NB);
 	setenv("GRAPHCHECK_SUMMARY_FILE", summary, 1);
 	setenv("GRAPHCHECK_RUN_DIR", run_dir, 1);
 

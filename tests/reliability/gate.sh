@@ -172,6 +172,34 @@ gate "ulimit -f 0, a program with an error: runs, its error counted" 9 sh -c 'ul
 grep -q "died of signal" "$tmp/err" && bad "ulimit -f 0: the program died of a signal: $(grep 'died of' "$tmp/err")" ||
 	ok "ulimit -f 0: the program was not killed by graphcheck's writes"
 rm -f "$tmp/fsize.log"
+# Run directories left by launchers killed with SIGKILL: a later launcher removes each one
+# untouched for 10 minutes whose summary no launcher holds locked; one held, or recent, stays
+# (175 were left on the dev VM before session 19).
+if command -v flock > /dev/null && command -v touch > /dev/null; then
+	s1=$(mktemp -d /tmp/graphcheck-run-XXXXXX) s2=$(mktemp -d /tmp/graphcheck-run-XXXXXX)
+	s3=$(mktemp -d /tmp/graphcheck-run-XXXXXX)
+	: > "$s1/summary"; : > "$s1/started.1"; : > "$s2/summary"; : > "$s3/summary"
+	flock "$s2/summary" sleep 10 & holder=$!
+	sleep 0.5  # its lock taken
+	touch -d '20 minutes ago' "$s1" "$s2"
+	gate "a launcher after others were killed" 0 "$GC" -- true
+	[ ! -e "$s1" ] && [ -f "$s2/summary" ] && [ -f "$s3/summary" ] &&
+		ok "stale run directories: the unlocked old one removed, the held and the recent kept" ||
+		bad "stale run directories: old unlocked $([ -e "$s1" ] && echo kept || echo removed), held $([ -e "$s2" ] && echo kept || echo removed), recent $([ -e "$s3" ] && echo kept || echo removed)"
+	kill "$holder" 2> /dev/null; wait "$holder" 2> /dev/null
+	rm -rf "$s1" "$s2" "$s3"
+	# A launcher's own run, however long untouched, is not taken from it by another's.
+	rm -f "$tmp/rd"
+	launch "$GC" -- sh -c 'echo "$GRAPHCHECK_RUN_DIR" > "$0"; sleep 3' "$tmp/rd" 2> /dev/null &
+	first=$!
+	sleep 1
+	rd=$(cat "$tmp/rd" 2> /dev/null)
+	[ -n "$rd" ] && touch -d '20 minutes ago' "$rd"
+	gate "a launcher beside a long run" 0 "$GC" -- true
+	[ -n "$rd" ] && [ -f "$rd/summary" ] && ok "a live launcher's old run directory kept" ||
+		bad "a live launcher's old run directory '$rd' removed by another launcher"
+	wait "$first"
+fi
 gate "no CUDA at all (true)" 0 "$GC" --error-exitcode=9 -- true
 grep -q 'no process of this run made a CUDA driver call under graphcheck, so nothing was checked' "$tmp/err" &&
 	ok "no CUDA at all: the launcher says nothing was checked" ||
