@@ -44,6 +44,11 @@ void rp_totals_line(FILE *out, const rp_report *rep)
 	        (unsigned long long)rep->records, rep->files);
 	if (rep->suppressed)
 		fprintf(out, ", %llu suppressed", (unsigned long long)rep->suppressed);
+	/* said here too, so that the line never reads as a clean pass over logs it lacks */
+	if (rep->input && (rep->input->io_errors || rep->input->malformed))
+		fprintf(out, "; not a clean pass: %zu log%s unreadable, %llu malformed line%s",
+		        rep->input->io_errors, rep->input->io_errors == 1 ? "" : "s",
+		        (unsigned long long)rep->input->malformed, rep->input->malformed == 1 ? "" : "s");
 	fputc('\n', out);
 }
 

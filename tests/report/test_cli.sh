@@ -64,6 +64,11 @@ has "$tmp/err" "cannot open for writing" "bad -o: message"
 # 2 wins over 3 and 1: the other logs are still reported.
 expect 2 "missing log beside a malformed one" "$R" "$T/no-such.jsonl" "$T/malformed/truncated.jsonl"
 has "$tmp/out" "(1 records in 1 files)" "missing log: the other log is still read"
+# The totals line on stdout never reads as a clean pass over a log it lacks (a new user's
+# trial, session 19: "0 errors, 0 warnings (0 records in 0 files)" alone for a missing log).
+has "$tmp/out" "not a clean pass: 1 log unreadable, 1 malformed line" "missing log: the totals say so"
+expect 2 "a missing log alone" "$R" "$T/no-such.jsonl"
+has "$tmp/out" "(0 records in 0 files); not a clean pass: 1 log unreadable" "missing log alone: the totals say so"
 
 # The information lines at exit (graph_memory, a Python program's live_at_exit): read, not
 # records, not unknown.
