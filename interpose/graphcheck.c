@@ -119,8 +119,12 @@ static void sweep_stale_run_dirs(void)
 		int dfd = openat(dirfd(tmp), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (dfd < 0)
 			continue;
-		int lfd = openat(dfd, "summary", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0) {
+		/* non-blocking: a FIFO named so would block the open (a review's find, which hung
+		 * every later launcher); then only a regular file is taken as a run's summary */
+		int lfd = openat(dfd, "summary", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		struct stat ls;
+		if (lfd >= 0 && fstat(lfd, &ls) == 0 && S_ISREG(ls.st_mode) &&
+		    flock(lfd, LOCK_EX | LOCK_NB) == 0) {
 			empty_dir(dfd);
 			unlinkat(dirfd(tmp), e->d_name, AT_REMOVEDIR);
 		}

@@ -178,16 +178,18 @@ rm -f "$tmp/fsize.log"
 if command -v flock > /dev/null && command -v touch > /dev/null; then
 	s1=$(mktemp -d /tmp/graphcheck-run-XXXXXX) s2=$(mktemp -d /tmp/graphcheck-run-XXXXXX)
 	s3=$(mktemp -d /tmp/graphcheck-run-XXXXXX)
+	s4=$(mktemp -d /tmp/graphcheck-run-XXXXXX)
 	: > "$s1/summary"; : > "$s1/started.1"; : > "$s2/summary"; : > "$s3/summary"
+	mkfifo "$s4/summary"  # not a run's summary: left, and no launcher blocks on it
 	flock "$s2/summary" sleep 10 & holder=$!
 	sleep 0.5  # its lock taken
-	touch -d '20 minutes ago' "$s1" "$s2"
+	touch -d '20 minutes ago' "$s1" "$s2" "$s4"
 	gate "a launcher after others were killed" 0 "$GC" -- true
-	[ ! -e "$s1" ] && [ -f "$s2/summary" ] && [ -f "$s3/summary" ] &&
-		ok "stale run directories: the unlocked old one removed, the held and the recent kept" ||
+	[ ! -e "$s1" ] && [ -f "$s2/summary" ] && [ -f "$s3/summary" ] && [ -p "$s4/summary" ] &&
+		ok "stale run directories: the unlocked old one removed, the held, the recent and a FIFO's kept" ||
 		bad "stale run directories: old unlocked $([ -e "$s1" ] && echo kept || echo removed), held $([ -e "$s2" ] && echo kept || echo removed), recent $([ -e "$s3" ] && echo kept || echo removed)"
 	kill "$holder" 2> /dev/null; wait "$holder" 2> /dev/null
-	rm -rf "$s1" "$s2" "$s3"
+	rm -rf "$s1" "$s2" "$s3" "$s4"
 	# A launcher's own run, however long untouched, is not taken from it by another's.
 	rm -f "$tmp/rd"
 	launch "$GC" -- sh -c 'echo "$GRAPHCHECK_RUN_DIR" > "$0"; sleep 3' "$tmp/rd" 2> /dev/null &
