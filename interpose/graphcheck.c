@@ -95,13 +95,14 @@ static void remove_run_dir(void)
 	run_dir_made = 0;
 }
 
-/* A launcher holds its run directory for its life by a lock on the summary file (flock: the
+/* A launcher holds its run directory for its life by a lock on its `lock` file (flock: the
  * kernel lets it go when the launcher dies, of SIGKILL too, which leaves the directory: a
  * `timeout -k`, a Python subprocess timeout). Each launcher removes such directories left in
  * /tmp: its user's, untouched for STALE_SECONDS (a launcher locks its own within
- * microseconds of making it), whose summary's lock it can take (no launcher holds it). One
- * without a summary file (made by an older graphcheck, or a launcher killed before it made
- * it) is left: nothing says whether its run is over. */
+ * microseconds of making it), whose lock file's lock it can take (no launcher holds it).
+ * One without a lock file is left: an older graphcheck's launcher (which holds no lock: its
+ * live run's directory was removed under it, the review found), or one killed before it
+ * locked: nothing says whether its run is over. */
 #define STALE_SECONDS 600
 static void sweep_stale_run_dirs(void)
 {
@@ -120,8 +121,8 @@ static void sweep_stale_run_dirs(void)
 		if (dfd < 0)
 			continue;
 		/* non-blocking: a FIFO named so would block the open (a review's find, which hung
-		 * every later launcher); then only a regular file is taken as a run's summary */
-		int lfd = openat(dfd, "summary", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		 * every later launcher); then only a regular file is taken as a run's lock */
+		int lfd = openat(dfd, "lock", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		struct stat ls;
 		if (lfd >= 0 && fstat(lfd, &ls) == 0 && S_ISREG(ls.st_mode) &&
 		    flock(lfd, LOCK_EX | LOCK_NB) == 0) {
@@ -869,9 +870,17 @@ int main(int argc, char **argv)
 	if (sfd < 0)
 		die("cannot make a file in the run directory %s: %s; not run unchecked", run_dir,
 		    strerror(errno));
-	/* held open and locked until the launcher ends: the directory is in use (see
-	 * sweep_stale_run_dirs); close-on-exec, so that the program never holds it */
-	(void)flock(sfd, LOCK_EX | LOCK_NB);
+	close(sfd);
+	/* Held open and locked until the launcher ends: the directory is in use (see
+	 * sweep_stale_run_dirs); close-on-exec, so that the program never holds it. Where it
+	 * cannot be locked the file goes: a directory without one is never swept. */
+	char lock[sizeof(run_dir) + 8];
+	snprintf(lock, sizeof(lock), "%s/lock", run_dir);
+	int lfd = open(lock, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) != 0) {
+		unlink(lock);
+		close(lfd);
+	}
 	setenv("GRAPHCHECK_SUMMARY_FILE", summary, 1);
 	setenv("GRAPHCHECK_RUN_DIR", run_dir, 1);
 

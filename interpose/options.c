@@ -204,17 +204,37 @@ static const char *at_load_value(const char *name)
 	return NULL;
 }
 
+/* The launcher's channels (its run directory, its summary file): never the program's
+ * settings, so always those of the load where it had them (a program that cleared its
+ * environment and then set some other option lost them: the gate passed its error). */
+static int launcher_channel(const char *name)
+{
+	return !strcmp(name, "GRAPHCHECK_RUN_DIR") || !strcmp(name, "GRAPHCHECK_SUMMARY_FILE");
+}
+
+/* Whether the environment holds any of the options' variables now. */
+static int any_option_set(void)
+{
+	char full[64];
+	for (size_t i = 0; i < N_OPTS; i++) {
+		snprintf(full, sizeof(full), "GRAPHCHECK_%s", table[i].name);
+		if (secure_getenv(full))
+			return 1;
+	}
+	return 0;
+}
+
 const char *gc_options_secure_env(const char *name)
 {
+	const char *kept = at_load_len ? at_load_value(name) : NULL;
+	if (kept && launcher_channel(name))
+		return kept;
 	const char *value = secure_getenv(name);
-	if (value || !at_load_len)
+	if (value || !kept)
 		return value;
-	/* A program that set or kept any GRAPHCHECK_* variable chose its settings: its
-	 * environment is read alone. One that has none left cleared its environment. */
-	for (char **e = environ; e && *e; e++)
-		if (graphcheck_var(*e))
-			return NULL;
-	return at_load_value(name);
+	/* A program that set or kept any option chose its settings: its environment is read
+	 * alone. One that has none left cleared its environment. */
+	return any_option_set() ? NULL : kept;
 }
 
 int gc_options_load(gc_options *o, gc_getenv_fn getenv_fn, int warn_fd)

@@ -61,6 +61,10 @@ gate "environment cleared, then 2 errors" 9 "$GC" --error-exitcode=9 --log-file=
 [ "$(grep -c '"rule":"double-free"' "$tmp/clear.json" 2>/dev/null)" = 2 ] &&
 	ok "environment cleared: the JSON log has both records" ||
 	bad "environment cleared: JSON log: $(head -c 200 "$tmp/clear.json" 2>&1)"
+# Cleared, then one option set by the program: its settings are its own, but the run
+# directory stays the launcher's (the gate passed the error before: this session's review).
+gate "environment cleared, an option set, then 2 errors" 9 "$GC" --error-exitcode=9 \
+	--log-file=/dev/null -- "$RELA" clearenv exit 2 set
 # The program's own failure (exit 3), replaced by the gate's status, is said.
 grep -qx "graphcheck: the program exited with status 3; the gate's status 9 is returned, as errors were recorded" "$tmp/err" &&
 	ok "exit 3 replaced by the gate's 9: said" || bad "exit 3 replaced by the gate's 9: $(tr '\n' ' ' < "$tmp/err")"
@@ -178,18 +182,19 @@ rm -f "$tmp/fsize.log"
 if command -v flock > /dev/null && command -v touch > /dev/null; then
 	s1=$(mktemp -d /tmp/graphcheck-run-XXXXXX) s2=$(mktemp -d /tmp/graphcheck-run-XXXXXX)
 	s3=$(mktemp -d /tmp/graphcheck-run-XXXXXX)
-	s4=$(mktemp -d /tmp/graphcheck-run-XXXXXX)
-	: > "$s1/summary"; : > "$s1/started.1"; : > "$s2/summary"; : > "$s3/summary"
-	mkfifo "$s4/summary"  # not a run's summary: left, and no launcher blocks on it
-	flock "$s2/summary" sleep 10 & holder=$!
+	s4=$(mktemp -d /tmp/graphcheck-run-XXXXXX) s5=$(mktemp -d /tmp/graphcheck-run-XXXXXX)
+	: > "$s1/lock"; : > "$s1/summary"; : > "$s1/started.1"; : > "$s2/lock"; : > "$s3/lock"
+	mkfifo "$s4/lock"  # not a run's lock: left, and no launcher blocks on it
+	: > "$s5/summary"  # an older graphcheck's (no lock file): its launcher may be alive
+	flock "$s2/lock" sleep 10 & holder=$!
 	sleep 0.5  # its lock taken
-	touch -d '20 minutes ago' "$s1" "$s2" "$s4"
+	touch -d '20 minutes ago' "$s1" "$s2" "$s4" "$s5"
 	gate "a launcher after others were killed" 0 "$GC" -- true
-	[ ! -e "$s1" ] && [ -f "$s2/summary" ] && [ -f "$s3/summary" ] && [ -p "$s4/summary" ] &&
-		ok "stale run directories: the unlocked old one removed, the held, the recent and a FIFO's kept" ||
+	[ ! -e "$s1" ] && [ -f "$s2/lock" ] && [ -f "$s3/lock" ] && [ -p "$s4/lock" ] && [ -f "$s5/summary" ] &&
+		ok "stale run directories: the unlocked old one removed; the held, the recent, a FIFO's and an older graphcheck's kept" ||
 		bad "stale run directories: old unlocked $([ -e "$s1" ] && echo kept || echo removed), held $([ -e "$s2" ] && echo kept || echo removed), recent $([ -e "$s3" ] && echo kept || echo removed)"
 	kill "$holder" 2> /dev/null; wait "$holder" 2> /dev/null
-	rm -rf "$s1" "$s2" "$s3" "$s4"
+	rm -rf "$s1" "$s2" "$s3" "$s4" "$s5"
 	# A launcher's own run, however long untouched, is not taken from it by another's.
 	rm -f "$tmp/rd"
 	launch "$GC" -- sh -c 'echo "$GRAPHCHECK_RUN_DIR" > "$0"; sleep 3' "$tmp/rd" 2> /dev/null &
@@ -198,7 +203,7 @@ if command -v flock > /dev/null && command -v touch > /dev/null; then
 	rd=$(cat "$tmp/rd" 2> /dev/null)
 	[ -n "$rd" ] && touch -d '20 minutes ago' "$rd"
 	gate "a launcher beside a long run" 0 "$GC" -- true
-	[ -n "$rd" ] && [ -f "$rd/summary" ] && ok "a live launcher's old run directory kept" ||
+	[ -n "$rd" ] && [ -f "$rd/lock" ] && ok "a live launcher's old run directory kept" ||
 		bad "a live launcher's old run directory '$rd' removed by another launcher"
 	wait "$first"
 fi

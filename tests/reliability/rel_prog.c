@@ -1328,6 +1328,8 @@ int main(int argc, char **argv)
 		 * Python's os.environ.clear()): graphcheck's settings are those of its load; then
 		 * the die mode named */
 		clearenv();
+		if (argc > 4 && !strcmp(argv[4], "set"))  /* then one option of its own */
+			setenv("GRAPHCHECK_VERBOSE", "0", 1);
 		return run_die(argv[2], ARG(3, 1));
 	}
 	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-detach|fork-fd-reuse|fork-stderr-moved|fork-launch|fork-busy|fork-in-loader|fork-init|"
