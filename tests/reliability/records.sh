@@ -124,6 +124,21 @@ text=$(grep -c '^==graphcheck== error: double-free' "$tmp/rep.txt")
 grep -q ' 40 errors, 0 warnings, 39 repeats of records above' "$tmp/rep.txt" && [ "$text" = 1 ] &&
 	ok "8 threads x 5 double frees from one line: 1 record, 39 repeats counted" ||
 	bad "8 threads x 5 double frees: $text text records, summary '$(tail -n 1 "$tmp/rep.txt")'"
+# A process exiting while its threads write records: its summary counts no error its log
+# does not hold (counted once written), so graphcheck-report does not take the log for one
+# with records missing (status 3 in 9 of 20 runs before: this session's review).
+if [ -x "$BUILD/graphcheck-report" ]; then
+	short=0
+	for run in 1 2 3 4 5 6 7 8 9 10; do
+		rm -f "$tmp/race.json"
+		GRAPHCHECK_WRITE_REPEATS=0 GRAPHCHECK_JSON_FILE=$tmp/race.json GRAPHCHECK_LOG_FILE=/dev/null \
+			LD_LIBRARY_PATH=$FAKE timeout 60 env LD_PRELOAD="$PRE" "$REL" exit-race 4 > /dev/null 2>&1
+		"$BUILD/graphcheck-report" --fail-on=never "$tmp/race.json" > /dev/null 2> "$tmp/race.err" ||
+			{ short=$((short + 1)); head -n 2 "$tmp/race.err"; }
+	done
+	[ "$short" = 0 ] && ok "exit while threads record: the log agrees with its summary, 10 of 10 runs" ||
+		bad "exit while threads record: the report refused $short of 10 logs"
+fi
 if [ -x "$BUILD/graphcheck" ]; then
 	launch_rc=0
 	GRAPHCHECK_WRITE_REPEATS=0 LD_LIBRARY_PATH=$FAKE timeout 60 "$BUILD/graphcheck" --error-exitcode=7 \

@@ -157,6 +157,36 @@ static CUresult double_free(CUstream s, size_t size)
 	return cuMemFreeAsync(p, s);
 }
 
+/* ---- exit-race: threads recording while main exits ---------------------------------------
+ * n threads make double frees in a loop; main exits 2 ms after the first: the exit summary
+ * is written while records are being written (rel_prog exit-race N). */
+static CUstream race_stream;
+static atomic_int race_started;
+
+static void *race_worker(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		double_free(race_stream, 256);
+		atomic_store(&race_started, 1);
+	}
+	return NULL;
+}
+
+static int run_exit_race(int n)
+{
+	init_driver();
+	race_stream = new_stream();
+	for (int i = 0; i < n; i++) {
+		pthread_t t;
+		pthread_create(&t, NULL, race_worker, NULL);
+	}
+	while (!atomic_load(&race_started))
+		sched_yield();
+	usleep(2000);
+	exit(0);
+}
+
 /* ---- threads -------------------------------------------------------------------------- */
 enum { C_ALLOC, C_FREE, C_DF_ALLOC, C_DF_FREE, C_DF_SECOND, C_BEGIN, C_GALLOC, C_GFREE_IN,
        C_END, C_INST, C_LAUNCH, C_GFREE_OUT, C_SYNC, C_EXEC_DESTROY, C_GRAPH_DESTROY, C_N };
@@ -1323,6 +1353,8 @@ int main(int argc, char **argv)
 		return run_pipe_blocked();
 	if (!strcmp(m, "stderr-own"))
 		return run_stderr_own();
+	if (!strcmp(m, "exit-race"))
+		return run_exit_race(ARG(2, 4));
 	if (!strcmp(m, "clearenv") && argc > 2) {
 		/* the whole environment gone before the first CUDA call (a sandboxing program,
 		 * Python's os.environ.clear()): graphcheck's settings are those of its load; then
@@ -1334,6 +1366,6 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-detach|fork-fd-reuse|fork-stderr-moved|fork-launch|fork-busy|fork-in-loader|fork-init|"
 	                "faults|begin-refused|end-wrong-thread|plain|addnode-refused|leak-only|fork-after-summary|exit-in-signal|"
-	                "small-stack|deep|close-fds|stderr-data|pipe-blocked|stderr-own|clearenv ...\n");
+	                "small-stack|deep|close-fds|stderr-data|pipe-blocked|stderr-own|clearenv|exit-race ...\n");
 	return 2;
 }
