@@ -555,7 +555,7 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	WRAPPER(spelling,                                                                      \
 	        (const CUexternalSemaphore *sems,                                              \
 	         const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *params, unsigned n, CUstream s),   \
-	        (sems, params, n, s), 0, r == CUDA_SUCCESS, .kind = GC_EV_STREAM_WAIT,         \
+	        (sems, params, n, s), 0, r != CUDA_SUCCESS || (sems && n), .kind = GC_EV_STREAM_WAIT, \
 	        .stream = U64(s), .per_thread = ptsz, .capture_id = CAPTURE_OF(s, ptsz))
 
 /* ---- an exec's node given new parameters --------------------------------------------- */

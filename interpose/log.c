@@ -437,14 +437,12 @@ void gc_log_open(const gc_options *o)
 		/* Not said where the launcher's run directory is gone: the launcher ended and reads
 		 * nothing more (a background job outliving its run); the program's terminal gets no
 		 * stray line. */
-		if (gc_outfile_open(&summary_out, summary_path, 1) != 0) {
-			size_t n = strlen(o->run_dir);
-			if (errno != ENOENT || !n || strncmp(summary_path, o->run_dir, n) != 0)
-				(void)gc_outfile_open(&summary_out, summary_path, 0);  /* says why */
-			summary_path[0] = '\0';
-		} else {
+		if (gc_outfile_open(&summary_out, summary_path, 1) == 0 ||
+		    ((!o->run_dir[0] || access(o->run_dir, F_OK) == 0) &&
+		     gc_outfile_open(&summary_out, summary_path, 0) == 0))  /* this one says why */
 			gc_outfile_close(&summary_out);
-		}
+		else
+			summary_path[0] = '\0';
 	}
 	if (json_out.f.fd >= 0)
 		write_start();
