@@ -56,9 +56,13 @@ static void on_free_outside(gc_ledger *l, out *o, const gc_event *ev, int mem_fr
 {
 	if (!free_rules_apply(ev))
 		return;
-	/* The late free of a retired record settles first (see alloc_plain in ledger_store.c). */
-	if (ev->result == GC_CUDA_SUCCESS && gc_store_claim_retired(l, ev->ptr, ev->site, ev->tid))
+	/* The late free of a retired record settles first (see alloc_plain in ledger_store.c);
+	 * it is still an op of its stream (judged for nothing: a NULL record). */
+	if (ev->result == GC_CUDA_SUCCESS && gc_store_claim_retired(l, ev->ptr, ev->site, ev->tid)) {
+		if (!mem_free)
+			gc_check_order_free(l, o, ev, NULL);
 		return;
+	}
 	struct alloc *a = gc_check_free_outside(l, o, ev, mem_free);
 	if (!mem_free && ev->result == GC_CUDA_SUCCESS)
 		gc_check_order_free(l, o, ev, a);  /* a NULL: an op of its stream alone */

@@ -528,6 +528,30 @@ static void chains_through_the_legacy_stream(void **state)
 	apply(f, sync_stream(D));
 	apply(f, mfree(Q + 0x2e000, A));
 	expect_none(f);
+	/* D's last op a free of its own memory, judged for nothing: it waited for the legacy use
+	 * all the same (review 13's fl1.c: a false unordered-free while a free made no op
+	 * unless judged) */
+	apply(f, alloc(Q + 0x7c000, D));
+	apply(f, alloc(Q + 0x2f000, A));
+	apply(f, sync_stream(A));
+	apply(f, sync_stream(D));
+	apply(f, use(Q + 0x2f000, 0, 67));
+	apply(f, mfree(Q + 0x7c000, D));
+	apply(f, sync_stream(D));
+	apply(f, mfree(Q + 0x2f000, A));
+	expect_none(f);
+	/* the same where the free's event came after another thread was given the address (the
+	 * free then settles a retired record): still an op of D (this session's review) */
+	apply(f, alloc(Q + 0x7e000, D));
+	apply(f, alloc(Q + 0x2f800, A));
+	apply(f, sync_stream(A));
+	apply(f, sync_stream(D));
+	apply(f, use(Q + 0x2f800, 0, 68));
+	apply(f, alloc(Q + 0x7e000, C));  /* the pool's next owner, its event first */
+	apply(f, mfree(Q + 0x7e000, D));
+	apply(f, sync_stream(D));
+	apply(f, mfree(Q + 0x2f800, A));
+	expect_none(f);
 	/* a use on the legacy stream after the blocking D waited for an event: the legacy op
 	 * waits for D's wait, so it is ordered (judged after its implicit waits: a review's
 	 * false unordered-use before) */
