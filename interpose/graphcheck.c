@@ -211,7 +211,8 @@ static long parse_count(const char *opt, const char *v, long max)
 	char *end;
 	errno = 0;
 	long n = strtol(v, &end, 10);
-	if (errno || end == v || *end || n < 0 || n > max)
+	/* strtol passes over leading blanks: ' 3' is no number here, as on/off options say */
+	if (errno || end == v || *end || n < 0 || n > max || !(*v >= '0' && *v <= '9'))
 		die("bad value for %s: '%s' (a whole number in 0..%ld)", opt, v, max);
 	return n;
 }
@@ -359,6 +360,16 @@ static void check_suppressions(void)
 		die("the suppressions '%s' is not a regular file", v);
 	if (st.st_size > GC_SUPP_FILE_MAX)
 		die("the suppressions '%s' is larger than %u MiB", v, GC_SUPP_FILE_MAX >> 20);
+	/* A program named there (`--suppressions ./app args`: the option's value missing) would
+	 * run its arguments instead: an ELF or #! file is refused, as logs refuse executables. */
+	char head[4] = {0};
+	fd = open(v, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	ssize_t got_head = fd >= 0 ? read(fd, head, sizeof(head)) : -1;
+	if (fd >= 0)
+		close(fd);
+	if ((got_head == 4 && !memcmp(head, "\177ELF", 4)) || (got_head >= 2 && !memcmp(head, "#!", 2)))
+		die("the suppressions '%s' is a program, not taken for suppressions (an option missing "
+		    "its value or its '='?)", v);
 }
 
 /* The file execvp would run for name (a PATH search for a name without '/'), as glibc's

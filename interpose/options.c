@@ -101,7 +101,8 @@ static int parse_long(const char *s, long *out)
 	char *end;
 	errno = 0;
 	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end)
+	/* strtol passes over leading blanks: ' 3' is refused, as the on/off options refuse it */
+	if (errno || end == s || *end || !((*s >= '0' && *s <= '9') || *s == '-' || *s == '+'))
 		return -1;
 	*out = v;
 	return 0;

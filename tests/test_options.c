@@ -58,6 +58,19 @@ static void defaults(void **state)
 	assert_int_equal(o.python_frames, GC_PY_AUTO);
 }
 
+/* A number with a blank before it: strtol would pass over the blank (' 3' was taken as 3
+ * before session 19, while the on/off options refused it: a new user's trial). */
+static void blank_before_a_number(void **state)
+{
+	(void)state;
+	static const char *const pairs[] = {"GRAPHCHECK_BACKTRACE_DEPTH", " 3", NULL};
+	gc_options o;
+	char w[4096];
+	assert_int_equal(load(&o, pairs, w, sizeof(w)), 1);
+	assert_int_equal(o.backtrace_depth, 8);
+	assert_non_null(strstr(w, "GRAPHCHECK_BACKTRACE_DEPTH=' 3' is not a whole number"));
+}
+
 static void good_values(void **state)
 {
 	(void)state;
@@ -245,6 +258,7 @@ int main(void)
 		cmocka_unit_test(leak_check_full),
 		cmocka_unit_test(leak_check_takes_the_launchers_words),
 		cmocka_unit_test(bad_values_warned_defaults_used),
+	    cmocka_unit_test(blank_before_a_number),
 		cmocka_unit_test(too_long_path),
 		cmocka_unit_test(print_lists_every_option),
 		cmocka_unit_test(unknown_names_warned_with_the_nearest),

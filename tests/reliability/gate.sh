@@ -221,6 +221,12 @@ grep -q "bad value for --backtrace-depth: '100' (a whole number in 0..64)" "$tmp
 	ok "--backtrace-depth=100: the message gives the range" ||
 	bad "--backtrace-depth=100: message '$(head -c 200 "$tmp/err")'"
 gate "--log-file without a value: usage" 2 "$GC" --log-file
+# A blank before a number is no number (strtol passes over it: ' 3' ran with 3 before); a
+# program named as --suppressions (its value forgotten) is refused, not run as its argument.
+gate "--error-exitcode=' 3': refused" 2 "$GC" --error-exitcode=' 3' -- true
+gate "--suppressions PROGRAM ARG: refused" 2 "$GC" --suppressions "$RELA" true
+grep -q "is a program, not taken for suppressions" "$tmp/err" &&
+	ok "--suppressions PROGRAM: said" || bad "--suppressions PROGRAM: '$(head -c 200 "$tmp/err")'"
 # refused OPT MSG: the launcher refuses OPT with the one line MSG, and the program does not run.
 refused() {
 	rm -f "$tmp/ran"
