@@ -195,8 +195,11 @@ static int option_value(int argc, char **argv, int *i, const char *name, const c
 	const char *a = argv[*i];
 	if (strncmp(a, name, n) != 0 || (a[n] != '=' && a[n] != '\0'))
 		return 0;
-	if (a[n] == '=') {
+	if (a[n] == '=' && a[n + 1]) {
 		*value = a + n + 1;
+	} else if (a[n] == '=') {  /* `--log-file=`: no value, not stderr by a blank */
+		fprintf(stderr, "graphcheck: %s= needs a value\n%s", name, usage);
+		exit(2);
 	} else if (*i + 1 < argc && strcmp(argv[*i + 1], "--") != 0) {
 		*value = argv[++*i];  /* "--" there is the program's separator, not a file name */
 	} else {

@@ -154,7 +154,7 @@ static void load_suppressions(void)
 	gc_text_shown(shown, sizeof(shown), opts.suppressions);
 	if (!supps)
 		gc_log_note("cannot read the suppressions '%s': %s; nothing is suppressed", shown,
-		            strerror(e));
+		            e == EINVAL ? "not a regular file" : strerror(e));
 	else if (opts.verbose)
 		gc_log_note("%zu suppressions from '%s'", gc_supp_count(supps), shown);
 }

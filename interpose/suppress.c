@@ -196,7 +196,10 @@ gc_supp_set *gc_supp_load(const char *path, void (*warn)(const char *, void *), 
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > GC_SUPP_FILE_MAX) {
-		int err = fstat(fd, &st) ? errno : S_ISREG(st.st_mode) ? EFBIG : EINVAL;
+		int err = fstat(fd, &st)         ? errno
+		          : S_ISREG(st.st_mode) ? EFBIG
+		          : S_ISDIR(st.st_mode) ? EISDIR
+		                                : EINVAL;  /* the caller says: not a regular file */
 		close(fd);
 		errno = err;
 		return NULL;

@@ -287,6 +287,7 @@ static void load_refuses_what_is_not_a_file(void **state)
 	assert_null(gc_supp_load("/nonexistent/graphcheck.supp", collect, NULL));
 	assert_int_equal(errno, ENOENT);
 	assert_null(gc_supp_load("/", collect, NULL));
+	assert_int_equal(errno, EISDIR);  /* said as such, not "Invalid argument" */
 	char fifo[] = "/tmp/gc-supp-fifo-XXXXXX";
 	int fd = mkstemp(fifo);
 	assert_true(fd >= 0);
@@ -294,6 +295,7 @@ static void load_refuses_what_is_not_a_file(void **state)
 	unlink(fifo);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	assert_null(gc_supp_load(fifo, collect, NULL));  /* returns: does not wait for a writer */
+	assert_int_equal(errno, EINVAL);  /* the caller's "not a regular file" */
 	unlink(fifo);
 	char file[] = "/tmp/gc-supp-XXXXXX";
 	fd = mkstemp(file);

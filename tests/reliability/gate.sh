@@ -221,6 +221,7 @@ grep -q "bad value for --backtrace-depth: '100' (a whole number in 0..64)" "$tmp
 	ok "--backtrace-depth=100: the message gives the range" ||
 	bad "--backtrace-depth=100: message '$(head -c 200 "$tmp/err")'"
 gate "--log-file without a value: usage" 2 "$GC" --log-file
+gate "--log-file= with an empty value: usage" 2 "$GC" --log-file= -- true
 # A blank before a number is no number (strtol passes over it: ' 3' ran with 3 before); a
 # program named as --suppressions (its value forgotten) is refused, not run as its argument.
 gate "--error-exitcode=' 3': refused" 2 "$GC" --error-exitcode=' 3' -- true
