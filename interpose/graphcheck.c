@@ -354,6 +354,11 @@ static void check_suppressions(void)
 	if (fd < 0)
 		die("cannot read the suppressions '%s': %s", v, strerror(errno));
 	int got = fstat(fd, &st), err = errno;
+	/* A program named there (`--suppressions ./app args`: the option's value missing) would
+	 * run its arguments instead: its first bytes, read now, refuse an ELF or #! file below,
+	 * as logs refuse executables. */
+	char head[4] = {0};
+	ssize_t got_head = got == 0 && S_ISREG(st.st_mode) ? read(fd, head, sizeof(head)) : -1;
 	close(fd);
 	if (got != 0)
 		die("cannot read the suppressions '%s': %s", v, strerror(err));
@@ -363,13 +368,6 @@ static void check_suppressions(void)
 		die("the suppressions '%s' is not a regular file", v);
 	if (st.st_size > GC_SUPP_FILE_MAX)
 		die("the suppressions '%s' is larger than %u MiB", v, GC_SUPP_FILE_MAX >> 20);
-	/* A program named there (`--suppressions ./app args`: the option's value missing) would
-	 * run its arguments instead: an ELF or #! file is refused, as logs refuse executables. */
-	char head[4] = {0};
-	fd = open(v, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	ssize_t got_head = fd >= 0 ? read(fd, head, sizeof(head)) : -1;
-	if (fd >= 0)
-		close(fd);
 	if ((got_head == 4 && !memcmp(head, "\177ELF", 4)) || (got_head >= 2 && !memcmp(head, "#!", 2)))
 		die("the suppressions '%s' is a program, not taken for suppressions (an option missing "
 		    "its value or its '='?)", v);
