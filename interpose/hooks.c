@@ -441,9 +441,11 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 #define COPY_DTOD(spelling, ptsz)                                                          \
 	USE_WRAPPER(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n), 0, \
 	            COPY_USE(dst, src, n, NULL, ptsz))
+/* Its host source is kept (`host`): from pageable memory the host waits for the stream's
+ * work before the copy, not for the copy (uses.c, staged_copy). */
 #define COPY_HTOD(spelling, ptsz)                                                          \
 	HOST_WAIT_USE_WRAPPER(spelling, (CUdeviceptr dst, const void *src, size_t n),         \
-	                      (dst, src, n), COPY_USE(dst, 0, n, NULL, ptsz))
+	                      (dst, src, n), COPY_USE(dst, 0, n, NULL, ptsz), .host = src)
 #define COPY_DTOH(spelling, ptsz)                                                          \
 	HOST_WAIT_USE_WRAPPER(spelling, (void *dst, CUdeviceptr src, size_t n), (dst, src, n), \
 	                      COPY_USE(0, src, n, NULL, ptsz))

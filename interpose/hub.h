@@ -130,7 +130,8 @@ typedef struct gc_use {
 	                               * host waits for it (sets and device-to-device copies: not) */
 	union {  /* not a field more: the struct every launch's wrapper fills stays its size */
 		const void *host;         /* an async copy's host destination: when pageable, the
-		                           * host waits for the stream (uses.c); else NULL */
+		                           * host waits for the stream (uses.c); a synchronous
+		                           * host-to-device copy's source; else NULL */
 		const void *config;       /* cuLaunchKernelEx's CUlaunchConfig */
 	};
 } gc_use;

@@ -219,7 +219,21 @@ static int touches_host(const gc_use *u)
 /* An async copy's host destination, or NULL (a launch's config shares its field). */
 static const void *copy_host(const gc_use *u)
 {
-	return u->what == GC_USE_COPY ? u->host : NULL;
+	return u->what == GC_USE_COPY && !u->synchronous ? u->host : NULL;
+}
+
+/* Whether a synchronous copy goes from pageable host memory to device memory: the host waits
+ * for the stream's work before it, and then only until the source is staged, "but the DMA to
+ * final destination may not have completed" (CUDA's API sync behavior), so the copy is the
+ * stream's op after the host's wait, not before it. cuMemcpyHtoD's source is `host`;
+ * cuMemcpy's is asked (pageable memory has no type). */
+static int staged_copy(const gc_use *u)
+{
+	if (!u->synchronous || u->what != GC_USE_COPY || !u->dst)
+		return 0;
+	if (u->host)
+		return pageable_host(u->host);
+	return u->src && !memory_type(u->src) && memory_type(u->dst) == CU_MEMORYTYPE_DEVICE;
 }
 
 /* Whether the host waited for the use's stream: a synchronous copy that may touch host memory
@@ -235,11 +249,22 @@ static int host_waits(const gc_use *u)
 	return (u->synchronous && touches_host(u)) || (copy_host(u) && pageable_host(u->host));
 }
 
-/* A use the host waited for, whether the stream model is on or not (before, it tells the
- * ledger what the host waited for); while the model is on, also the first op seen on the
- * legacy stream (from then on blocking streams are taken as ordered with each other,
- * stream_clock.h), and, after it, each use on the legacy stream or a blocking one (below). */
-static void order_steps(const gc_use *u)
+/* The host's wait for a use's stream, whether the stream model is on or not (before, it
+ * tells the ledger what the host waited for): told once the host waited (host_waits). */
+static void host_wait(const gc_use *u)
+{
+	if (gc_hub_order_on() || gc_hub_host_wait_new()) {
+		gc_event ev = {.kind = GC_EV_SYNCHRONIZE, .call = u->call, .stream = u->stream,
+		               .per_thread = u->per_thread};
+		gc_hub_report(&ev);
+	}
+}
+
+/* A use the host waited for (host_wait), unless told already (`waited`, a staged copy);
+ * while the model is on, also the first op seen on the legacy stream (from then on blocking
+ * streams are taken as ordered with each other, stream_clock.h), and, after it, each use on
+ * the legacy stream or a blocking one (below). */
+static void order_steps(const gc_use *u, int waited)
 {
 	static int legacy_seen;
 	int on = gc_hub_order_on();
@@ -269,11 +294,8 @@ static void order_steps(const gc_use *u)
 			gc_streams_op_alone(gc_hub.streams, key);
 		}
 	}
-	if ((on || gc_hub_host_wait_new()) && host_waits(u)) {
-		gc_event ev = {.kind = GC_EV_SYNCHRONIZE, .call = u->call, .stream = u->stream,
-		               .per_thread = u->per_thread};
-		gc_hub_report(&ev);
-	}
+	if (!waited && host_waits(u))
+		host_wait(u);
 }
 
 /* A use while the stream model is off and the order index holds the wake range (the first
@@ -423,6 +445,10 @@ void gc_hub_use(const gc_use *u)
 	if (ordering && !gc_hub_order_on())  /* the wrapper's test of the one stream, then wake's */
 		ordering = u->stream != __atomic_load_n(gc_hub.quiet_stream, __ATOMIC_RELAXED) &&
 		           wake(u);
+	/* A staged copy's wait came before it: the copy is stamped after the host's snapshot. */
+	int staged = u->result == CUDA_SUCCESS && staged_copy(u);
+	if (staged)
+		host_wait(u);
 	struct checks c = {d, o, ordering};
 	uint64_t w[WORDS_BATCH], word = 0;
 	uint16_t param[WORDS_BATCH];
@@ -449,7 +475,7 @@ void gc_hub_use(const gc_use *u)
 		w[GC_USE_SRC] = u->src;
 		arg = check_words(u, NULL, &c, w, NULL, u->what == GC_USE_COPY ? 2 : 1, &word);
 	}
-	order_steps(u);
+	order_steps(u, staged);
 	if (arg < 0 && u->result == CUDA_SUCCESS)
 		return;
 	report_use(u, k, word, arg);

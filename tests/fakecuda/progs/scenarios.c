@@ -2199,6 +2199,43 @@ static int free_implied(bool clean)
     return 0;
 }
 
+/* ---- a synchronous copy from pageable memory (review 13's htod.c) ----------------------
+ * p and q allocated on non-blocking N (a second stream made first: the model is on, as
+ * where streams are many), the host waits for N. A synchronous copy from
+ * pageable memory into each (cuMemcpyHtoD, cuMemcpy), freed at once on N: the copies may
+ * still run ("the DMA to final destination may not have completed", CUDA's API sync
+ * behavior): two unordered-free (none before session 20: the copy was taken as waited
+ * for). Clean: p's source is pinned (the copy is synchronous), q's copy is waited for by
+ * cuCtxSynchronize, and r's is freed on the copy's own stream: no record. */
+static int staged_copy(bool clean)
+{
+    CUstream nb = NULL, other = NULL;
+    CUdeviceptr p = 0, q = 0, r = 0;
+    static char pageable[256];
+    void *pinned = NULL;
+    CK(cuStreamCreate, (&other, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&nb, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAllocHost, (&pinned, sizeof pageable));
+    CK(cuMemAllocAsync, (&p, 256, nb));
+    CK(cuMemAllocAsync, (&q, 256, nb));
+    CK(cuMemAllocAsync, (&r, 256, nb));
+    CK(cuStreamSynchronize, (nb));
+    CK(cuMemcpyHtoD, (p, clean ? pinned : pageable, 256));
+    CK(cuMemFreeAsync, (p, nb));  /* before the next copy, which waits for this one */
+    CK(cuMemcpy, (q, (CUdeviceptr)(uintptr_t)pageable, 256));
+    if (clean)
+        CK(cuCtxSynchronize, ());
+    CK(cuMemFreeAsync, (q, nb));
+    CK(cuMemcpyHtoD, (r, pageable, 256));
+    CK(cuMemFreeAsync, (r, 0));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFreeHost, (pinned));
+    CK(cuStreamDestroy, (nb));
+    CK(cuStreamDestroy, (other));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- an external semaphore's wait (review 13's es.c) ----------------------------------
  * p allocated and filled on A, A signals an external semaphore (a Vulkan timeline one),
  * B waits for it, fills p and frees it: correct, no record (an unordered-use and -free
@@ -2436,6 +2473,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "child-sets-clean", "legacy-named",
                                         "legacy-sync", "legacy-sync-clean",
                                         "free-implied", "free-implied-clean",
+                                        "staged-copy", "staged-copy-clean",
                                         "ext-semas", "ext-semas-clean",
                                         "launch-event", "launch-event-clean",
                                         "own-use", "own-use-clean", "own-use-reused",
@@ -2527,6 +2565,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = legacy_sync(strcmp(name, "legacy-sync-clean") == 0);
     else if (strcmp(name, "free-implied") == 0 || strcmp(name, "free-implied-clean") == 0)
         rc = free_implied(strcmp(name, "free-implied-clean") == 0);
+    else if (strcmp(name, "staged-copy") == 0 || strcmp(name, "staged-copy-clean") == 0)
+        rc = staged_copy(strcmp(name, "staged-copy-clean") == 0);
     else if (strcmp(name, "ext-semas") == 0 || strcmp(name, "ext-semas-clean") == 0)
         rc = ext_semas(strcmp(name, "ext-semas-clean") == 0);
     else if (strcmp(name, "launch-event") == 0 || strcmp(name, "launch-event-clean") == 0)
@@ -2549,7 +2589,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|ext-semas[-clean]|launch-event[-clean]|own-use[-clean|-reused]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|staged-copy[-clean]|ext-semas[-clean]|launch-event[-clean]|own-use[-clean|-reused]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

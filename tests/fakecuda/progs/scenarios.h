@@ -70,6 +70,7 @@
     X(cuLibraryGetKernel, "cuLibraryGetKernel", 12000)                         \
     X(cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync", 3020)                         \
     X(cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync", 3020)                         \
+    X(cuMemcpyHtoD_v2, "cuMemcpyHtoD", 3020)                                   \
     X(cuMemAllocHost_v2, "cuMemAllocHost", 3020)                               \
     X(cuMemcpy2DAsync_v2, "cuMemcpy2DAsync", 3020)                             \
     X(cuStreamAddCallback, "cuStreamAddCallback", 5000)                        \

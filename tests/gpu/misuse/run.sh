@@ -65,6 +65,8 @@ unordered-free-legacy-sync unordered-free
 unordered-use-legacy-free-chain unordered-free,unordered-use
 unordered-free-teardown-stream unordered-free
 unordered-free-graph-replay unordered-free
+unordered-free-launch-completion-event unordered-free
+unordered-free-pageable-upload unordered-free
 uaf-child-graph-node launch-stale-pointer
 double-free-teardown-cudafree double-free
 double-free-worker-thread double-free
