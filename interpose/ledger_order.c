@@ -62,8 +62,7 @@ static uint64_t key_of(const gc_event *ev)
  * stream and then used or freed on another (one created later, or the legacy stream that a
  * launch forgot to name) would go unjudged. When the model turns on, the live stream-ordered
  * allocations made on the first stream since the host last waited are watched, as made at
- * that stream's first time (before any op the model saw there); those made before it, at
- * time 0, ordered before every stream, for their uses from then on. What came before is taken
+ * that stream's first time (before any op the model saw there). What came before is taken
  * as ordered before everything after (only adding order): every host wait of the one-stream
  * time moves waited_seq (a synchronization, a synchronous copy or one to pageable memory,
  * cuMemFree, a host function, another stream's wait for an event), and an event recorded
@@ -90,7 +89,6 @@ static int on_first(uint64_t stream, uint64_t first)
 struct earlier {
 	gc_ledger *l;
 	uint64_t first, owner;
-	uint64_t owner_waited;  /* the same at time 0, which every stream is after */
 	uint64_t skip;  /* the allocation that turned the model on (its own op watches it), or 0 */
 	uint32_t since, next;  /* the count the host waited up to; the next allocation's */
 };
@@ -101,22 +99,19 @@ static void watch_earlier_one(gc_hnode *n, void *arg)
 	struct earlier *w = arg;
 	struct alloc *a = (struct alloc *)n;
 	gc_dead_range was;
-	/* Numbered before the host's wait, told by the distance back from the next number (so
-	 * that only a record 2^32 allocations old whose age wraps into the few since the wait
-	 * reads as after it; one numbered since `next` was read, another thread's now, is not
-	 * before it): ordered before every stream, so watched at time 0, for its uses from now
-	 * on, against which a free elsewhere is judged (a copy on the legacy stream of a buffer
-	 * the one stream made and the host waited for, then freed on that stream: missed while
-	 * these were left out, misuse/unordered-free-pageable-upload.cu). */
-	int waited = (int32_t)(a->seq - w->next) < 0 &&
-	             (uint32_t)(w->next - a->seq) > (uint32_t)(w->next - w->since);
-	/* Left out: one of another stream (the op that turned the model on watches it); one
-	 * already watched (another thread's allocation since). */
-	if (a->kind != K_ASYNC || a->state != S_LIVE || !a->size || a->h.key == w->skip ||
-	    !on_first(a->stream, w->first) || gc_dead_ranges_lookup(&w->l->order, a->h.key, &was))
+	/* Left out: one numbered before the host's wait, told by the distance back from the
+	 * next number (so that only a record 2^32 allocations old whose age wraps into the few
+	 * since the wait reads as after it; one numbered since `next` was read, another
+	 * thread's now, is not before it); one of another stream (the op that turned the model
+	 * on watches it); one already watched (another thread's allocation since). */
+	if (a->kind != K_ASYNC || a->state != S_LIVE || !a->size ||
+	    ((int32_t)(a->seq - w->next) < 0 &&
+	     (uint32_t)(w->next - a->seq) > (uint32_t)(w->next - w->since)) ||
+	    a->h.key == w->skip || !on_first(a->stream, w->first) ||
+	    gc_dead_ranges_lookup(&w->l->order, a->h.key, &was))
 		return;
-	gc_dead_ranges_add(&w->l->order, a->h.key, a->h.key + a->size,
-	                   waited ? w->owner_waited : w->owner, ORDER_ONE_STREAM, GRAPH_THREAD);
+	gc_dead_ranges_add(&w->l->order, a->h.key, a->h.key + a->size, w->owner, ORDER_ONE_STREAM,
+	                   GRAPH_THREAD);
 }
 
 static void drop_wake_range(gc_ledger *l)
@@ -146,7 +141,6 @@ static void watch_earlier(gc_ledger *l, uint64_t skip)
 	 * takes a slot only once the model is on, and another thread's record there since the
 	 * model went on has moved its time past that already). */
 	w.owner = owner_of(slot, 1, w.first);
-	w.owner_waited = owner_of(slot, 0, w.first);
 	for (unsigned i = 0; i < l->nstripes; i++) {
 		struct stripe *st = &l->stripes[i];
 		gc_spin_lock(&st->lock);

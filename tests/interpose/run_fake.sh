@@ -167,8 +167,6 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way free-implied-clean" "$none" $prog free-implied-clean $extra
 	check "$way staged-copy" "2 unordered-free" $prog staged-copy $extra
 	check "$way staged-copy-clean" "$none" $prog staged-copy-clean $extra
-	check "$way earlier-waited" "1 unordered-free" $prog earlier-waited $extra
-	check "$way earlier-waited-clean" "$none" $prog earlier-waited-clean $extra
 	check "$way ext-semas" "$(printf "1 unordered-free\n1 unordered-use")" $prog ext-semas $extra
 	check "$way ext-semas-clean" "$none" $prog ext-semas-clean $extra
 	check "$way launch-event" "1 unordered-use" $prog launch-event $extra

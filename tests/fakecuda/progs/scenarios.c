@@ -2199,28 +2199,6 @@ static int free_implied(bool clean)
     return 0;
 }
 
-/* ---- an allocation the host waited for before the model went on (review 13's late.c) ---
- * p allocated on s, the one stream, created non-blocking; the host waits for s; a set of p
- * on stream 0 (which turns the model on), then p freed on s, which does not wait for stream
- * 0: an unordered-free (none before session 20: what the host had waited for was not
- * watched at all). Clean: the host waits for stream 0 before the free: no record. */
-static int earlier_waited(bool clean)
-{
-    CUstream s = NULL;
-    CUdeviceptr p = 0;
-    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
-    CK(cuMemAllocAsync, (&p, 256, s));
-    CK(cuStreamSynchronize, (s));
-    CK(cuMemsetD32Async, (p, 0, 64, NULL));
-    if (clean)
-        CK(cuStreamSynchronize, (NULL));
-    CK(cuMemFreeAsync, (p, s));
-    CK(cuCtxSynchronize, ());
-    CK(cuStreamDestroy, (s));
-    printf("done\n");
-    return 0;
-}
-
 /* ---- a synchronous copy from pageable memory (review 13's htod.c) ----------------------
  * p and q allocated on non-blocking N (a second stream made first: the model is on, as
  * where streams are many), the host waits for N. A synchronous copy from
@@ -2496,7 +2474,6 @@ bool fc_scenario_uses_driver(const char *name)
                                         "legacy-sync", "legacy-sync-clean",
                                         "free-implied", "free-implied-clean",
                                         "staged-copy", "staged-copy-clean",
-                                        "earlier-waited", "earlier-waited-clean",
                                         "ext-semas", "ext-semas-clean",
                                         "launch-event", "launch-event-clean",
                                         "own-use", "own-use-clean", "own-use-reused",
@@ -2590,8 +2567,6 @@ int fc_run_scenario(int argc, char **argv)
         rc = free_implied(strcmp(name, "free-implied-clean") == 0);
     else if (strcmp(name, "staged-copy") == 0 || strcmp(name, "staged-copy-clean") == 0)
         rc = staged_copy(strcmp(name, "staged-copy-clean") == 0);
-    else if (strcmp(name, "earlier-waited") == 0 || strcmp(name, "earlier-waited-clean") == 0)
-        rc = earlier_waited(strcmp(name, "earlier-waited-clean") == 0);
     else if (strcmp(name, "ext-semas") == 0 || strcmp(name, "ext-semas-clean") == 0)
         rc = ext_semas(strcmp(name, "ext-semas-clean") == 0);
     else if (strcmp(name, "launch-event") == 0 || strcmp(name, "launch-event-clean") == 0)
@@ -2614,7 +2589,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|staged-copy[-clean]|earlier-waited[-clean]|ext-semas[-clean]|launch-event[-clean]|own-use[-clean|-reused]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|staged-copy[-clean]|ext-semas[-clean]|launch-event[-clean]|own-use[-clean|-reused]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);
