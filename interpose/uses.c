@@ -171,11 +171,11 @@ void gc_hub_uses_init(void *(*lookup)(const char *))
  * memory it calls host memory, device memory device: the H200,
  * tests/gpu/pageable_copy_probe.cu). The plural call, which answers a type of 0 for memory it
  * does not know rather than an error (the singular's error would show in the program's
- * error tracing). Without it, or when it fails: 0 too, taken as pageable, a wait, only adding
- * order. A device answer's range is kept for the thread (a loop's copies into the same buffer
- * ask once; cuMemcpyAsync's destination is mostly device memory): device addresses stay the
- * driver's, while page-locked memory, once freed, may come back as pageable, so only those. */
-static unsigned memory_type(uint64_t a)
+ * error tracing). Without it, or when it fails: `failed`. A device answer's range is kept for
+ * the thread (a loop's copies into the same buffer ask once; cuMemcpyAsync's destination is
+ * mostly device memory): device addresses stay the driver's, while page-locked memory, once
+ * freed, may come back as pageable, so only those. */
+static unsigned memory_type_or(uint64_t a, unsigned failed)
 {
 	gc_scratch *sc = gc_scratch_get();
 	if (sc && a - sc->device_lo < sc->device_hi - sc->device_lo)
@@ -185,7 +185,7 @@ static unsigned memory_type(uint64_t a)
 	unsigned type = 0, managed = 0;
 	void *into[2] = {&type, &managed};
 	if (!pointer_attributes || pointer_attributes(2, what, into, a) != CUDA_SUCCESS)
-		return 0;
+		return failed;
 	if (managed)  /* the host may touch it too: never kept as device memory */
 		return CU_MEMORYTYPE_UNIFIED;
 	if (type == CU_MEMORYTYPE_DEVICE && sc) {
@@ -198,6 +198,12 @@ static unsigned memory_type(uint64_t a)
 			sc->device_lo = lo, sc->device_hi = lo + n;
 	}
 	return type;
+}
+
+/* A failed answer taken as pageable memory: for a wait, which only adds order. */
+static unsigned memory_type(uint64_t a)
+{
+	return memory_type_or(a, 0);
 }
 
 /* Whether memory is pageable host memory (memory_type). */
@@ -226,14 +232,17 @@ static const void *copy_host(const gc_use *u)
  * for the stream's work before it, and then only until the source is staged, "but the DMA to
  * final destination may not have completed" (CUDA's API sync behavior), so the copy is the
  * stream's op after the host's wait, not before it. cuMemcpyHtoD's source is `host`;
- * cuMemcpy's is asked (pageable memory has no type). */
+ * cuMemcpy's is asked (pageable memory has no type). A failed answer is not pageable here:
+ * taken as staged, the copy would lose order. */
 static int staged_copy(const gc_use *u)
 {
+	const unsigned failed = ~0u;
 	if (!u->synchronous || u->what != GC_USE_COPY || !u->dst)
 		return 0;
 	if (u->host)
-		return pageable_host(u->host);
-	return u->src && !memory_type(u->src) && memory_type(u->dst) == CU_MEMORYTYPE_DEVICE;
+		return !memory_type_or((uint64_t)(uintptr_t)u->host, failed);
+	return u->src && !memory_type_or(u->src, failed) &&
+	       memory_type(u->dst) == CU_MEMORYTYPE_DEVICE;
 }
 
 /* Whether the host waited for the use's stream: a synchronous copy that may touch host memory

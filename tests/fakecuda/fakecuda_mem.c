@@ -541,6 +541,8 @@ FC_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *attri
     FC_COUNT(cuPointerGetAttributes);
     if (!attributes || !data)
         return CUDA_ERROR_INVALID_VALUE;
+    if (getenv("FAKECUDA_POINTER_ATTRIBUTES_REFUSED"))  /* a driver that answers none */
+        return CUDA_ERROR_NOT_SUPPORTED;
     CUdeviceptr lo;
     size_t size;
     unsigned type = memory_type(ptr, &lo, &size);

@@ -1,9 +1,9 @@
 // Misuse: weights are uploaded from a std::vector with a plain cudaMemcpy into a buffer
 // allocated on the worker's non-blocking stream, the buffer is used on that stream and freed
-// there. cudaMemcpy from pageable memory returns once the source is staged: "the DMA to
-// final destination may not have completed" (CUDA's API sync behavior), and the copy runs on
-// the legacy stream, which a non-blocking stream does not wait for: neither the kernel nor
-// the free is ordered after it.
+// there; the result goes back on a download stream after an event. cudaMemcpy from pageable
+// memory returns once the source is staged: "the DMA to final destination may not have
+// completed" (CUDA's API sync behavior), and the copy runs on the legacy stream, which a
+// non-blocking stream does not wait for: neither the kernel nor the free is ordered after it.
 // Expected graphcheck rules (faulty run): unordered-free (the free on the worker stream, last
 // use the copy on the legacy default stream).
 // --clean: the upload is cudaMemcpyAsync on the worker stream: no record.
@@ -20,8 +20,11 @@ __global__ void scale(const float *w, float *out, int n) {
 
 int main(int argc, char **argv) {
   bool clean = argc > 1 && !strcmp(argv[1], "--clean");
-  cudaStream_t worker;
+  cudaStream_t worker, download;
+  cudaEvent_t computed;
   CK(cudaStreamCreateWithFlags(&worker, cudaStreamNonBlocking));
+  CK(cudaStreamCreateWithFlags(&download, cudaStreamNonBlocking));
+  CK(cudaEventCreateWithFlags(&computed, cudaEventDisableTiming));
   std::vector<float> weights(N, 1.5f);
   float *w = nullptr, *out = nullptr;
   CK(cudaMallocAsync((void **)&w, N * sizeof(float), worker));
@@ -34,12 +37,17 @@ int main(int argc, char **argv) {
   scale<<<N / 256, 256, 0, worker>>>(w, out, N);
   CK(cudaGetLastError());
   CK(cudaFreeAsync(w, worker));
+  CK(cudaEventRecord(computed, worker));
+  CK(cudaStreamWaitEvent(download, computed, 0));
   float h = 0;
-  CK(cudaMemcpyAsync(&h, out + 7, sizeof h, cudaMemcpyDeviceToHost, worker));
+  CK(cudaMemcpyAsync(&h, out + 7, sizeof h, cudaMemcpyDeviceToHost, download));
+  CK(cudaStreamSynchronize(download));
   CK(cudaFreeAsync(out, worker));
   CK(cudaStreamSynchronize(worker));
   printf("out[7] = %.1f (expected 3.0)\n", h);
+  CK(cudaEventDestroy(computed));
   CK(cudaStreamDestroy(worker));
+  CK(cudaStreamDestroy(download));
   printf("done\n");
   return 0;
 }
