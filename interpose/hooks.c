@@ -433,6 +433,26 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	USE_WRAPPER(spelling, (CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,              \
 	                       CUcontext sctx, size_t n, CUstream s),                          \
 	            (dst, dctx, src, sctx, n, s), s, COPY_USE(dst, src, n, s, ptsz))
+/* cuMemcpyBatchAsync (CUDA 12.8's spelling also names where a failure was; 13.0's does not):
+ * `count` copies on one stream, each a use of its destination and its source (uses.c). An
+ * asynchronous copy that is no wait of the host, whatever memory it reaches (a batch to
+ * pageable memory is not measured: a wait taken would only add order, one missed only
+ * loses it, as before these were hooked). */
+#define COPY_BATCH_USE(st, ptsz)                                                           \
+	.what = GC_USE_COPY, .dsts = dsts, .srcs = srcs, .n_copies = count, .stream = U64(st),  \
+	.per_thread = ptsz
+#define COPY_BATCH(spelling, ptsz)                                                         \
+	USE_WRAPPER(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, \
+	                       CUmemcpyAttributes *attrs, size_t *attrs_idx, size_t n_attrs,   \
+	                       CUstream s),                                                    \
+	            (dsts, srcs, sizes, count, attrs, attrs_idx, n_attrs, s), s,               \
+	            COPY_BATCH_USE(s, ptsz))
+#define COPY_BATCH_FAIL_IDX(spelling, ptsz)                                                \
+	USE_WRAPPER(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, \
+	                       CUmemcpyAttributes *attrs, size_t *attrs_idx, size_t n_attrs,   \
+	                       size_t *fail_idx, CUstream s),                                  \
+	            (dsts, srcs, sizes, count, attrs, attrs_idx, n_attrs, fail_idx, s), s,     \
+	            COPY_BATCH_USE(s, ptsz))
 #define COPY(spelling, ptsz)                                                               \
 	HOST_WAIT_USE_WRAPPER(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n),         \
 	                      (dst, src, n), COPY_USE(dst, src, n, NULL, ptsz))

@@ -124,6 +124,10 @@ typedef struct gc_use {
 			unsigned n_ops;
 			int memop;            /* GC_MEMOP_*: which kind of stream memory operation */
 		};
+		struct {
+			const void *dsts, *srcs;  /* a batch copy's (CUdeviceptr, n_copies of each) */
+			size_t n_copies;      /* 0: a single copy (dst, src) */
+		};
 	};
 	uint64_t dst, src, bytes;     /* copies and sets: device addresses, 0 for host memory */
 	int synchronous;              /* a copy without a stream that may touch host memory: the

@@ -346,6 +346,29 @@ static inline int check_words(const gc_use *u, const gc_kernel *k, const struct 
 	return -1;
 }
 
+/* ---- batch copies --------------------------------------------------------------------- */
+
+/* A batch copy's destinations and sources, each pair's checked in order (param: GC_USE_DST or
+ * GC_USE_SRC, what a single copy's words say). A refused batch is not read: its arrays may
+ * be anything. The argument that hit, or -1. */
+static int batch_use(const gc_use *u, const struct checks *c, uint64_t *w, uint16_t *param,
+                     uint64_t *word)
+{
+	const CUdeviceptr *dst = u->dsts, *src = u->srcs;
+	int arg = -1;
+	if (u->result != CUDA_SUCCESS || !dst || !src)
+		return -1;
+	for (size_t i = 0; arg < 0 && i < u->n_copies;) {
+		size_t n = 0;
+		for (; i < u->n_copies && n + 2 <= WORDS_BATCH; i++) {
+			w[n] = dst[i], param[n++] = GC_USE_DST;
+			w[n] = src[i], param[n++] = GC_USE_SRC;
+		}
+		arg = check_words(u, NULL, c, w, param, n, word);
+	}
+	return arg;
+}
+
 /* ---- stream memory operations ----------------------------------------------------- */
 
 /* The index of a batch's first wait for a value (n_ops: none). */
@@ -479,6 +502,8 @@ void gc_hub_use(const gc_use *u)
 		}
 	} else if (u->what == GC_USE_MEMOP) {
 		arg = memop_use(u, &c, w, param, &word);
+	} else if (u->what == GC_USE_COPY && u->n_copies) {
+		arg = batch_use(u, &c, w, param, &word);
 	} else {  /* a copy or a set */
 		w[GC_USE_DST] = u->dst;
 		w[GC_USE_SRC] = u->src;

@@ -129,6 +129,8 @@ static const struct entry table[] = {
     { "cuLaunchKernelEx", { P(11060, cuLaunchKernelEx, 11060) } },
     { "cuLaunchCooperativeKernel", { P(9000, cuLaunchCooperativeKernel, 9000) } },
     { "cuMemcpyAsync", { P(4000, cuMemcpyAsync, 7000) } },
+    { "cuMemcpyBatchAsync",
+      { P(12080, cuMemcpyBatchAsync, 12080), P(13000, cuMemcpyBatchAsync_v2, 13000) } },
     { "cuMemcpyDtoDAsync", { P(3020, cuMemcpyDtoDAsync_v2, 7000) } },
     { "cuMemcpyHtoDAsync", { P(3020, cuMemcpyHtoDAsync_v2, 7000) } },
     { "cuMemcpyDtoHAsync", { P(3020, cuMemcpyDtoHAsync_v2, 7000) } },

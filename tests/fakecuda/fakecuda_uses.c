@@ -608,6 +608,44 @@ FC_EXPORT CUresult cuStreamBatchMemOp_v2_ptsz(CUstream st, unsigned n,
 
 COPY_ASYNC(cuMemcpyAsync, false)
 COPY_ASYNC(cuMemcpyAsync_ptsz, true)
+/* A batch: each copy touched in order; the first refused ends it (its index in *fail). */
+static CUresult copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                           size_t *fail, CUstream st, bool ptsz)
+{
+    if (!dsts || !srcs || !sizes || !count)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < count; i++) {
+        CUresult r = touch(dsts[i], srcs[i], sizes[i], true, st, ptsz, CU_GRAPH_NODE_TYPE_MEMCPY);
+        if (r != CUDA_SUCCESS) {
+            if (fail)
+                *fail = i;
+            return r;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+#define COPY_BATCH(sp, ptsz)                                                                \
+    FC_EXPORT CUresult sp(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,  \
+                          CUmemcpyAttributes *attrs, size_t *attrs_idx, size_t n_attrs,       \
+                          CUstream st)                                                        \
+    {                                                                                       \
+        FC_COUNT(sp);                                                                       \
+        (void)attrs, (void)attrs_idx, (void)n_attrs;                                        \
+        return copy_batch(dsts, srcs, sizes, count, NULL, st, ptsz);                        \
+    }
+#define COPY_BATCH_FAIL_IDX(sp, ptsz)                                                       \
+    FC_EXPORT CUresult sp(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,  \
+                          CUmemcpyAttributes *attrs, size_t *attrs_idx, size_t n_attrs,       \
+                          size_t *fail, CUstream st)                                          \
+    {                                                                                       \
+        FC_COUNT(sp);                                                                       \
+        (void)attrs, (void)attrs_idx, (void)n_attrs;                                        \
+        return copy_batch(dsts, srcs, sizes, count, fail, st, ptsz);                        \
+    }
+COPY_BATCH_FAIL_IDX(cuMemcpyBatchAsync, false)
+COPY_BATCH_FAIL_IDX(cuMemcpyBatchAsync_ptsz, true)
+COPY_BATCH(cuMemcpyBatchAsync_v2, false)
+COPY_BATCH(cuMemcpyBatchAsync_v2_ptsz, true)
 COPY_ASYNC(cuMemcpyDtoDAsync_v2, false)
 COPY_ASYNC(cuMemcpyDtoDAsync_v2_ptsz, true)
 COPY_HTOD_ASYNC(cuMemcpyHtoDAsync_v2, false)

@@ -165,6 +165,9 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way legacy-sync-clean" "$none" $prog legacy-sync-clean $extra
 	check "$way free-implied" "$(printf "1 unordered-free\n1 unordered-use")" $prog free-implied $extra
 	check "$way free-implied-clean" "$none" $prog free-implied-clean $extra
+	check "$way batch-copies" "$(printf "1 unordered-use\n1 use-after-free")" \
+		$prog batch-copies $extra
+	check "$way batch-copies-clean" "$none" $prog batch-copies-clean $extra
 	check "$way staged-copy" "2 unordered-free" $prog staged-copy $extra
 	check "$way staged-copy-clean" "$none" $prog staged-copy-clean $extra
 	# a refused memory-type question is no pageable source there: else pinned memory's

@@ -49,6 +49,19 @@ static CUDA_MEMCPY3D c3;
 #define COPY_2D_ASYNC(sp, st) report(#sp, sp(&c2, st));
 #define COPY_3D_ASYNC(sp, st) report(#sp, sp(&c3, st));
 #define COPY_PEER_ASYNC(sp, st) report(#sp, sp(live, ctx, dead, ctx, 16, st));
+/* A batch of one copy from dead memory; the 12.8 spelling also takes where a failure was. */
+#define COPY_BATCH_CALL(sp, st, ...)                                                       \
+    {                                                                                       \
+        CUdeviceptr to[1] = { live }, from[1] = { dead };                                   \
+        size_t n[1] = { 16 }, at_idx = 0, fail_idx = 0;                                     \
+        CUmemcpyAttributes at;                                                              \
+        memset(&at, 0, sizeof at);                                                          \
+        at.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;                              \
+        (void)fail_idx;                                                                     \
+        report(#sp, sp(to, from, n, 1, &at, &at_idx, 1, __VA_ARGS__ st));                   \
+    }
+#define COPY_BATCH(sp, st) COPY_BATCH_CALL(sp, st, )
+#define COPY_BATCH_FAIL_IDX(sp, st) COPY_BATCH_CALL(sp, st, &fail_idx, )
 #define SET_ASYNC(sp, st) report(#sp, sp(dead, 0, 4, st));
 #define SET_2D_ASYNC(sp, st) report(#sp, sp(dead, 64, 0, 4, 2, st));
 #define SET_ASYNC_8 SET_ASYNC

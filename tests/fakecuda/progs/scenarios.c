@@ -2199,6 +2199,50 @@ static int free_implied(bool clean)
     return 0;
 }
 
+/* ---- batch copies (cuMemcpyBatchAsync) -------------------------------------------------
+ * p, q allocated on non-blocking A, r on non-blocking B. Misuse: p freed on A, then a batch
+ * on A copies q into r and q into p (its second copy's destination is freed: use-after-free),
+ * and a batch on B copies q into r with B not ordered after q's allocation (unordered-use).
+ * Clean: p freed after, B waits for an event recorded on A: no record (none either way
+ * before session 20: the batch was not hooked). */
+static int batch_copies(bool clean)
+{
+    CUstream a = NULL, b = NULL;
+    CUevent e = NULL;
+    CUdeviceptr p = 0, q = 0, r = 0;
+    CK(cuStreamCreate, (&a, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&b, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate, (&e, CU_EVENT_DISABLE_TIMING));
+    CK(cuMemAllocAsync, (&r, 256, b));
+    CK(cuStreamSynchronize, (b));
+    CK(cuMemAllocAsync, (&p, 256, a));
+    CK(cuMemAllocAsync, (&q, 256, a));
+    if (!clean)
+        CK(cuMemFreeAsync, (p, a));
+    CUdeviceptr dsts[2] = { r, p }, srcs[2] = { q, q };
+    size_t sizes[2] = { 256, 256 };
+    CUmemcpyAttributes attr;
+    memset(&attr, 0, sizeof attr);
+    attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    size_t attr_idx = 0;
+    CK(cuMemcpyBatchAsync, (dsts, srcs, sizes, 2, &attr, &attr_idx, 1, a));
+    if (clean) {
+        CK(cuMemFreeAsync, (p, a));
+        CK(cuEventRecord, (e, a));
+        CK(cuStreamWaitEvent, (b, e, 0));
+    }
+    CK(cuMemcpyBatchAsync, (dsts, srcs, sizes, 1, &attr, &attr_idx, 1, b));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFreeAsync, (q, a));
+    CK(cuMemFreeAsync, (r, b));
+    CK(cuCtxSynchronize, ());
+    CK(cuEventDestroy, (e));
+    CK(cuStreamDestroy, (a));
+    CK(cuStreamDestroy, (b));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- a synchronous copy from pageable memory (review 13's htod.c) ----------------------
  * p and q allocated on non-blocking N (a second stream made first: the model is on, as
  * where streams are many), the host waits for N. A synchronous copy from
@@ -2474,6 +2518,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "legacy-sync", "legacy-sync-clean",
                                         "free-implied", "free-implied-clean",
                                         "staged-copy", "staged-copy-clean",
+                                        "batch-copies", "batch-copies-clean",
                                         "ext-semas", "ext-semas-clean",
                                         "launch-event", "launch-event-clean",
                                         "own-use", "own-use-clean", "own-use-reused",
@@ -2567,6 +2612,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = free_implied(strcmp(name, "free-implied-clean") == 0);
     else if (strcmp(name, "staged-copy") == 0 || strcmp(name, "staged-copy-clean") == 0)
         rc = staged_copy(strcmp(name, "staged-copy-clean") == 0);
+    else if (strcmp(name, "batch-copies") == 0 || strcmp(name, "batch-copies-clean") == 0)
+        rc = batch_copies(strcmp(name, "batch-copies-clean") == 0);
     else if (strcmp(name, "ext-semas") == 0 || strcmp(name, "ext-semas-clean") == 0)
         rc = ext_semas(strcmp(name, "ext-semas-clean") == 0);
     else if (strcmp(name, "launch-event") == 0 || strcmp(name, "launch-event-clean") == 0)
@@ -2589,7 +2636,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|staged-copy[-clean]|ext-semas[-clean]|launch-event[-clean]|own-use[-clean|-reused]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|staged-copy[-clean]|batch-copies[-clean]|ext-semas[-clean]|launch-event[-clean]|own-use[-clean|-reused]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

@@ -75,6 +75,7 @@
     X(cuMemcpy2DAsync_v2, "cuMemcpy2DAsync", 3020)                             \
     X(cuStreamAddCallback, "cuStreamAddCallback", 5000)                        \
     X(cuMemcpyAsync, "cuMemcpyAsync", 4000)                                    \
+    X(cuMemcpyBatchAsync_v2, "cuMemcpyBatchAsync", 13000)                      \
     X(cuMemFreeHost, "cuMemFreeHost", 2000)                                    \
     X(cuMemsetD32Async, "cuMemsetD32Async", 3020)                             \
     X(cuDeviceGraphMemTrim, "cuDeviceGraphMemTrim", 11040)                     \
