@@ -9,6 +9,7 @@
 #        M2_BIN  where binaries go (default /tmp/m2bin)
 #        NVCC    the compiler (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc)
 #        GC      the launcher (default build/graphcheck)
+#        M2_ONLY "NAME ..." runs only those pairs
 # Output per run under $OUT/m2: NAME[--clean].json / .txt (graphcheck's JSON and text logs),
 # NAME[--clean].gc.out (program stdout+stderr under graphcheck), NAME[--clean].native.out,
 # NAME.compile.txt; then a summary table on stdout (also $OUT/m2/summary.txt).
@@ -86,6 +87,10 @@ TABLE
 }
 
 names=$(expected_table | while read -r n _ _; do printf '%s\n' "$n"; done)
+# M2_ONLY="NAME ...": only those pairs (a short device session's subset)
+if [ -n "${M2_ONLY:-}" ]; then
+	names=$(for n in $names; do case " $M2_ONLY " in *" $n "*) echo "$n" ;; esac; done)
+fi
 
 # 1. Compile everything (in parallel), then report failures.
 echo "== compiling with $nvcc"
@@ -135,6 +140,7 @@ summary=$out/summary.txt
 : >"$summary"
 printf '%-40s %-6s %-6s %-8s %-45s %s\n' RUN native gc verdict got expected >>"$summary"
 expected_table | while read -r n exp gap; do
+	case " $(echo $names) " in *" $n "*) ;; *) continue ;; esac
 	if [ ! -x "$bin/$n" ]; then
 		printf '%-40s %-6s %-6s %-8s %-45s %s\n' "$n" - - SKIPPED "compile-failed" "$exp" \
 			>>"$summary"
