@@ -434,25 +434,25 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	                       CUcontext sctx, size_t n, CUstream s),                          \
 	            (dst, dctx, src, sctx, n, s), s, COPY_USE(dst, src, n, s, ptsz))
 /* cuMemcpyBatchAsync (CUDA 12.8's spelling also names where a failure was; 13.0's does not):
- * `count` copies on one stream, each a use of its destination and its source (uses.c). An
- * asynchronous copy that is no wait of the host, whatever memory it reaches (a batch to
- * pageable memory is not measured: a wait taken would only add order, one missed only
- * loses it, as before these were hooked). */
+ * `count` copies on one stream, each a use of its destination and its source (uses.c). One
+ * into pageable memory is taken as a wait for the stream, as cuMemcpyAsync's is (unmeasured
+ * for a batch: a wait only adds order), so built whenever a wait matters. */
 #define COPY_BATCH_USE(st, ptsz)                                                           \
 	.what = GC_USE_COPY, .dsts = dsts, .srcs = srcs, .n_copies = count, .stream = U64(st),  \
 	.per_thread = ptsz
 #define COPY_BATCH(spelling, ptsz)                                                         \
-	USE_WRAPPER(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, \
-	                       CUmemcpyAttributes *attrs, size_t *attrs_idx, size_t n_attrs,   \
-	                       CUstream s),                                                    \
-	            (dsts, srcs, sizes, count, attrs, attrs_idx, n_attrs, s), s,               \
-	            COPY_BATCH_USE(s, ptsz))
+	HOST_COPY_USE_WRAPPER(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,  \
+	                                 size_t count, CUmemcpyAttributes *attrs,              \
+	                                 size_t *attrs_idx, size_t n_attrs, CUstream s),       \
+	                      (dsts, srcs, sizes, count, attrs, attrs_idx, n_attrs, s), s, NULL, \
+	                      COPY_BATCH_USE(s, ptsz))
 #define COPY_BATCH_FAIL_IDX(spelling, ptsz)                                                \
-	USE_WRAPPER(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, \
-	                       CUmemcpyAttributes *attrs, size_t *attrs_idx, size_t n_attrs,   \
-	                       size_t *fail_idx, CUstream s),                                  \
-	            (dsts, srcs, sizes, count, attrs, attrs_idx, n_attrs, fail_idx, s), s,     \
-	            COPY_BATCH_USE(s, ptsz))
+	HOST_COPY_USE_WRAPPER(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,  \
+	                                 size_t count, CUmemcpyAttributes *attrs,              \
+	                                 size_t *attrs_idx, size_t n_attrs, size_t *fail_idx,  \
+	                                 CUstream s),                                          \
+	                      (dsts, srcs, sizes, count, attrs, attrs_idx, n_attrs, fail_idx, s), \
+	                      s, NULL, COPY_BATCH_USE(s, ptsz))
 #define COPY(spelling, ptsz)                                                               \
 	HOST_WAIT_USE_WRAPPER(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n),         \
 	                      (dst, src, n), COPY_USE(dst, src, n, NULL, ptsz))

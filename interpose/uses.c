@@ -228,6 +228,25 @@ static const void *copy_host(const gc_use *u)
 	return u->what == GC_USE_COPY && !u->synchronous ? u->host : NULL;
 }
 
+/* Whether a use is a batch copy (cuMemcpyBatchAsync). */
+static int is_batch(const gc_use *u)
+{
+	return u->what == GC_USE_COPY && u->n_copies;
+}
+
+/* Whether a successful batch copies into pageable host memory (memory_type: a failed answer
+ * counts, as a wait only adds order). Its arrays are read only after a success. */
+static int batch_to_pageable(const gc_use *u)
+{
+	const CUdeviceptr *dst = u->dsts;
+	if (!is_batch(u) || u->result != CUDA_SUCCESS || !dst)
+		return 0;
+	for (size_t i = 0; i < u->n_copies; i++)
+		if (pageable_host((const void *)(uintptr_t)dst[i]))
+			return 1;
+	return 0;
+}
+
 /* Whether a synchronous copy goes from pageable host memory to device memory: the host waits
  * for the stream's work before it, and then only until the source is staged, "but the DMA to
  * final destination may not have completed" (CUDA's API sync behavior), so the copy is the
@@ -251,11 +270,13 @@ static int staged_copy(const gc_use *u)
  * memory, which returns once the copy is done (CUDA's API sync behavior; on the H200 200 ms
  * after a 200 ms kernel before it, and at once to pinned memory:
  * tests/gpu/logs/run51-2026-12-04/pageable_copy_probe.native.out, cudaMemcpyAsync device to host; one from pageable memory
- * returned at once, so that one is no wait). The 2D and 3D spellings, and cuMemcpyAsync's
- * destination of any kind, are taken alike, unmeasured: a wait only adds order. */
+ * returned at once, so that one is no wait). The 2D and 3D spellings, cuMemcpyAsync's
+ * destination of any kind, and a batch with a copy to pageable memory are taken alike,
+ * unmeasured: a wait only adds order. */
 static int host_waits(const gc_use *u)
 {
-	return (u->synchronous && touches_host(u)) || (copy_host(u) && pageable_host(u->host));
+	return (u->synchronous && touches_host(u)) || (copy_host(u) && pageable_host(u->host)) ||
+	       batch_to_pageable(u);
 }
 
 /* The host's wait for a use's stream, whether the stream model is on or not (before, it
@@ -277,7 +298,7 @@ static void order_steps(const gc_use *u, int waited)
 {
 	static int legacy_seen;
 	int on = gc_hub_order_on();
-	if (u->result != CUDA_SUCCESS || (!on && !u->synchronous && !copy_host(u)))
+	if (u->result != CUDA_SUCCESS || (!on && !u->synchronous && !copy_host(u) && !is_batch(u)))
 		return;
 	/* the legacy stream: stream 0 without per-thread streams, CU_STREAM_LEGACY named with or
 	 * without (a _ptsz spelling's was missed: blocking streams stayed unordered through it).
@@ -502,7 +523,7 @@ void gc_hub_use(const gc_use *u)
 		}
 	} else if (u->what == GC_USE_MEMOP) {
 		arg = memop_use(u, &c, w, param, &word);
-	} else if (u->what == GC_USE_COPY && u->n_copies) {
+	} else if (is_batch(u)) {
 		arg = batch_use(u, &c, w, param, &word);
 	} else {  /* a copy or a set */
 		w[GC_USE_DST] = u->dst;

@@ -608,6 +608,16 @@ FC_EXPORT CUresult cuStreamBatchMemOp_v2_ptsz(CUstream st, unsigned n,
 
 COPY_ASYNC(cuMemcpyAsync, false)
 COPY_ASYNC(cuMemcpyAsync_ptsz, true)
+/* A batch side: 0 (host memory, not looked at) outside the stand-in's device regions, as
+ * CUDA's batch takes host pointers too. */
+static CUdeviceptr device_side(CUdeviceptr p, size_t n)
+{
+    fc_lock();
+    enum fc_map m = fc_mem_map(p, n);
+    fc_unlock();
+    return m == FC_NOT_DEVICE ? 0 : p;
+}
+
 /* A batch: each copy touched in order; the first refused ends it (its index in *fail). */
 static CUresult copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
                            size_t *fail, CUstream st, bool ptsz)
@@ -615,7 +625,8 @@ static CUresult copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, 
     if (!dsts || !srcs || !sizes || !count)
         return CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < count; i++) {
-        CUresult r = touch(dsts[i], srcs[i], sizes[i], true, st, ptsz, CU_GRAPH_NODE_TYPE_MEMCPY);
+        CUresult r = touch(device_side(dsts[i], sizes[i]), device_side(srcs[i], sizes[i]),
+                           sizes[i], true, st, ptsz, CU_GRAPH_NODE_TYPE_MEMCPY);
         if (r != CUDA_SUCCESS) {
             if (fail)
                 *fail = i;

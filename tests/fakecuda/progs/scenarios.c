@@ -2200,11 +2200,13 @@ static int free_implied(bool clean)
 }
 
 /* ---- batch copies (cuMemcpyBatchAsync) -------------------------------------------------
- * p, q allocated on non-blocking A, r on non-blocking B. Misuse: p freed on A, then a batch
- * on A copies q into r and q into p (its second copy's destination is freed: use-after-free),
- * and a batch on B copies q into r with B not ordered after q's allocation (unordered-use).
+ * p, q allocated on non-blocking A, r on non-blocking B. Misuse: a batch on B copies q into
+ * r with B not ordered after q's allocation (unordered-use), then p is freed on A and a batch
+ * on A copies q into r and q into p (its second copy's destination is freed: use-after-free).
  * Clean: p freed after, B waits for an event recorded on A: no record (none either way
- * before session 20: the batch was not hooked). */
+ * before session 20: the batch was not hooked). Both then read s back into pageable memory
+ * with a batch on A and free it on B: ordered by the host's wait (a hostile review's false
+ * unordered-free while a batch was no wait). */
 static int batch_copies(bool clean)
 {
     CUstream a = NULL, b = NULL;
@@ -2217,21 +2219,34 @@ static int batch_copies(bool clean)
     CK(cuStreamSynchronize, (b));
     CK(cuMemAllocAsync, (&p, 256, a));
     CK(cuMemAllocAsync, (&q, 256, a));
-    if (!clean)
-        CK(cuMemFreeAsync, (p, a));
     CUdeviceptr dsts[2] = { r, p }, srcs[2] = { q, q };
     size_t sizes[2] = { 256, 256 };
     CUmemcpyAttributes attr;
     memset(&attr, 0, sizeof attr);
     attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
     size_t attr_idx = 0;
-    CK(cuMemcpyBatchAsync, (dsts, srcs, sizes, 2, &attr, &attr_idx, 1, a));
     if (clean) {
+        CK(cuMemcpyBatchAsync, (dsts, srcs, sizes, 2, &attr, &attr_idx, 1, a));
         CK(cuMemFreeAsync, (p, a));
         CK(cuEventRecord, (e, a));
         CK(cuStreamWaitEvent, (b, e, 0));
+        CK(cuMemcpyBatchAsync, (dsts, srcs, sizes, 1, &attr, &attr_idx, 1, b));
+    } else {
+        /* B's first (a batch into freed memory asks its type, which may answer "not the
+         * driver's": taken as pageable, a wait, which would order B) */
+        CK(cuMemcpyBatchAsync, (dsts, srcs, sizes, 1, &attr, &attr_idx, 1, b));
+        CK(cuMemFreeAsync, (p, a));
+        CK(cuMemcpyBatchAsync, (dsts, srcs, sizes, 2, &attr, &attr_idx, 1, a));
     }
-    CK(cuMemcpyBatchAsync, (dsts, srcs, sizes, 1, &attr, &attr_idx, 1, b));
+    CK(cuCtxSynchronize, ());
+    /* s read back into pageable memory on A by a batch, then freed on B: the copy to
+     * pageable memory is a wait of the host (as cuMemcpyAsync's), so ordered: no record */
+    CUdeviceptr s_ = 0;
+    static float back[64];
+    CK(cuMemAllocAsync, (&s_, 256, a));
+    CUdeviceptr to_host[1] = { (CUdeviceptr)(uintptr_t)back }, from_s[1] = { s_ };
+    CK(cuMemcpyBatchAsync, (to_host, from_s, sizes, 1, &attr, &attr_idx, 1, a));
+    CK(cuMemFreeAsync, (s_, b));
     CK(cuCtxSynchronize, ());
     CK(cuMemFreeAsync, (q, a));
     CK(cuMemFreeAsync, (r, b));
