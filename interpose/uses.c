@@ -279,15 +279,20 @@ static int host_waits(const gc_use *u)
 	       batch_to_pageable(u);
 }
 
+/* Whether a host wait is news: the model is on, or (while it is off) something was allocated
+ * since the last one. Asked before host_waits, which may ask the driver. */
+static int wait_matters(void)
+{
+	return gc_hub_order_on() || gc_hub_host_wait_new();
+}
+
 /* The host's wait for a use's stream, whether the stream model is on or not (before, it
- * tells the ledger what the host waited for): told once the host waited (host_waits). */
+ * tells the ledger what the host waited for). */
 static void host_wait(const gc_use *u)
 {
-	if (gc_hub_order_on() || gc_hub_host_wait_new()) {
-		gc_event ev = {.kind = GC_EV_SYNCHRONIZE, .call = u->call, .stream = u->stream,
-		               .per_thread = u->per_thread};
-		gc_hub_report(&ev);
-	}
+	gc_event ev = {.kind = GC_EV_SYNCHRONIZE, .call = u->call, .stream = u->stream,
+	               .per_thread = u->per_thread};
+	gc_hub_report(&ev);
 }
 
 /* A use the host waited for (host_wait), unless told already (`waited`, a staged copy);
@@ -324,7 +329,7 @@ static void order_steps(const gc_use *u, int waited)
 			gc_streams_op_alone(gc_hub.streams, key);
 		}
 	}
-	if (!waited && host_waits(u))
+	if (!waited && wait_matters() && host_waits(u))
 		host_wait(u);
 }
 
@@ -499,7 +504,8 @@ void gc_hub_use(const gc_use *u)
 		ordering = u->stream != __atomic_load_n(gc_hub.quiet_stream, __ATOMIC_RELAXED) &&
 		           wake(u);
 	/* A staged copy's wait came before it: the copy is stamped after the host's snapshot. */
-	int staged = u->result == CUDA_SUCCESS && staged_copy(u);
+	int staged = u->result == CUDA_SUCCESS && u->synchronous && wait_matters() &&
+	             staged_copy(u);
 	if (staged)
 		host_wait(u);
 	struct checks c = {d, o, ordering};
