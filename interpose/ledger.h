@@ -81,6 +81,18 @@ typedef enum gc_event_kind {
 /* What a GC_EV_USE is, and for .arg: a kernel's argument index, or a copy's side. */
 enum gc_use_kind { GC_USE_KERNEL = 1, GC_USE_COPY = 2, GC_USE_SET = 3, GC_USE_MEMOP = 4 };
 enum { GC_USE_DST = 0, GC_USE_SRC = 1 };
+/* A batch copy's .arg: GC_USE_BATCH + 2 * i + side for its copy i (a single copy's: the side;
+ * a batch copy past what a use's 16-bit argument holds: the side alone). */
+#define GC_USE_BATCH 2
+static inline int gc_copy_side(int arg)
+{
+	return arg < GC_USE_BATCH ? arg : (arg - GC_USE_BATCH) & 1;
+}
+/* Copy i of a batch, or -1 for a single copy. */
+static inline int gc_copy_index(int arg)
+{
+	return arg < GC_USE_BATCH ? -1 : (arg - GC_USE_BATCH) / 2;
+}
 /* GC_EV_NODE_UNORDERED's flags. */
 enum { GC_ORDER_NOT_AFTER_ALLOC = 1, GC_ORDER_NOT_BEFORE_FREE = 2 };
 

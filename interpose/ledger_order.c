@@ -536,6 +536,9 @@ static const char *use_words(int use, int arg, const char *func_name, uint64_t n
 		snprintf(buf, n, "its graph's node 0x%llx (a %s)", (unsigned long long)node,
 		         use == GC_USE_COPY ? (arg == GC_USE_SRC ? "copy's source" : "copy's destination")
 		                            : use == GC_USE_MEMOP ? "stream memory operation" : "set");
+	else if (use == GC_USE_COPY && gc_copy_index(arg) >= 0)
+		snprintf(buf, n, "copy %d of a batch (its %s)", gc_copy_index(arg),
+		         gc_copy_side(arg) == GC_USE_SRC ? "source" : "destination");
 	else if (use == GC_USE_COPY)
 		snprintf(buf, n, "a copy (its %s)", arg == GC_USE_SRC ? "source" : "destination");
 	else if (use == GC_USE_MEMOP)

@@ -13,6 +13,10 @@ static const char *use_name(const gc_event *ev, char *buf, size_t n)
 	if (ev->use == GC_USE_KERNEL)
 		snprintf(buf, n, "argument %d of kernel %.120s", ev->arg,
 		         ev->func_name ? ev->func_name : "?");
+	else if (ev->use == GC_USE_COPY && gc_copy_index(ev->arg) >= 0)
+		snprintf(buf, n, "the %s of copy %d of the batch",
+		         gc_copy_side(ev->arg) == GC_USE_SRC ? "source" : "destination",
+		         gc_copy_index(ev->arg));
 	else if (ev->use == GC_USE_COPY)
 		snprintf(buf, n, "the %s of the copy", ev->arg == GC_USE_SRC ? "source" : "destination");
 	else if (ev->use == GC_USE_MEMOP)

@@ -374,9 +374,10 @@ static inline int check_words(const gc_use *u, const gc_kernel *k, const struct 
 
 /* ---- batch copies --------------------------------------------------------------------- */
 
-/* A batch copy's destinations and sources, each pair's checked in order (param: GC_USE_DST or
- * GC_USE_SRC, what a single copy's words say). A refused batch is not read: its arrays may
- * be anything. The argument that hit, or -1. */
+/* A batch copy's destinations and sources, each pair's checked in order (param: copy i's
+ * side, GC_USE_BATCH + 2 * i + side, that a record names the copy; past 16 bits the side
+ * alone). A refused batch is not read: its arrays may be anything. The argument that hit, or
+ * -1. */
 static int batch_use(const gc_use *u, const struct checks *c, uint64_t *w, uint16_t *param,
                      uint64_t *word)
 {
@@ -387,8 +388,10 @@ static int batch_use(const gc_use *u, const struct checks *c, uint64_t *w, uint1
 	for (size_t i = 0; arg < 0 && i < u->n_copies;) {
 		size_t n = 0;
 		for (; i < u->n_copies && n + 2 <= WORDS_BATCH; i++) {
-			w[n] = dst[i], param[n++] = GC_USE_DST;
-			w[n] = src[i], param[n++] = GC_USE_SRC;
+			uint16_t at = i < (UINT16_MAX - GC_USE_BATCH) / 2
+			                  ? (uint16_t)(GC_USE_BATCH + 2 * i) : 0;
+			w[n] = dst[i], param[n++] = (uint16_t)(at + GC_USE_DST);
+			w[n] = src[i], param[n++] = (uint16_t)(at + GC_USE_SRC);
 		}
 		arg = check_words(u, NULL, c, w, param, n, word);
 	}

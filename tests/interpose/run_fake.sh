@@ -167,6 +167,13 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way free-implied-clean" "$none" $prog free-implied-clean $extra
 	check "$way batch-copies" "$(printf "1 unordered-use\n1 use-after-free")" \
 		$prog batch-copies $extra
+	msg=$(jq -r 'select(.type == "violation") | .message' "$tmp/gc.json" 2>/dev/null)
+	case $msg in
+	*"as the destination of copy 1 of the batch"*"copy 0 of a batch (its source)"* | \
+	*"copy 0 of a batch (its source)"*"as the destination of copy 1 of the batch"*)
+		ok "$way batch-copies: the records name the copy in its batch" ;;
+	*) bad "$way batch-copies: a record lacks the copy's index: $msg" ;;
+	esac
 	check "$way batch-copies-clean" "$none" $prog batch-copies-clean $extra
 	check "$way staged-copy" "2 unordered-free" $prog staged-copy $extra
 	check "$way staged-copy-clean" "$none" $prog staged-copy-clean $extra
