@@ -71,14 +71,16 @@
  * (WAIT_IS_NEWS). From pageable memory a copy does not wait (the H200, run51), whatever
  * CUDA's API sync behavior page says. */
 #define HOST_COPY_USE_WRAPPER(spelling, params, args, s, host_, ...)                        \
+	HOST_COPY_USE_WRAPPER_OF(spelling, params, args, s, __VA_ARGS__, .host = (host_))
+/* The same whose event sets what `host` shares a union with (a batch's attributes). */
+#define HOST_COPY_USE_WRAPPER_OF(spelling, params, args, s, ...)                            \
 	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
-	           r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)) || WAIT_IS_NEWS,           \
-	           __VA_ARGS__, .host = (host_))
+	           r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)) || WAIT_IS_NEWS, __VA_ARGS__)
 /* A synchronous copy that may touch host memory is a wait of the host: also built while the
  * stream model is off, so that the ledger knows what the host waited for when it turns on.
  * Its stream is the legacy or the per-thread one (handle 0). */
 #define HOST_WAIT_USE_WRAPPER(spelling, params, args, ...)                                 \
-	HOST_WAIT_USE_WRAPPER_IF(spelling, params, args, 1, __VA_ARGS__)
+	HOST_WAIT_USE_WRAPPER_IF(spelling, params, args, GC_SYNC_WAIT, __VA_ARGS__)
 /* The same when `host_` says a side may be host memory (a 2D or 3D copy between device
  * memory and arrays does no host-side synchronization). */
 #define HOST_WAIT_USE_WRAPPER_IF(spelling, params, args, host_, ...)                       \
@@ -434,28 +436,32 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	                       CUcontext sctx, size_t n, CUstream s),                          \
 	            (dst, dctx, src, sctx, n, s), s, COPY_USE(dst, src, n, s, ptsz))
 /* cuMemcpyBatchAsync (CUDA 12.8's spelling also names where a failure was; 13.0's does not):
- * `count` copies on one stream, each a use of its destination and its source (uses.c). One
- * into pageable memory is taken as a wait for the stream, as cuMemcpyAsync's is (unmeasured
- * for a batch: a wait only adds order), so built whenever a wait matters. */
+ * `count` copies on one stream, each a use of its destination and its source (uses.c), the
+ * attributes saying which sources are read during the call, out of stream order. One into
+ * pageable memory is taken as a wait for the stream, as cuMemcpyAsync's is (unmeasured for a
+ * batch: a wait only adds order), so built whenever a wait matters. */
 #define COPY_BATCH_USE(st, ptsz)                                                           \
 	.what = GC_USE_COPY, .dsts = dsts, .srcs = srcs, .n_copies = count, .stream = U64(st),  \
-	.per_thread = ptsz
+	.per_thread = ptsz, .copy_attrs = &(const gc_copy_attrs){attrs, attrs_idx, n_attrs}
 #define COPY_BATCH(spelling, ptsz)                                                         \
-	HOST_COPY_USE_WRAPPER(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,  \
-	                                 size_t count, CUmemcpyAttributes *attrs,              \
-	                                 size_t *attrs_idx, size_t n_attrs, CUstream s),       \
-	                      (dsts, srcs, sizes, count, attrs, attrs_idx, n_attrs, s), s, NULL, \
-	                      COPY_BATCH_USE(s, ptsz))
+	HOST_COPY_USE_WRAPPER_OF(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, \
+	                                    size_t count, CUmemcpyAttributes *attrs,           \
+	                                    size_t *attrs_idx, size_t n_attrs, CUstream s),    \
+	                         (dsts, srcs, sizes, count, attrs, attrs_idx, n_attrs, s), s,  \
+	                         COPY_BATCH_USE(s, ptsz))
 #define COPY_BATCH_FAIL_IDX(spelling, ptsz)                                                \
-	HOST_COPY_USE_WRAPPER(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,  \
-	                                 size_t count, CUmemcpyAttributes *attrs,              \
-	                                 size_t *attrs_idx, size_t n_attrs, size_t *fail_idx,  \
-	                                 CUstream s),                                          \
-	                      (dsts, srcs, sizes, count, attrs, attrs_idx, n_attrs, fail_idx, s), \
-	                      s, NULL, COPY_BATCH_USE(s, ptsz))
+	HOST_COPY_USE_WRAPPER_OF(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, \
+	                                    size_t count, CUmemcpyAttributes *attrs,           \
+	                                    size_t *attrs_idx, size_t n_attrs, size_t *fail_idx, \
+	                                    CUstream s),                                       \
+	                         (dsts, srcs, sizes, count, attrs, attrs_idx, n_attrs, fail_idx, \
+	                          s),                                                          \
+	                         s, COPY_BATCH_USE(s, ptsz))
+/* Unified addressing's: from pageable memory to the device it is staged (uses.c). */
 #define COPY(spelling, ptsz)                                                               \
-	HOST_WAIT_USE_WRAPPER(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n),         \
-	                      (dst, src, n), COPY_USE(dst, src, n, NULL, ptsz))
+	HOST_WAIT_USE_WRAPPER_IF(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n),      \
+	                         (dst, src, n), GC_SYNC_STAGEABLE,                             \
+	                         COPY_USE(dst, src, n, NULL, ptsz))
 /* Device to device (and peer, below): no host-side synchronization (CUDA's API sync
  * behavior), so not a host wait for the stream model. */
 #define COPY_DTOD(spelling, ptsz)                                                          \
@@ -464,8 +470,9 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 /* Its host source is kept (`host`): from pageable memory the host waits for the stream's
  * work before the copy, not for the copy (uses.c, staged_copy). */
 #define COPY_HTOD(spelling, ptsz)                                                          \
-	HOST_WAIT_USE_WRAPPER(spelling, (CUdeviceptr dst, const void *src, size_t n),         \
-	                      (dst, src, n), COPY_USE(dst, 0, n, NULL, ptsz), .host = src)
+	HOST_WAIT_USE_WRAPPER_IF(spelling, (CUdeviceptr dst, const void *src, size_t n),      \
+	                         (dst, src, n), GC_SYNC_STAGEABLE,                             \
+	                         COPY_USE(dst, 0, n, NULL, ptsz), .host = src)
 #define COPY_DTOH(spelling, ptsz)                                                          \
 	HOST_WAIT_USE_WRAPPER(spelling, (void *dst, CUdeviceptr src, size_t n), (dst, src, n), \
 	                      COPY_USE(0, src, n, NULL, ptsz))
@@ -498,11 +505,12 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 #define COPY_3D_ASYNC(spelling, ptsz)                                                      \
 	HOST_COPY_USE_WRAPPER(spelling, (const CUDA_MEMCPY3D *p, CUstream s), (p, s), s,      \
 	                      COPY_HOST_DST(p), COPY_3D_USE(p, s, ptsz))
-/* A side of host or unified memory (the latter asked of the driver, uses.c). */
+/* A side of host or unified memory (the latter asked of the driver, uses.c): the host waits
+ * for the copy (GC_SYNC_WAIT; never taken as staged, unmeasured), else 0. */
 #define COPY_MAY_TOUCH_HOST(p)                                                             \
-	(!(p) || (p)->srcMemoryType == CU_MEMORYTYPE_HOST ||                                   \
-	 (p)->dstMemoryType == CU_MEMORYTYPE_HOST || (p)->srcMemoryType == CU_MEMORYTYPE_UNIFIED || \
-	 (p)->dstMemoryType == CU_MEMORYTYPE_UNIFIED)
+	((!(p) || (p)->srcMemoryType == CU_MEMORYTYPE_HOST ||                                  \
+	  (p)->dstMemoryType == CU_MEMORYTYPE_HOST || (p)->srcMemoryType == CU_MEMORYTYPE_UNIFIED || \
+	  (p)->dstMemoryType == CU_MEMORYTYPE_UNIFIED) ? GC_SYNC_WAIT : 0)
 #define COPY_2D(spelling, ptsz)                                                            \
 	HOST_WAIT_USE_WRAPPER_IF(spelling, (const CUDA_MEMCPY2D *p), (p), COPY_MAY_TOUCH_HOST(p), \
 	                         COPY_2D_USE(p, NULL, ptsz))

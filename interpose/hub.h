@@ -106,6 +106,20 @@ void gc_hub_report(gc_event *ev);
 /* A stream memory operation (GC_USE_MEMOP): a write of a value, a wait for one, a batch. */
 enum { GC_MEMOP_WRITE = 1, GC_MEMOP_WAIT = 2, GC_MEMOP_BATCH = 3 };
 
+/* A use's `synchronous`: 0, a call on a stream; a copy without one that may touch host
+ * memory, which the host waits for (GC_SYNC_WAIT); a one-dimensional copy from host memory
+ * to the device (cuMemcpyHtoD, cuMemcpy), which the host waits for only until a pageable
+ * source is staged (GC_SYNC_STAGEABLE: uses.c's staged_copy). */
+enum { GC_SYNC_WAIT = 1, GC_SYNC_STAGEABLE = 2 };
+
+/* A batch copy's attributes as cuMemcpyBatchAsync takes them: attrs[k] (CUmemcpyAttributes)
+ * for its copies from idx[k] on, n of them. */
+typedef struct gc_copy_attrs {
+	const void *attrs;
+	const size_t *idx;
+	size_t n;
+} gc_copy_attrs;
+
 /* A use as its wrapper sees it, before its words are read. */
 typedef struct gc_use {
 	const char *call;
@@ -130,13 +144,13 @@ typedef struct gc_use {
 		};
 	};
 	uint64_t dst, src, bytes;     /* copies and sets: device addresses, 0 for host memory */
-	int synchronous;              /* a copy without a stream that may touch host memory: the
-	                               * host waits for it (sets and device-to-device copies: not) */
+	int synchronous;              /* GC_SYNC_*, above (sets and device-to-device copies: 0) */
 	union {  /* not a field more: the struct every launch's wrapper fills stays its size */
 		const void *host;         /* an async copy's host destination: when pageable, the
 		                           * host waits for the stream (uses.c); a synchronous
 		                           * host-to-device copy's source; else NULL */
 		const void *config;       /* cuLaunchKernelEx's CUlaunchConfig */
+		const gc_copy_attrs *copy_attrs;  /* a batch copy's (n_copies > 0) */
 	};
 } gc_use;
 

@@ -130,7 +130,8 @@ typedef struct gc_event {
 	                       * GC_EV_NODE_USE's child graph node holding node (0: none) */
 	uint64_t capture_id;  /* 0: the stream was not capturing */
 	int mode;             /* gc_capture_mode, for CAPTURE_BEGIN */
-	int use, arg;         /* GC_EV_USE: gc_use_kind, and the argument index or copy side */
+	int use, arg;         /* GC_EV_USE: gc_use_kind, and the argument index or a copy's
+	                       * side (a batch's: GC_USE_BATCH, above) */
 	const char *func_name;  /* GC_EV_USE of a kernel: its name (the driver's storage) */
 	uint64_t tid;
 	uint32_t site;        /* opaque call-site id kept with allocations (see sites.h); for a

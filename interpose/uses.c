@@ -222,16 +222,17 @@ static int touches_host(const gc_use *u)
 	       memory_type(u->src) != CU_MEMORYTYPE_DEVICE;
 }
 
-/* An async copy's host destination, or NULL (a launch's config shares its field). */
-static const void *copy_host(const gc_use *u)
-{
-	return u->what == GC_USE_COPY && !u->synchronous ? u->host : NULL;
-}
-
 /* Whether a use is a batch copy (cuMemcpyBatchAsync). */
 static int is_batch(const gc_use *u)
 {
 	return u->what == GC_USE_COPY && u->n_copies;
+}
+
+/* An async copy's host destination, or NULL (a launch's config and a batch's attributes
+ * share its field). */
+static const void *copy_host(const gc_use *u)
+{
+	return u->what == GC_USE_COPY && !u->synchronous && !u->n_copies ? u->host : NULL;
 }
 
 /* Whether a successful batch copies into pageable host memory (memory_type: a failed answer
@@ -250,18 +251,18 @@ static int batch_to_pageable(const gc_use *u)
 /* Whether a synchronous copy goes from pageable host memory to device memory: the host waits
  * for the stream's work before it, and then only until the source is staged, "but the DMA to
  * final destination may not have completed" (CUDA's API sync behavior), so the copy is the
- * stream's op after the host's wait, not before it. cuMemcpyHtoD's source is `host`;
- * cuMemcpy's is asked (pageable memory has no type). A failed answer is not pageable here:
- * taken as staged, the copy would lose order. */
+ * stream's op after the host's wait, not before it. Only the one-dimensional spellings
+ * (GC_SYNC_STAGEABLE; the 2D and 3D ones are taken as waits for themselves, unmeasured).
+ * cuMemcpyHtoD's source is `host`; cuMemcpy's is asked (pageable memory has no type); the
+ * destination must be device memory (to managed or host memory a copy is no DMA to stage
+ * for). A failed answer is not pageable here: taken as staged, the copy would lose order. */
 static int staged_copy(const gc_use *u)
 {
 	const unsigned failed = ~0u;
-	if (!u->synchronous || u->what != GC_USE_COPY || !u->dst)
+	if (u->synchronous != GC_SYNC_STAGEABLE || u->what != GC_USE_COPY || !u->dst)
 		return 0;
-	if (u->host)
-		return !memory_type_or((uint64_t)(uintptr_t)u->host, failed);
-	return u->src && !memory_type_or(u->src, failed) &&
-	       memory_type(u->dst) == CU_MEMORYTYPE_DEVICE;
+	uint64_t src = u->host ? (uint64_t)(uintptr_t)u->host : u->src;
+	return src && !memory_type_or(src, failed) && memory_type(u->dst) == CU_MEMORYTYPE_DEVICE;
 }
 
 /* Whether the host waited for the use's stream: a synchronous copy that may touch host memory
@@ -374,26 +375,57 @@ static inline int check_words(const gc_use *u, const gc_kernel *k, const struct 
 
 /* ---- batch copies --------------------------------------------------------------------- */
 
-/* A batch copy's destinations and sources, each pair's checked in order (param: copy i's
- * side, GC_USE_BATCH + 2 * i + side, that a record names the copy; past 16 bits the side
- * alone). A refused batch is not read: its arrays may be anything. The argument that hit, or
- * -1. */
+/* Whether copy i's attribute (the one whose first copy is the last at or before i; *k, the
+ * attribute before, moves forward with i) reads the source during the call, out of stream
+ * order. The arrays are read only after a success (the driver checked them: idx[0] is 0,
+ * rising, n at most the copies). */
+static int source_during_call(const gc_copy_attrs *a, size_t i, size_t *k)
+{
+	const CUmemcpyAttributes *attr = a ? a->attrs : NULL;
+	if (!attr || !a->idx || !a->n)
+		return 0;
+	while (*k + 1 < a->n && a->idx[*k + 1] <= i)
+		(*k)++;
+	return attr[*k].srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+}
+
+/* Words of copies from *i on, their sides into param (GC_USE_BATCH + 2 * i + side, that a
+ * record names the copy; past 16 bits the side alone): pass 0, every destination and the
+ * sources read in stream order; pass 1, the sources read during the call. The count. */
+static size_t batch_words(const gc_use *u, int pass, size_t *i, size_t *k, uint64_t *w,
+                          uint16_t *param)
+{
+	const CUdeviceptr *dst = u->dsts, *src = u->srcs;
+	size_t n = 0;
+	for (; *i < u->n_copies && n + 2 <= WORDS_BATCH; (*i)++) {
+		size_t c = *i;
+		uint16_t at = c < (UINT16_MAX - GC_USE_BATCH) / 2 ? (uint16_t)(GC_USE_BATCH + 2 * c) : 0;
+		int during = source_during_call(u->copy_attrs, c, k);
+		if (!pass)
+			w[n] = dst[c], param[n++] = (uint16_t)(at + GC_USE_DST);
+		if (during == pass)
+			w[n] = src[c], param[n++] = (uint16_t)(at + GC_USE_SRC);
+	}
+	return n;
+}
+
+/* A batch copy's destinations and sources, checked as a single copy's, but for a source the
+ * call reads during itself (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL: "all accesses must be
+ * complete before the API call returns"): not a use on the stream, so only its memory's life
+ * is checked, not its stream order (a host-side read, which graphcheck does not order). A
+ * refused batch is not read: its arrays may be anything. The argument that hit, or -1. */
 static int batch_use(const gc_use *u, const struct checks *c, uint64_t *w, uint16_t *param,
                      uint64_t *word)
 {
-	const CUdeviceptr *dst = u->dsts, *src = u->srcs;
-	int arg = -1;
-	if (u->result != CUDA_SUCCESS || !dst || !src)
+	if (u->result != CUDA_SUCCESS || !u->dsts || !u->srcs)
 		return -1;
-	for (size_t i = 0; arg < 0 && i < u->n_copies;) {
-		size_t n = 0;
-		for (; i < u->n_copies && n + 2 <= WORDS_BATCH; i++) {
-			uint16_t at = i < (UINT16_MAX - GC_USE_BATCH) / 2
-			                  ? (uint16_t)(GC_USE_BATCH + 2 * i) : 0;
-			w[n] = dst[i], param[n++] = (uint16_t)(at + GC_USE_DST);
-			w[n] = src[i], param[n++] = (uint16_t)(at + GC_USE_SRC);
-		}
-		arg = check_words(u, NULL, c, w, param, n, word);
+	int arg = -1;
+	for (int pass = 0; pass < 2; pass++) {
+		struct checks pc = *c;
+		pc.ordering = c->ordering && !pass;
+		size_t i = 0, k = 0, n;
+		while (arg < 0 && (n = batch_words(u, pass, &i, &k, w, param)))
+			arg = check_words(u, NULL, &pc, w, param, n, word);
 	}
 	return arg;
 }

@@ -2206,7 +2206,7 @@ static int free_implied(bool clean)
  * Clean: p freed after, B waits for an event recorded on A: no record (none either way
  * before session 20: the batch was not hooked). Both then read s back into pageable memory
  * with a batch on A and free it on B: ordered by the host's wait (a hostile review's false
- * unordered-free while a batch was no wait). */
+ * unordered-free while a batch was no wait); and a source read during the call (below). */
 static int batch_copies(bool clean)
 {
     CUstream a = NULL, b = NULL;
@@ -2248,6 +2248,29 @@ static int batch_copies(bool clean)
     CK(cuMemcpyBatchAsync, (to_host, from_s, sizes, 1, &attr, &attr_idx, 1, a));
     CK(cuMemFreeAsync, (s_, b));
     CK(cuCtxSynchronize, ());
+    /* t set on A, the host waits; a batch on B reads u in stream order and t during the call
+     * (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL: done before the call returns), then t is
+     * freed on A: ordered by the host, no record (an unordered-free before: a hostile
+     * review's batch_during.c, t taken as read on B). Misuse: t read so again after its
+     * free: use-after-free. */
+    CUdeviceptr t = 0, u = 0;
+    CK(cuMemAllocAsync, (&u, 256, b));
+    CK(cuMemAllocAsync, (&t, 256, a));
+    CK(cuMemsetD32Async, (t, 1, 64, a));
+    CK(cuCtxSynchronize, ());
+    CUmemcpyAttributes two[2];
+    memset(two, 0, sizeof two);
+    two[0].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    two[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+    size_t two_idx[2] = { 0, 1 };
+    CUdeviceptr d2[2] = { r, r }, s2[2] = { u, t };
+    CK(cuMemcpyBatchAsync, (d2, s2, sizes, 2, two, two_idx, 2, b));
+    CK(cuMemFreeAsync, (t, a));
+    if (!clean)
+        CK(cuMemcpyBatchAsync, (d2, s2, sizes, 2, two, two_idx, 2, b));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFreeAsync, (u, b));
+    CK(cuCtxSynchronize, ());
     CK(cuMemFreeAsync, (q, a));
     CK(cuMemFreeAsync, (r, b));
     CK(cuCtxSynchronize, ());
@@ -2287,6 +2310,24 @@ static int staged_copy(bool clean)
     CK(cuMemFreeAsync, (q, nb));
     CK(cuMemcpyHtoD, (r, pageable, 256));
     CK(cuMemFreeAsync, (r, 0));
+    CK(cuCtxSynchronize, ());
+    /* A 2D copy from pageable memory is taken as a wait for itself (unmeasured), its source
+     * named unified (cudaMemcpy2D's with cudaMemcpyDefault) as when named host memory:
+     * freed at once on N, no record (an unordered-free in session 20: a hostile review's
+     * staged_2d.c, the unified name taken as a staged upload, the host one not). */
+    CUdeviceptr t = 0;
+    CK(cuMemAllocAsync, (&t, 256, nb));
+    CK(cuStreamSynchronize, (nb));
+    CUDA_MEMCPY2D c2;
+    memset(&c2, 0, sizeof c2);
+    c2.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+    c2.srcDevice = (CUdeviceptr)(uintptr_t)pageable;
+    c2.srcPitch = c2.dstPitch = c2.WidthInBytes = 256;
+    c2.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c2.dstDevice = t;
+    c2.Height = 1;
+    CK(cuMemcpy2D, (&c2));
+    CK(cuMemFreeAsync, (t, nb));
     CK(cuCtxSynchronize, ());
     CK(cuMemFreeHost, (pinned));
     CK(cuStreamDestroy, (nb));

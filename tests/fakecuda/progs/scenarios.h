@@ -104,7 +104,8 @@
     X(cuGraphExecEventRecordNodeSetEvent, "cuGraphExecEventRecordNodeSetEvent", 11010) \
     X(cuGraphExecBatchMemOpNodeSetParams, "cuGraphExecBatchMemOpNodeSetParams", 11070) \
     X(cuGraphNodeSetEnabled, "cuGraphNodeSetEnabled", 11060)                  \
-    X(cuMemcpy, "cuMemcpy", 4000)
+    X(cuMemcpy, "cuMemcpy", 4000)                                              \
+    X(cuMemcpy2D_v2, "cuMemcpy2D", 3020)
 
 #define FC_DRV_FIELD(spelling, name, version) __typeof__(spelling) *p_##spelling;
 struct fc_drv {
