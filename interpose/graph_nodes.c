@@ -674,8 +674,11 @@ void gc_hub_exec_updated(gc_event *ev)
  * leaves it assumed (only adding order). */
 void gc_hub_node_set(const gc_node_set *s)
 {
-	if (s->result != CUDA_SUCCESS)
+	if (s->result != CUDA_SUCCESS) {  /* its api-error alone: the exec is unchanged */
+		gc_event ev = {.kind = GC_EV_FAILED, .call = s->call, .result = s->result};
+		gc_hub_report(&ev);
 		return;
+	}
 	const CUgraphNodeParams *gp = s->generic;
 	CUgraphNodeType t = gp ? gp->type
 	                  : s->kernel ? CU_GRAPH_NODE_TYPE_KERNEL

@@ -10,6 +10,7 @@
 #include "interpose/cuda_extra.h"
 #include "interpose/driver.h"
 #include "interpose/hub_mem.h"
+#include "interpose/safe_read.h"
 #include "interpose/self_time.h"
 
 #define U64(x) ((uint64_t)(uintptr_t)(x))
@@ -27,11 +28,24 @@
  *                 direct path did not take it)
  *   ...           the event's fields, which may use `r` (the driver's result) and `cap` */
 #define WRAPPER_OF(type, report, spelling, params, args, cap_before, when, ...)            \
-	WRAPPER_PREP_OF(type, report, spelling, params, args, , cap_before, when, __VA_ARGS__)
+	WRAPPER_CORE(type, report, spelling, params, args, , cap_before, when, , __VA_ARGS__)
 /* The same with `prep`, declarations made before the guard (the allocator's direct path
  * fills its op there, which args may read: what is in memory is not held in a register
  * across the driver's call). */
 #define WRAPPER_PREP_OF(type, report, spelling, params, args, prep, cap_before, when, ...)  \
+	WRAPPER_CORE(type, report, spelling, params, args, prep, cap_before, when, , __VA_ARGS__)
+/* The same with `safe`, statements run before the event is built: SAFE_ARG, below. */
+#define WRAPPER_SAFE_OF(type, report, spelling, params, args, cap_before, when, safe, ...)  \
+	WRAPPER_CORE(type, report, spelling, params, args, , cap_before, when, safe, __VA_ARGS__)
+/* A struct parameter `p` (of type T) that the event reads: after a refusal it may point
+ * anywhere (a driver refuses before reading it when it has no context or is not
+ * initialized), so it is then read through a copy that cannot fault, or taken as NULL where
+ * unreadable (gc_safe_read); after a success the driver has read it. */
+#define SAFE_ARG(p, T)                                                                     \
+	T p##_copy;                                                                            \
+	if (r != CUDA_SUCCESS)                                                                 \
+		p = gc_safe_read(p, &p##_copy, sizeof p##_copy);
+#define WRAPPER_CORE(type, report, spelling, params, args, prep, cap_before, when, safe, ...) \
 	GC_EXPORT CUresult spelling params                                                    \
 	{                                                                                      \
 		__typeof__(&spelling) real = GC_REAL(spelling);                                    \
@@ -46,6 +60,7 @@
 		CUresult r = real args;                                                            \
 		GC_SELF_CLOCK(t2);                                                                 \
 		if (when) {                                                                        \
+			safe                                                                           \
 			gc_hub_note_caller();                                                          \
 			type ev = {.call = #spelling, .result = r, __VA_ARGS__};                       \
 			report(&ev);                                                                   \
@@ -71,22 +86,26 @@
  * (WAIT_IS_NEWS). From pageable memory a copy does not wait (the H200, run51), whatever
  * CUDA's API sync behavior page says. */
 #define HOST_COPY_USE_WRAPPER(spelling, params, args, s, host_, ...)                        \
-	HOST_COPY_USE_WRAPPER_OF(spelling, params, args, s, __VA_ARGS__, .host = (host_))
+	HOST_COPY_USE_WRAPPER_SAFE(spelling, params, args, s, , __VA_ARGS__, .host = (host_))
 /* The same whose event sets what `host` shares a union with (a batch's attributes). */
 #define HOST_COPY_USE_WRAPPER_OF(spelling, params, args, s, ...)                            \
-	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
-	           r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)) || WAIT_IS_NEWS, __VA_ARGS__)
+	HOST_COPY_USE_WRAPPER_SAFE(spelling, params, args, s, , __VA_ARGS__)
+/* Either with `safe` (SAFE_ARG). */
+#define HOST_COPY_USE_WRAPPER_SAFE(spelling, params, args, s, safe, ...)                    \
+	WRAPPER_SAFE_OF(gc_use, gc_hub_use, spelling, params, args, 0,                         \
+	                r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)) || WAIT_IS_NEWS, safe, \
+	                __VA_ARGS__)
 /* A synchronous copy that may touch host memory is a wait of the host: also built while the
  * stream model is off, so that the ledger knows what the host waited for when it turns on.
  * Its stream is the legacy or the per-thread one (handle 0). */
 #define HOST_WAIT_USE_WRAPPER(spelling, params, args, ...)                                 \
-	HOST_WAIT_USE_WRAPPER_IF(spelling, params, args, GC_SYNC_WAIT, __VA_ARGS__)
+	HOST_WAIT_USE_WRAPPER_IF(spelling, params, args, GC_SYNC_WAIT, , __VA_ARGS__)
 /* The same when `host_` says a side may be host memory (a 2D or 3D copy between device
- * memory and arrays does no host-side synchronization). */
-#define HOST_WAIT_USE_WRAPPER_IF(spelling, params, args, host_, ...)                       \
-	WRAPPER_OF(gc_use, gc_hub_use, spelling, params, args, 0,                              \
-	           r != CUDA_SUCCESS || gc_hub_uses_checked(0) || WAIT_IS_NEWS,                \
-	           __VA_ARGS__, .synchronous = (host_))
+ * memory and arrays does no host-side synchronization), with `safe` (SAFE_ARG). */
+#define HOST_WAIT_USE_WRAPPER_IF(spelling, params, args, host_, safe, ...)                 \
+	WRAPPER_SAFE_OF(gc_use, gc_hub_use, spelling, params, args, 0,                         \
+	                r != CUDA_SUCCESS || gc_hub_uses_checked(0) || WAIT_IS_NEWS, safe,     \
+	                __VA_ARGS__, .synchronous = (host_))
 
 /* What the driver wrote through an out-parameter, 0 when the call failed. */
 #define RETURNED(r, out) ((r) == CUDA_SUCCESS && (out) ? U64(*(out)) : 0)
@@ -196,8 +215,11 @@
 	INSTANTIATE_WRAPPER(spelling, (CUgraphExec *exec, CUgraph g, unsigned long long flags),           \
 	        (exec, g, flags), 0, 1, INSTANTIATE_EVENT(flags))
 #define INSTANTIATE_PARAMS(spelling, ptsz)                                                 \
-	INSTANTIATE_WRAPPER(spelling, (CUgraphExec *exec, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *params), \
-	        (exec, g, params), 0, 1, INSTANTIATE_EVENT(params ? params->flags : 0))
+	WRAPPER_SAFE_OF(gc_event, gc_hub_instantiated, spelling,                               \
+	                (CUgraphExec *exec, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *params), \
+	                (exec, g, params), 0, 1,                                               \
+	                SAFE_ARG(params, CUDA_GRAPH_INSTANTIATE_PARAMS),                       \
+	                INSTANTIATE_EVENT(params ? params->flags : 0))
 #define LAUNCH(spelling, ptsz)                                                             \
 	WRAPPER(spelling, (CUgraphExec exec, CUstream s), (exec, s), CAPTURE_OF(s, ptsz), 1,  \
 	        .kind = GC_EV_LAUNCH, .exec = U64(exec), .stream = U64(s), .capture_id = cap,  \
@@ -211,10 +233,10 @@
 /* ---- memory nodes -------------------------------------------------------------- */
 
 #define ADD_ALLOC_NODE(spelling, ptsz)                                                     \
-	WRAPPER(spelling,                                                                      \
+	WRAPPER_SAFE_OF(gc_event, gc_hub_report, spelling,                                     \
 	        (CUgraphNode *node, CUgraph g, const CUgraphNode *deps, size_t n,               \
 	         CUDA_MEM_ALLOC_NODE_PARAMS *params),                                          \
-	        (node, g, deps, n, params), 0, 1,                                              \
+	        (node, g, deps, n, params), 0, 1, SAFE_ARG(params, CUDA_MEM_ALLOC_NODE_PARAMS), \
 	        .kind = GC_EV_ALLOC_NODE, .graph = U64(g),                                     \
 	        .ptr = r == CUDA_SUCCESS && params ? params->dptr : 0,                         \
 	        .size = params ? params->bytesize : 0)
@@ -264,17 +286,19 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	                                                 : cond_body(r, params, 0),            \
 	.node = cond_body(r, params, 1),                                                       \
 	.flags = node_kind(params) == GC_EV_CHILD_GRAPH ? (uint64_t)params->graph.ownership : 0
-#define NODE_WHEN (node_kind(params) != GC_EV_FAILED || r != CUDA_SUCCESS)
+#define NODE_WHEN (r != CUDA_SUCCESS || node_kind(params) != GC_EV_FAILED)  /* params: SAFE_ARG */
 #define ADD_NODE(spelling, ptsz)                                                           \
-	WRAPPER(spelling,                                                                      \
+	WRAPPER_SAFE_OF(gc_event, gc_hub_report, spelling,                                     \
 	        (CUgraphNode *node, CUgraph g, const CUgraphNode *deps, size_t n,               \
 	         CUgraphNodeParams *params),                                                   \
-	        (node, g, deps, n, params), 0, NODE_WHEN, NODE_EVENT)
+	        (node, g, deps, n, params), 0, NODE_WHEN, SAFE_ARG(params, CUgraphNodeParams), \
+	        NODE_EVENT)
 #define ADD_NODE_EDGES(spelling, ptsz)                                                     \
-	WRAPPER(spelling,                                                                      \
+	WRAPPER_SAFE_OF(gc_event, gc_hub_report, spelling,                                     \
 	        (CUgraphNode *node, CUgraph g, const CUgraphNode *deps,                         \
 	         const CUgraphEdgeData *edata, size_t n, CUgraphNodeParams *params),           \
-	        (node, g, deps, edata, n, params), 0, NODE_WHEN, NODE_EVENT)
+	        (node, g, deps, edata, n, params), 0, NODE_WHEN,                               \
+	        SAFE_ARG(params, CUgraphNodeParams), NODE_EVENT)
 
 /* ---- what a graph with memory nodes is refused; pools ---------------------------- */
 
@@ -401,14 +425,15 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 /* Also built when its config has attributes while the model is on: one may name an event
  * the launch records (gc_hub_launch_ex). */
 #define LAUNCH_KERNEL_EX(spelling, ptsz)                                                   \
-	WRAPPER_OF(gc_use, gc_hub_launch_ex, spelling,                                         \
-	           (const CUlaunchConfig *config, CUfunction f, void **kargs, void **extra),   \
-	           (config, f, kargs, extra), 0,                                               \
-	           r != CUDA_SUCCESS ||                                                        \
-	               gc_hub_uses_checked(U64(config ? config->hStream : NULL)) ||            \
-	               (config && config->numAttrs && gc_hub_order_on()),                      \
-	           KERNEL_USE(f, config ? config->hStream : NULL, ptsz, kargs, extra),         \
-	           .config = config)
+	WRAPPER_SAFE_OF(gc_use, gc_hub_launch_ex, spelling,                                    \
+	                (const CUlaunchConfig *config, CUfunction f, void **kargs, void **extra), \
+	                (config, f, kargs, extra), 0,                                          \
+	                r != CUDA_SUCCESS ||                                                   \
+	                    gc_hub_uses_checked(U64(config ? config->hStream : NULL)) ||       \
+	                    (config && config->numAttrs && gc_hub_order_on()),                 \
+	                SAFE_ARG(config, CUlaunchConfig),                                      \
+	                KERNEL_USE(f, config ? config->hStream : NULL, ptsz, kargs, extra),    \
+	                .config = config)
 #define LAUNCH_COOPERATIVE(spelling, ptsz)                                                 \
 	USE_WRAPPER(spelling,                                                                  \
 	            (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,          \
@@ -460,7 +485,7 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 /* Unified addressing's: from pageable memory to the device it is staged (uses.c). */
 #define COPY(spelling, ptsz)                                                               \
 	HOST_WAIT_USE_WRAPPER_IF(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n),      \
-	                         (dst, src, n), GC_SYNC_STAGEABLE,                             \
+	                         (dst, src, n), GC_SYNC_STAGEABLE, ,                           \
 	                         COPY_USE(dst, src, n, NULL, ptsz))
 /* Device to device (and peer, below): no host-side synchronization (CUDA's API sync
  * behavior), so not a host wait for the stream model. */
@@ -471,7 +496,7 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
  * work before the copy, not for the copy (uses.c, staged_copy). */
 #define COPY_HTOD(spelling, ptsz)                                                          \
 	HOST_WAIT_USE_WRAPPER_IF(spelling, (CUdeviceptr dst, const void *src, size_t n),      \
-	                         (dst, src, n), GC_SYNC_STAGEABLE,                             \
+	                         (dst, src, n), GC_SYNC_STAGEABLE, ,                           \
 	                         COPY_USE(dst, 0, n, NULL, ptsz), .host = src)
 #define COPY_DTOH(spelling, ptsz)                                                          \
 	HOST_WAIT_USE_WRAPPER(spelling, (void *dst, CUdeviceptr src, size_t n), (dst, src, n), \
@@ -500,11 +525,13 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	 : (p)->dstMemoryType == CU_MEMORYTYPE_UNIFIED ? (const void *)(uintptr_t)(p)->dstDevice \
 	                                                : NULL)
 #define COPY_2D_ASYNC(spelling, ptsz)                                                      \
-	HOST_COPY_USE_WRAPPER(spelling, (const CUDA_MEMCPY2D *p, CUstream s), (p, s), s,      \
-	                      COPY_HOST_DST(p), COPY_2D_USE(p, s, ptsz))
+	HOST_COPY_USE_WRAPPER_SAFE(spelling, (const CUDA_MEMCPY2D *p, CUstream s), (p, s), s,  \
+	                           SAFE_ARG(p, CUDA_MEMCPY2D), COPY_2D_USE(p, s, ptsz),        \
+	                           .host = COPY_HOST_DST(p))
 #define COPY_3D_ASYNC(spelling, ptsz)                                                      \
-	HOST_COPY_USE_WRAPPER(spelling, (const CUDA_MEMCPY3D *p, CUstream s), (p, s), s,      \
-	                      COPY_HOST_DST(p), COPY_3D_USE(p, s, ptsz))
+	HOST_COPY_USE_WRAPPER_SAFE(spelling, (const CUDA_MEMCPY3D *p, CUstream s), (p, s), s,  \
+	                           SAFE_ARG(p, CUDA_MEMCPY3D), COPY_3D_USE(p, s, ptsz),        \
+	                           .host = COPY_HOST_DST(p))
 /* A side of host or unified memory (the latter asked of the driver, uses.c): the host waits
  * for the copy (GC_SYNC_WAIT; never taken as staged, unmeasured), else 0. */
 #define COPY_MAY_TOUCH_HOST(p)                                                             \
@@ -513,10 +540,10 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	  (p)->dstMemoryType == CU_MEMORYTYPE_UNIFIED) ? GC_SYNC_WAIT : 0)
 #define COPY_2D(spelling, ptsz)                                                            \
 	HOST_WAIT_USE_WRAPPER_IF(spelling, (const CUDA_MEMCPY2D *p), (p), COPY_MAY_TOUCH_HOST(p), \
-	                         COPY_2D_USE(p, NULL, ptsz))
+	                         SAFE_ARG(p, CUDA_MEMCPY2D), COPY_2D_USE(p, NULL, ptsz))
 #define COPY_3D(spelling, ptsz)                                                            \
 	HOST_WAIT_USE_WRAPPER_IF(spelling, (const CUDA_MEMCPY3D *p), (p), COPY_MAY_TOUCH_HOST(p), \
-	                         COPY_3D_USE(p, NULL, ptsz))
+	                         SAFE_ARG(p, CUDA_MEMCPY3D), COPY_3D_USE(p, NULL, ptsz))
 
 #define SET_USE(d, n, st, ptsz)                                                            \
 	.what = GC_USE_SET, .dst = (d), .bytes = (n), .stream = U64(st), .per_thread = ptsz
@@ -590,21 +617,27 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 
 /* ---- an exec's node given new parameters --------------------------------------------- */
 
+/* A refusal is only its api-error (graph_nodes.c): the parameters are read only after the
+ * driver took them (SET_P), as a refusal's may point anywhere. */
 #define NODE_SET_WRAPPER(spelling, params, args, ...)                                      \
 	WRAPPER_OF(gc_node_set, gc_hub_node_set, spelling, params, args, 0, 1,                 \
 	           .exec = U64(exec), .node = U64(node), __VA_ARGS__)
+#define SET_P (r == CUDA_SUCCESS ? p : NULL)
 /* The v1 struct (before 12.0) has no kern; both begin with func ... extra. */
 #define EXEC_KERNEL_SET_V1(spelling, ptsz)                                                 \
 	NODE_SET_WRAPPER(spelling,                                                             \
 	                 (CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS_v1 *p), \
-	                 (exec, node, p), .kernel = p != NULL, .func = p ? U64(p->func) : 0,   \
-	                 .kernel_params = p ? p->kernelParams : NULL, .extra = p ? p->extra : NULL)
+	                 (exec, node, p), .kernel = p != NULL,                                 \
+	                 .func = SET_P ? U64(p->func) : 0,                                     \
+	                 .kernel_params = SET_P ? p->kernelParams : NULL,                      \
+	                 .extra = SET_P ? p->extra : NULL)
 #define EXEC_KERNEL_SET(spelling, ptsz)                                                    \
 	NODE_SET_WRAPPER(spelling,                                                             \
 	                 (CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS *p), \
 	                 (exec, node, p), .kernel = p != NULL,                                 \
-	                 .func = p ? (p->func ? U64(p->func) : U64(p->kern)) : 0,              \
-	                 .kernel_params = p ? p->kernelParams : NULL, .extra = p ? p->extra : NULL)
+	                 .func = SET_P ? (p->func ? U64(p->func) : U64(p->kern)) : 0,          \
+	                 .kernel_params = SET_P ? p->kernelParams : NULL,                      \
+	                 .extra = SET_P ? p->extra : NULL)
 #define EXEC_MEMCPY_SET(spelling, ptsz)                                                    \
 	NODE_SET_WRAPPER(spelling,                                                             \
 	                 (CUgraphExec exec, CUgraphNode node, const CUDA_MEMCPY3D *p, CUcontext ctx), \

@@ -10,6 +10,7 @@
 #include "fakecuda_int.h"
 #include "fakecuda.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,10 +25,35 @@ static const char *const sym_names[FC_NSYMS] = {
 };
 static atomic_ulong sym_calls[FC_NSYMS];
 
-bool fc_count(enum fc_sym_id id)
+/* FAKECUDA_REFUSE="SPELLING ...": those calls answer CUDA_ERROR_NOT_INITIALIZED before
+ * reading any argument, as a driver refuses a call without a context or before cuInit: what
+ * a caller's pointer then points at is never read (graphcheck must not read it either). */
+static const char *refuse_list;
+static pthread_once_t refuse_once = PTHREAD_ONCE_INIT;
+static void refuse_read(void)
+{
+    refuse_list = getenv("FAKECUDA_REFUSE");
+}
+
+static bool refused(enum fc_sym_id id)
+{
+    pthread_once(&refuse_once, refuse_read);
+    const char *v = refuse_list;
+    if (!v)
+        return false;
+    size_t n = strlen(sym_names[id]);
+    for (const char *at = v; at && (at = strstr(at, sym_names[id])); at += n)
+        if ((at == v || at[-1] == ' ') && (at[n] == ' ' || !at[n]))
+            return true;
+    return false;
+}
+
+CUresult fc_count(enum fc_sym_id id)
 {
     atomic_fetch_add_explicit(&sym_calls[id], 1, memory_order_relaxed);
-    return fc_context_lost(id);
+    if (fc_context_lost(id))
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+    return refused(id) ? CUDA_ERROR_NOT_INITIALIZED : CUDA_SUCCESS;
 }
 
 FC_EXPORT unsigned long fakecuda_calls(const char *spelling)

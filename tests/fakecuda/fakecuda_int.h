@@ -26,12 +26,14 @@ enum fc_sym_id {
 #undef FC_SYM
     FC_NSYMS
 };
-/* Counts a call; true when it must fail because the context is lost (fc_context_lost). */
-bool fc_count(enum fc_sym_id id);
+/* Counts a call; the error it must fail with before anything else (the context is lost:
+ * fc_context_lost; FAKECUDA_REFUSE names it), else CUDA_SUCCESS. */
+CUresult fc_count(enum fc_sym_id id);
 #define FC_COUNT(name)                                                                  \
     do {                                                                                \
-        if (fc_count(FC_ID_##name))                                                     \
-            return CUDA_ERROR_ILLEGAL_ADDRESS;                                          \
+        CUresult fc_refusal_ = fc_count(FC_ID_##name);                                  \
+        if (fc_refusal_ != CUDA_SUCCESS)                                                \
+            return fc_refusal_;                                                         \
     } while (0)
 
 /* ---- a lost context (fakecuda_uses.c) ----------------------------------------------- */

@@ -126,6 +126,29 @@ nfail=$(wc -l < "$tmp/want")
 	ok "faults without capture: $PROCS seeds x $SEQS sequences, same output, one api-error per failure ($nfail), nothing else" ||
 	bad "faults without capture: $diff outputs differ; $nfail failures, $(wc -l < "$tmp/got") records, $nonapi not api-error"
 
+# ---- refused calls whose struct is unreadable --------------------------------------------
+# The driver may refuse a call before reading its struct (no context, not initialized), so a
+# struct pointer the program passed may be anything then: each of these, refused by the
+# stand-in before it reads, with the struct unmapped (0) or ending at unmapped memory (1),
+# answers 3 with and without graphcheck, each with its api-error, and graphcheck does not
+# fault (it did, reading the 2D/3D copy's, the launch config's and the node parameters').
+export FAKECUDA_REFUSE="cuMemcpy2D_v2 cuMemcpy2DAsync_v2 cuMemcpy3D_v2 cuMemcpy3DAsync_v2 cuLaunchKernelEx cuGraphAddNode_v2 cuGraphAddMemAllocNode cuGraphInstantiateWithParams cuGraphExecKernelNodeSetParams_v2"
+for how in 0 1; do
+	"$REL" refused-structs $how > "$tmp/rs$how.n" 2>&1
+	nrc=$?
+	GRAPHCHECK_JSON_FILE=$tmp/rs$how.json GRAPHCHECK_LOG_FILE=$tmp/rs$how.txt gc "$REL" refused-structs $how \
+		> "$tmp/rs$how.g" 2>&1
+	grc=$?
+	n3=$(grep -c ' 3$' "$tmp/rs$how.g")
+	api=$(jq -r 'select(.type == "violation" and .rule == "api-error") | .call' "$tmp/rs$how.json" 2>/dev/null | wc -l)
+	if [ $nrc -eq 0 ] && [ $grc -eq 0 ] && cmp -s "$tmp/rs$how.n" "$tmp/rs$how.g" && [ "$n3" -eq 9 ] && [ "$api" -eq 9 ]; then
+		ok "refused calls with an unreadable struct ($how): 9 answers of 3, the same with graphcheck, 9 api-error, no fault"
+	else
+		bad "refused calls with an unreadable struct ($how): exit $grc (native $nrc), $n3 answers of 3, $api api-error; $(tail -3 "$tmp/rs$how.g" | tr '\n' ' ')"
+	fi
+done
+unset FAKECUDA_REFUSE
+
 # ---- the two bugs, without fault injection -------------------------------------------------
 # A: cuStreamBeginCapture refused with 900 (here: on the legacy stream) is taken for a call
 # that broke a capture.

@@ -118,6 +118,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -840,6 +841,41 @@ static int run_faults(int nseq, int with_capture)
 	return 0;
 }
 
+/* ---- refused calls whose struct argument is not readable ------------------------------
+ * Run with FAKECUDA_REFUSE naming these spellings: each is refused before the stand-in reads
+ * its struct, as a driver refuses a call without a context, and each struct is a pointer
+ * the program alone never dereferences: `how` 0, into a page unmapped; 1, 16 bytes before
+ * the end of a mapped page (a struct smaller than the call's, ending at unmapped memory).
+ * Natively every call answers 3; under graphcheck too, each with its api-error, and no
+ * fault (graphcheck read such structs after a refusal until session 21). */
+static int run_refused_structs(int how)
+{
+	init_driver();
+	long page = sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	               -1, 0);
+	if (m == MAP_FAILED || munmap(m + page, (size_t)page))
+		return 99;
+	if (how == 0 && munmap(m, (size_t)page))
+		return 99;
+	void *bad = how == 0 ? m + 64 : m + page - 16;
+	CUstream s = NULL;
+	CUgraph g = (CUgraph)(uintptr_t)0x1000, *gp = &g;
+	CUgraphExec e = NULL;
+	CUgraphNode node = NULL;
+	CALL(cuMemcpy2D, ((const CUDA_MEMCPY2D *)bad));
+	CALL(cuMemcpy2DAsync, ((const CUDA_MEMCPY2D *)bad, s));
+	CALL(cuMemcpy3D, ((const CUDA_MEMCPY3D *)bad));
+	CALL(cuMemcpy3DAsync, ((const CUDA_MEMCPY3D *)bad, s));
+	CALL(cuLaunchKernelEx, ((const CUlaunchConfig *)bad, (CUfunction)(uintptr_t)0x10, NULL, NULL));
+	CALL(cuGraphAddNode, (&node, *gp, NULL, NULL, 0, (CUgraphNodeParams *)bad));
+	CALL(cuGraphAddMemAllocNode, (&node, *gp, NULL, 0, (CUDA_MEM_ALLOC_NODE_PARAMS *)bad));
+	CALL(cuGraphInstantiateWithParams, (&e, *gp, (CUDA_GRAPH_INSTANTIATE_PARAMS *)bad));
+	CALL(cuGraphExecKernelNodeSetParams, (e, node, (const CUDA_KERNEL_NODE_PARAMS *)bad));
+	printf("done\n");
+	return 0;
+}
+
 /* ---- refusals that leave no capture behind, or one still open ------------------------ */
 /* cuStreamBeginCapture on the legacy stream: the driver refuses (900) and no capture exists,
  * before or after. The one record expected is api-error. */
@@ -1321,6 +1357,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(m, "faults"))
 		return run_faults(ARG(2, 50), !(argc > 3 && !strcmp(argv[3], "nocapture")));
+	if (!strcmp(m, "refused-structs"))
+		return run_refused_structs(ARG(2, 0));
 	if (!strcmp(m, "begin-refused"))
 		return run_begin_refused();
 	if (!strcmp(m, "end-wrong-thread"))
@@ -1365,7 +1403,7 @@ int main(int argc, char **argv)
 		return run_die(argv[2], ARG(3, 1));
 	}
 	fprintf(stderr, "usage: rel_prog threads|die|die-threads|fork-cuda|fork-exec|exec|fork-idle|fork-detach|fork-fd-reuse|fork-stderr-moved|fork-launch|fork-busy|fork-in-loader|fork-init|"
-	                "faults|begin-refused|end-wrong-thread|plain|addnode-refused|leak-only|fork-after-summary|exit-in-signal|"
+	                "faults|refused-structs [0|1]|begin-refused|end-wrong-thread|plain|addnode-refused|leak-only|fork-after-summary|exit-in-signal|"
 	                "small-stack|deep|close-fds|stderr-data|pipe-blocked|stderr-own|clearenv|exit-race ...\n");
 	return 2;
 }

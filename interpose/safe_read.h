@@ -1,0 +1,14 @@
+/* Reading the program's memory where it may not be mapped: a struct a wrapper's caller passed
+ * to a call the driver refused (the driver may refuse before it reads the struct, when it has
+ * no context or is not initialized, so the pointer may be stale or short). */
+#ifndef GC_SAFE_READ_H
+#define GC_SAFE_READ_H
+
+#include <stddef.h>
+
+/* Copies n bytes at p into copy without faulting, errno kept: copy when all n were read,
+ * NULL when p is NULL, unmapped in part, or the kernel refuses the copy (a seccomp filter:
+ * then nothing of it is read). */
+void *gc_safe_read(const void *p, void *copy, size_t n);
+
+#endif
