@@ -202,8 +202,10 @@ static __attribute__((noinline)) size_t words_general(const gc_kernel *k, void *
                                                       uint16_t *param, size_t max)
 {
 	size_t buf_size = 0, seen = 0, n = 0;
+	if (!k)  /* first: a kernel whose layout is unknown has nothing of `extra` read */
+		return 0;
 	const char *buf = kernel_params ? NULL : extra_buffer(extra, &buf_size);
-	if (!k || (!kernel_params && !buf))
+	if (!kernel_params && !buf)
 		return 0;
 	for (uint32_t j = 0; j < k->nwords && n < max; j++) {
 		uint16_t i = k->word[j];
