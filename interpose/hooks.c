@@ -467,7 +467,8 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
  * batch: a wait only adds order), so built whenever a wait matters. */
 #define COPY_BATCH_USE(st, ptsz)                                                           \
 	.what = GC_USE_COPY, .dsts = dsts, .srcs = srcs, .n_copies = count, .stream = U64(st),  \
-	.per_thread = ptsz, .copy_attrs = &(const gc_copy_attrs){attrs, attrs_idx, n_attrs}
+	.per_thread = ptsz,                                                                    \
+	.copy_attrs = count ? &(const gc_copy_attrs){attrs, attrs_idx, n_attrs} : NULL
 #define COPY_BATCH(spelling, ptsz)                                                         \
 	HOST_COPY_USE_WRAPPER_OF(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, \
 	                                    size_t count, CUmemcpyAttributes *attrs,           \

@@ -150,7 +150,8 @@ typedef struct gc_use {
 		                           * host waits for the stream (uses.c); a synchronous
 		                           * host-to-device copy's source; else NULL */
 		const void *config;       /* cuLaunchKernelEx's CUlaunchConfig */
-		const gc_copy_attrs *copy_attrs;  /* a batch copy's (n_copies > 0) */
+		const gc_copy_attrs *copy_attrs;  /* a batch copy's (n_copies > 0; else NULL, as
+		                                   * `host` is for a batch) */
 	};
 } gc_use;
 

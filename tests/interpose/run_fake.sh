@@ -165,13 +165,22 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way legacy-sync-clean" "$none" $prog legacy-sync-clean $extra
 	check "$way free-implied" "$(printf "1 unordered-free\n1 unordered-use")" $prog free-implied $extra
 	check "$way free-implied-clean" "$none" $prog free-implied-clean $extra
-	check "$way batch-copies" "$(printf "1 unordered-use\n2 use-after-free")" \
+	check "$way batch-copies" "$(printf "1 unordered-free\n1 unordered-use\n2 use-after-free")" \
 		$prog batch-copies $extra
 	msg=$(jq -r 'select(.type == "violation") | .message' "$tmp/gc.json" 2>/dev/null)
 	case $msg in
 	*"as the destination of copy 1 of the batch"*"copy 0 of a batch (its source)"* | \
 	*"copy 0 of a batch (its source)"*"as the destination of copy 1 of the batch"*)
 		ok "$way batch-copies: the records name the copy in its batch" ;;
+	*) bad "$way batch-copies: a record lacks the copy's index: $msg" ;;
+	esac
+	# the attributes from copies 0, 5 and 37: t read during the call by copies 5-36 (its
+	# use-after-free names copy 5, no unordered-free), t2 in stream order by 37-39 (its
+	# unordered-free names the last of them)
+	case $msg in
+	*"as the source of copy 5 of the batch"*"copy 39 of a batch (its source)"* | \
+	*"copy 39 of a batch (its source)"*"as the source of copy 5 of the batch"*)
+		ok "$way batch-copies: each copy read by its own attribute's order" ;;
 	*) bad "$way batch-copies: a record lacks the copy's index: $msg" ;;
 	esac
 	check "$way batch-copies-clean" "$none" $prog batch-copies-clean $extra

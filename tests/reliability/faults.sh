@@ -147,6 +147,14 @@ for how in 0 1; do
 		bad "refused calls with an unreadable struct ($how): exit $grc (native $nrc), $n3 answers of 3, $api api-error; $(tail -3 "$tmp/rs$how.g" | tr '\n' ' ')"
 	fi
 done
+# A readable struct is still read after a refusal: a refused 2D copy from freed memory is
+# explained as that use.
+"$REL" refused-structs 2 > "$tmp/rs2.n" 2>&1
+GRAPHCHECK_JSON_FILE=$tmp/rs2.json GRAPHCHECK_LOG_FILE=$tmp/rs2.txt gc "$REL" refused-structs 2 > "$tmp/rs2.g" 2>&1
+got=$(jq -r 'select(.type == "violation") | "\(.rule) \(.call) \(.result)"' "$tmp/rs2.json" 2>/dev/null | tr '\n' ' ')
+cmp -s "$tmp/rs2.n" "$tmp/rs2.g" && [ "$got" = "use-after-free cuMemcpy2D_v2 3 " ] &&
+	ok "a refused 2D copy from freed memory, its struct readable: the use-after-free that explains it" ||
+	bad "a refused 2D copy from freed memory: want 'use-after-free cuMemcpy2D_v2 3', got '$got'"
 unset FAKECUDA_REFUSE
 
 # ---- the two bugs, without fault injection -------------------------------------------------

@@ -847,10 +847,29 @@ static int run_faults(int nseq, int with_capture)
  * the program alone never dereferences: `how` 0, into a page unmapped; 1, 16 bytes before
  * the end of a mapped page (a struct smaller than the call's, ending at unmapped memory).
  * Natively every call answers 3; under graphcheck too, each with its api-error, and no
- * fault (graphcheck read such structs after a refusal until session 21). */
+ * fault (graphcheck read such structs after a refusal until session 21). `how` 2: a readable
+ * struct, a refused 2D copy from freed memory: still explained (use-after-free). */
 static int run_refused_structs(int how)
 {
 	init_driver();
+	if (how == 2) {  /* a readable struct: a refused 2D copy from freed memory */
+		CUstream s2 = new_stream();
+		CUdeviceptr p = 0;
+		static char host[256];
+		if (cuMemAllocAsync(&p, 256, s2) || cuMemFreeAsync(p, s2) || cuStreamSynchronize(s2))
+			return 99;
+		CUDA_MEMCPY2D c;
+		memset(&c, 0, sizeof c);
+		c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+		c.srcDevice = p;
+		c.dstMemoryType = CU_MEMORYTYPE_HOST;
+		c.dstHost = host;
+		c.srcPitch = c.dstPitch = c.WidthInBytes = sizeof host;
+		c.Height = 1;
+		CALL(cuMemcpy2D, (&c));
+		printf("done\n");
+		return 0;
+	}
 	long page = sysconf(_SC_PAGESIZE);
 	char *m = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 	               -1, 0);

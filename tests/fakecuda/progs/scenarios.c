@@ -2248,26 +2248,37 @@ static int batch_copies(bool clean)
     CK(cuMemcpyBatchAsync, (to_host, from_s, sizes, 1, &attr, &attr_idx, 1, a));
     CK(cuMemFreeAsync, (s_, b));
     CK(cuCtxSynchronize, ());
-    /* t set on A, the host waits; a batch on B reads u in stream order and t during the call
-     * (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL: done before the call returns), then t is
-     * freed on A: ordered by the host, no record (an unordered-free before: a hostile
-     * review's batch_during.c, t taken as read on B). Misuse: t read so again after its
-     * free: use-after-free. */
-    CUdeviceptr t = 0, u = 0;
+    /* t and t2 set on A, the host waits; a batch of 40 copies on B, attributes from copies
+     * 0, 5 and 37 on (three chunks of its words): 0-4 read u (B's own) in stream order, 5-36
+     * read t during the call (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL: done before the
+     * call returns), 37-39 read u, or in the misuse t2, in stream order. Then t and t2 are
+     * freed on A: t ordered by the host, no record (an unordered-free before: a hostile
+     * review's batch_during.c, t taken as read on B); t2 read on B unordered-free. Misuse
+     * also: t read so again after its free (copy 5): use-after-free. */
+    enum { NB = 40 };
+    CUdeviceptr t = 0, t2 = 0, u = 0;
     CK(cuMemAllocAsync, (&u, 256, b));
     CK(cuMemAllocAsync, (&t, 256, a));
+    CK(cuMemAllocAsync, (&t2, 256, a));
     CK(cuMemsetD32Async, (t, 1, 64, a));
     CK(cuCtxSynchronize, ());
-    CUmemcpyAttributes two[2];
-    memset(two, 0, sizeof two);
-    two[0].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-    two[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
-    size_t two_idx[2] = { 0, 1 };
-    CUdeviceptr d2[2] = { r, r }, s2[2] = { u, t };
-    CK(cuMemcpyBatchAsync, (d2, s2, sizes, 2, two, two_idx, 2, b));
+    CUmemcpyAttributes three[3];
+    memset(three, 0, sizeof three);
+    three[0].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    three[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+    three[2].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    size_t three_idx[3] = { 0, 5, 37 }, nb_sizes[NB];
+    CUdeviceptr dn[NB], sn[NB];
+    for (int i = 0; i < NB; i++) {
+        dn[i] = r;
+        sn[i] = i < 5 ? u : i < 37 ? t : clean ? u : t2;
+        nb_sizes[i] = 256;
+    }
+    CK(cuMemcpyBatchAsync, (dn, sn, nb_sizes, NB, three, three_idx, 3, b));
     CK(cuMemFreeAsync, (t, a));
-    if (!clean)
-        CK(cuMemcpyBatchAsync, (d2, s2, sizes, 2, two, two_idx, 2, b));
+    CK(cuMemFreeAsync, (t2, a));
+    if (!clean)  /* copies 0-36: t at 5 */
+        CK(cuMemcpyBatchAsync, (dn, sn, nb_sizes, 37, three, three_idx, 2, b));
     CK(cuCtxSynchronize, ());
     CK(cuMemFreeAsync, (u, b));
     CK(cuCtxSynchronize, ());
