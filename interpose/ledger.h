@@ -119,6 +119,9 @@ enum {
 	GC_STEP_HOST_FUNC = 1,        /* GC_EV_STREAM_STEP's flags: a cuLaunchHostFunc */
 	GC_STEP_WAIT = 2,             /* GC_EV_NODE_STEP's: a wait for an event (any: every stream) */
 	GC_STEP_RECORD = 4,           /* GC_EV_NODE_STEP's: an event-record node (event) */
+	GC_USE_DURING_CALL = 1,       /* GC_EV_USE's: read before the call returned, out of stream
+	                               * order (a batch's DURING_API_CALL source): judged for
+	                               * order, not kept as a use of its stream */
 };
 
 typedef struct gc_event {

@@ -614,17 +614,33 @@ void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev)
 	if (!ordered)
 		akey = gc_streams_key_of(l->streams, slot);
 	/* one on its own stream (uses.c reports the first of each of that stream's times): kept,
-	 * and the allocation stays unshared, so that its own stream's other uses make no event */
+	 * and the allocation stays unshared, so that its own stream's other uses make no event.
+	 * A read made during the call (GC_USE_DURING_CALL) is judged only: nothing of the
+	 * stream's work after it reads the memory. */
 	int own = hit.kind != ORDER_SHARED && gc_streams_key_of(l->streams, slot) == key;
-	keep_use(l, hit.lo, a->seq, ev, key, own);
+	int during = (ev->flags & GC_USE_DURING_CALL) != 0;
+	if (!during)
+		keep_use(l, hit.lo, a->seq, ev, key, own);
 	gc_streams_unlock(l->streams);
-	if (hit.kind != ORDER_SHARED && !own)
+	if (hit.kind != ORDER_SHARED && !own && !during)
 		gc_dead_ranges_add(&l->order, hit.lo, hit.hi, hit.owner, ORDER_SHARED, ev->tid);
 	if (ordered || gc_use_seen(l, GC_RULE_UNORDERED_USE, ev->site, a->seq))
 		return;
 	char sa[80], sb[80], ub[192];
 	stream_name(akey, sa, sizeof(sa));
 	stream_name(key, sb, sizeof(sb));
+	if (during) {
+		gc_verdict_on(o, GC_RULE_UNORDERED_USE, a, "%s on %s passes 0x%llx to %s, read during the call (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL), byte %llu into allocation #%u (%llu bytes) made by "
+		    "%s on %s; the host had not waited for that allocation (no synchronization), so the "
+		    "call may read it before the memory is allocated or after the pool gave it to another "
+		    "allocation. Synchronize with %s (cuStreamSynchronize, or an event recorded after %s "
+		    "and waited for with cuEventSynchronize) before this call, or read the source in stream "
+		    "order (CU_MEMCPY_SRC_ACCESS_ORDER_STREAM) behind a wait for that event.",
+		    ev->call, sb, (unsigned long long)ev->ptr, use_words(ev->use, ev->arg, ev->func_name, ev->node, ub, sizeof(ub)),
+		    (unsigned long long)(ev->ptr - hit.lo), a->seq, (unsigned long long)a->size,
+		    gc_store_call_name(a), sa, sa, gc_store_call_name(a));
+		return;
+	}
 	gc_verdict_on(o, GC_RULE_UNORDERED_USE, a, "%s on %s passes 0x%llx to %s, byte %llu into allocation #%u (%llu bytes) made by "
 	    "%s on %s; %s is not ordered after that allocation (no event recorded on it after the "
 	    "allocation and waited for here, no synchronization), so this may run before the memory "

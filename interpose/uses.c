@@ -26,7 +26,8 @@ void gc_hub_unloaded(const gc_unload *u)
 }
 
 /* The use's event for word w (argument or copy side `arg`), or for none (arg -1). */
-static void report_use(const gc_use *u, const gc_kernel *k, uint64_t w, int arg)
+static void report_use_flags(const gc_use *u, const gc_kernel *k, uint64_t w, int arg,
+                             uint64_t flags)
 {
 	/* Asked after the call: a refused use whose stream still captures was dropped from the
 	 * graph with the capture kept (capture-dropped-call). */
@@ -35,8 +36,13 @@ static void report_use(const gc_use *u, const gc_kernel *k, uint64_t w, int arg)
 	               .ptr = w, .size = u->bytes, .stream = u->stream, .use = u->what,
 	               .arg = arg, .func_name = k ? gc_kernel_name(k) : NULL,
 	               .per_thread = u->per_thread, .capture_id = cap,
-	               .capture_kept = u->result != CUDA_SUCCESS ? cap : 0};
+	               .capture_kept = u->result != CUDA_SUCCESS ? cap : 0, .flags = flags};
 	gc_hub_report(&ev);
+}
+
+static void report_use(const gc_use *u, const gc_kernel *k, uint64_t w, int arg)
+{
+	report_use_flags(u, k, w, arg, 0);
 }
 
 /* Ranges of the order index this thread found to be its launches' own stream's (kept in its
@@ -411,10 +417,11 @@ static size_t batch_words(const gc_use *u, int pass, size_t *i, size_t *k, uint6
 
 /* A batch copy's destinations and sources, checked as a single copy's, but for a source the
  * call reads during itself (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL: "all accesses must be
- * complete before the API call returns"): not a use on the stream, so only its memory's life
- * is checked, not its stream order (a host-side read, which graphcheck does not order). A
- * refused batch is not read: its arrays may be anything. The argument that hit, or -1. Out
- * of line: inlined, its two passes' registers cost every launch's use (6 instructions). */
+ * complete before the API call returns"): not a use on the stream, so its memory's life is
+ * checked, and its order judged but not kept (GC_USE_DURING_CALL): a later free on another
+ * stream need not wait for it. A refused batch is not read: its arrays may be anything. The
+ * argument that hit, or -1. Out of line: inlined, its two passes' registers cost every
+ * launch's use (6 instructions). */
 static __attribute__((noinline)) int batch_use(const gc_use *u, const struct checks *c,
                                                uint64_t *w, uint16_t *param, uint64_t *word)
 {
@@ -425,8 +432,13 @@ static __attribute__((noinline)) int batch_use(const gc_use *u, const struct che
 		struct checks pc = *c;
 		pc.ordering = c->ordering && !pass;
 		size_t i = 0, k = 0, n;
-		while (arg < 0 && (n = batch_words(u, pass, &i, &k, w, param)))
+		while (arg < 0 && (n = batch_words(u, pass, &i, &k, w, param))) {
 			arg = check_words(u, NULL, &pc, w, param, n, word);
+			gc_dead_range hit;
+			for (size_t j = 0; arg < 0 && pass && c->ordering && j < n; j++)
+				if (gc_dead_ranges_lookup(c->order, w[j], &hit))
+					report_use_flags(u, NULL, w[j], param[j], GC_USE_DURING_CALL);
+		}
 	}
 	return arg;
 }

@@ -2279,6 +2279,17 @@ static int batch_copies(bool clean)
     CK(cuMemFreeAsync, (t2, a));
     if (!clean)  /* copies 0-36: t at 5 */
         CK(cuMemcpyBatchAsync, (dn, sn, nb_sizes, 37, three, three_idx, 2, b));
+    if (!clean) {
+        /* t3 allocated on A, which nobody waited for, read during the call on B: the read
+         * may come before the allocation (unordered-use; missed in the first version of
+         * session 21's change, which judged no order of such a source) */
+        CUdeviceptr t3 = 0;
+        CK(cuMemAllocAsync, (&t3, 256, a));
+        CUdeviceptr d3[1] = { r }, s3[1] = { t3 };
+        CK(cuMemcpyBatchAsync, (d3, s3, nb_sizes, 1, &three[1], three_idx, 1, b));
+        CK(cuCtxSynchronize, ());
+        CK(cuMemFreeAsync, (t3, a));
+    }
     CK(cuCtxSynchronize, ());
     CK(cuMemFreeAsync, (u, b));
     CK(cuCtxSynchronize, ());
