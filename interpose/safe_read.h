@@ -7,8 +7,8 @@
 #include <stddef.h>
 
 /* Copies n bytes at p into copy without faulting, errno kept: copy when all n were read,
- * NULL when p is NULL, unmapped in part, n is 0 or past PIPE_BUF, or no pipe could be made
- * (every fd in use: then nothing of it is read). */
+ * NULL when p is NULL, unmapped in part, n is 0 or past PIPE_BUF, or neither a pipe nor
+ * process_vm_readv could do it. */
 void *gc_safe_read(const void *p, void *copy, size_t n);
 
 #endif

@@ -434,9 +434,13 @@ static __attribute__((noinline)) int batch_use(const gc_use *u, const struct che
 		size_t i = 0, k = 0, n;
 		while (arg < 0 && (n = batch_words(u, pass, &i, &k, w, param))) {
 			arg = check_words(u, NULL, &pc, w, param, n, word);
+			/* each in another stream's allocation an event (one only this stream has
+			 * used is skipped, as order_words skips it: one each call would be a flood) */
 			gc_dead_range hit;
+			uint32_t tag = gc_stream_tag(gc_stream_key(u->stream, u->per_thread, gc_hub_tid()));
 			for (size_t j = 0; arg < 0 && pass && c->ordering && j < n; j++)
-				if (gc_dead_ranges_lookup(c->order, w[j], &hit))
+				if (gc_dead_ranges_lookup(c->order, w[j], &hit) &&
+				    (hit.kind != GC_DEAD_UNMATERIALIZED || (hit.owner & 0xffff) != tag))
 					report_use_flags(u, NULL, w[j], param[j], GC_USE_DURING_CALL);
 		}
 	}

@@ -165,7 +165,7 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way legacy-sync-clean" "$none" $prog legacy-sync-clean $extra
 	check "$way free-implied" "$(printf "1 unordered-free\n1 unordered-use")" $prog free-implied $extra
 	check "$way free-implied-clean" "$none" $prog free-implied-clean $extra
-	check "$way batch-copies" "$(printf "1 unordered-free\n2 unordered-use\n2 use-after-free")" \
+	check "$way batch-copies" "$(printf "1 unordered-free\n3 unordered-use\n2 use-after-free")" \
 		$prog batch-copies $extra
 	msg=$(jq -r 'select(.type == "violation") | .message' "$tmp/gc.json" 2>/dev/null)
 	case $msg in

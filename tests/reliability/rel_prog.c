@@ -848,7 +848,9 @@ static int run_faults(int nseq, int with_capture)
  * the end of a mapped page (a struct smaller than the call's, ending at unmapped memory).
  * Natively every call answers 3; under graphcheck too, each with its api-error, and no
  * fault (graphcheck read such structs after a refusal until session 21). `how` 2: a readable
- * struct, a refused 2D copy from freed memory: still explained (use-after-free). */
+ * struct, a refused 2D copy from freed memory: still explained (use-after-free). 3: a struct
+ * in freed heap memory (an ASan build of graphcheck read it through libc's write, which
+ * ASan checks: the program aborted). */
 static int run_refused_structs(int how)
 {
 	init_driver();
@@ -878,6 +880,11 @@ static int run_refused_structs(int how)
 	if (how == 0 && munmap(m, (size_t)page))
 		return 99;
 	void *bad = how == 0 ? m + 64 : m + page - 16;
+	if (how == 3) {  /* a struct freed already: under ASan a read of it is an error */
+		char *h = malloc(512);
+		free(h);
+		bad = h;
+	}
 	CUstream s = NULL;
 	CUgraph g = (CUgraph)(uintptr_t)0x1000, *gp = &g;
 	CUgraphExec e = NULL;

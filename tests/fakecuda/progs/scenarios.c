@@ -2289,6 +2289,16 @@ static int batch_copies(bool clean)
         CK(cuMemcpyBatchAsync, (d3, s3, nb_sizes, 1, &three[1], three_idx, 1, b));
         CK(cuCtxSynchronize, ());
         CK(cuMemFreeAsync, (t3, a));
+        /* t4 allocated on A, B waits for an event recorded after it, the host does not: a
+         * read during the call does not wait for B (unordered-use) */
+        CUdeviceptr t4 = 0;
+        CK(cuMemAllocAsync, (&t4, 256, a));
+        CK(cuEventRecord, (e, a));
+        CK(cuStreamWaitEvent, (b, e, 0));
+        s3[0] = t4;
+        CK(cuMemcpyBatchAsync, (d3, s3, nb_sizes, 1, &three[1], three_idx, 1, b));
+        CK(cuCtxSynchronize, ());
+        CK(cuMemFreeAsync, (t4, a));
     }
     CK(cuCtxSynchronize, ());
     CK(cuMemFreeAsync, (u, b));
