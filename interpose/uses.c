@@ -109,6 +109,13 @@ static inline __attribute__((always_inline)) uint32_t stream_time(gc_scratch *sc
 	return gc_streams_time_of(sc->own.stamp);
 }
 
+/* Whether an order index entry is an allocation some other stream than the one tagged `tag`
+ * made or used (one only that stream has used stays unshared, tagged with it). */
+static inline int not_only_stream(const gc_dead_range *hit, uint32_t tag)
+{
+	return hit->kind != GC_DEAD_UNMATERIALIZED || (hit->owner & 0xffff) != tag;
+}
+
 /* The words of w[0..n) inside allocations watched for stream order that were made, or are
  * used, on another stream than this use's: each is an event (the ledger judges the order).
  * A word in an allocation only its own stream has touched is skipped here, by the stream tag
@@ -143,7 +150,7 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
 		}
 		if (!gc_dead_ranges_lookup(o, w[i], &hit))
 			continue;
-		if (hit.kind != GC_DEAD_UNMATERIALIZED || (hit.owner & 0xffff) != tag) {
+		if (not_only_stream(&hit, tag)) {
 			report_use(u, k, w[i], param ? param[i] : (int)i);
 			continue;
 		}
@@ -415,6 +422,18 @@ static size_t batch_words(const gc_use *u, int pass, size_t *i, size_t *k, uint6
 	return n;
 }
 
+/* Sources read during the call, w[0..n): each in another stream's allocation an event to
+ * judge (one only the batch's stream, tagged `tag`, has used is skipped, as order_words skips
+ * it: one each call would be a flood). */
+static void report_during_reads(const gc_use *u, struct gc_dead_ranges *o, const uint64_t *w,
+                                const uint16_t *param, size_t n, uint32_t tag)
+{
+	gc_dead_range hit;
+	for (size_t j = 0; j < n; j++)
+		if (gc_dead_ranges_lookup(o, w[j], &hit) && not_only_stream(&hit, tag))
+			report_use_flags(u, NULL, w[j], param[j], GC_USE_DURING_CALL);
+}
+
 /* A batch copy's destinations and sources, checked as a single copy's, but for a source the
  * call reads during itself (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL: "all accesses must be
  * complete before the API call returns"): not a use on the stream, so its memory's life is
@@ -428,20 +447,17 @@ static __attribute__((noinline)) int batch_use(const gc_use *u, const struct che
 	if (u->result != CUDA_SUCCESS || !u->dsts || !u->srcs)
 		return -1;
 	int arg = -1;
+	uint32_t tag = c->ordering
+	                   ? gc_stream_tag(gc_stream_key(u->stream, u->per_thread, gc_hub_tid()))
+	                   : 0;
 	for (int pass = 0; pass < 2; pass++) {
 		struct checks pc = *c;
 		pc.ordering = c->ordering && !pass;
 		size_t i = 0, k = 0, n;
 		while (arg < 0 && (n = batch_words(u, pass, &i, &k, w, param))) {
 			arg = check_words(u, NULL, &pc, w, param, n, word);
-			/* each in another stream's allocation an event (one only this stream has
-			 * used is skipped, as order_words skips it: one each call would be a flood) */
-			gc_dead_range hit;
-			uint32_t tag = gc_stream_tag(gc_stream_key(u->stream, u->per_thread, gc_hub_tid()));
-			for (size_t j = 0; arg < 0 && pass && c->ordering && j < n; j++)
-				if (gc_dead_ranges_lookup(c->order, w[j], &hit) &&
-				    (hit.kind != GC_DEAD_UNMATERIALIZED || (hit.owner & 0xffff) != tag))
-					report_use_flags(u, NULL, w[j], param[j], GC_USE_DURING_CALL);
+			if (arg < 0 && pass && c->ordering)
+				report_during_reads(u, c->order, w, param, n, tag);
 		}
 	}
 	return arg;
