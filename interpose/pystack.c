@@ -1,12 +1,10 @@
 #include "interpose/pystack.h"
+#include "interpose/safe_read.h"
 
 #include <dlfcn.h>
-#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 /* Where CPython keeps what we read, per minor version (x86-64 and aarch64 alike: LP64, no
  * padding differences). Offsets in bytes; -1: the version has no such field. */
@@ -84,7 +82,7 @@ void gc_pystack_init(void)
 #define HOT static inline __attribute__((always_inline))
 
 struct reader {
-	int checked;  /* through process_vm_readv: a bad address fails instead of faulting */
+	int checked;  /* through gc_safe_read: a bad address fails instead of faulting */
 	int fault;    /* a checked read failed */
 };
 
@@ -96,11 +94,7 @@ HOT int plausible(uintptr_t p, uintptr_t align)
 static __attribute__((noinline)) int rd_checked(struct reader *r, void *dst, uintptr_t src,
                                                 size_t n)
 {
-	int saved = errno;
-	struct iovec to = {dst, n}, from = {(void *)src, n};
-	ssize_t got = process_vm_readv(getpid(), &to, 1, &from, 1, 0);
-	errno = saved;
-	if (got == (ssize_t)n)
+	if (!n || gc_safe_read((const void *)src, dst, n))  /* n: at most 1,024 here */
 		return 1;
 	r->fault = 1;
 	return 0;

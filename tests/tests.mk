@@ -46,7 +46,8 @@ $(BUILD)/tests/test_stream_clock: $(BUILD)/obj/tests/test_stream_clock.o \
 # The Python stack reader against interpreters laid out by the test, which exports the
 # symbols the reader looks up (-rdynamic).
 TESTS += $(BUILD)/tests/test_pystack
-$(BUILD)/tests/test_pystack: $(BUILD)/obj/tests/test_pystack.o $(BUILD)/obj/interpose/pystack.o
+$(BUILD)/tests/test_pystack: $(BUILD)/obj/tests/test_pystack.o $(BUILD)/obj/interpose/pystack.o \
+		$(BUILD)/obj/interpose/safe_read.o
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) -rdynamic -o $@ $^ $(TEST_LIBS)
