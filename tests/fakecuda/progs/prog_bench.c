@@ -11,6 +11,12 @@
  *   launch4      cuLaunchKernel of a kernel with 4 pointer arguments, all live; nothing
  *                dead anywhere                                              (1 call an op)
  *   launch4-dead the same while a freed allocation is dead memory elsewhere (1 call an op)
+ *   launch4-streams  launch4 while the stream model is on (a second stream has allocated):
+ *                the arguments are watched for stream order, the launch on their own stream
+ *                                                                            (1 call an op)
+ *   launch4-churn  launch4-streams with its fourth argument a buffer allocated before the
+ *                launch and freed after it (the order index changes between launches)
+ *                                                                           (3 calls an op)
  *   graph        cuGraphLaunch of a captured graph of 8 allocations, 8 kernels, 8 frees,
  *                as tests/bench/graph_launches.cu                           (1 call an op)
  *   event        cuEventRecord on the thread's stream + cuStreamWaitEvent of a second one
@@ -77,24 +83,40 @@ static void pairs_cold(CUstream s)
     pthread_barrier_wait(&finished);
 }
 
-static void launches(CUstream s, int dead)
+enum { LIVE, DEAD, STREAMS, CHURN };
+static void launches(CUstream s, int how)
 {
     CUdeviceptr b[4], gone = 0;
-    for (int i = 0; i < 4; i++)
+    CUstream s2 = NULL;
+    if (how >= STREAMS) {  /* the model turns on at a second stream's allocation */
+        CUdeviceptr other = 0;
+        CK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+        CK(cuMemAllocAsync(&other, 4096, s2));
+        CK(cuMemFreeAsync(other, s2));
+        CK(cuStreamSynchronize(s2));
+    }
+    for (int i = 0; i < (how == CHURN ? 3 : 4); i++)  /* churn's fourth: each launch's own */
         CK(cuMemAllocAsync(&b[i], 4096, s));
-    if (dead) {
+    if (how == DEAD) {
         CK(cuMemAllocAsync(&gone, 4096, s));
         CK(cuMemFreeAsync(gone, s));
     }
     void *args[4] = { &b[0], &b[1], &b[2], &b[3] };
     pthread_barrier_wait(&ready);
-    for (long i = 0; i < ops; i++)
+    for (long i = 0; i < ops; i++) {
+        if (how == CHURN)
+            CK(cuMemAllocAsync(&b[3], 4096, s));
         launch(k4, s, args);
+        if (how == CHURN)
+            CK(cuMemFreeAsync(b[3], s));
+    }
     pthread_barrier_wait(&finished);
     /* launch4 leaves them live: another thread's free would make memory dead while this
      * one still launches (the leak is not looked at: GRAPHCHECK_LEAK_CHECK=0). */
-    for (int i = 0; dead && i < 4; i++)
+    for (int i = 0; how == DEAD && i < 4; i++)
         CK(cuMemFreeAsync(b[i], s));
+    if (s2)
+        CK(cuStreamDestroy(s2));
 }
 
 static void graph(CUstream s)
@@ -151,9 +173,13 @@ static void *worker(void *arg)
     else if (!strcmp(workload, "pairs-cold"))
         pairs_cold(s);
     else if (!strcmp(workload, "launch4"))
-        launches(s, 0);
+        launches(s, LIVE);
     else if (!strcmp(workload, "launch4-dead"))
-        launches(s, 1);
+        launches(s, DEAD);
+    else if (!strcmp(workload, "launch4-streams"))
+        launches(s, STREAMS);
+    else if (!strcmp(workload, "launch4-churn"))
+        launches(s, CHURN);
     else if (!strcmp(workload, "graph"))
         graph(s);
     else if (!strcmp(workload, "event"))
@@ -166,15 +192,15 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     static const char *const known[] = { "pairs", "launch4", "launch4-dead", "graph", "event",
-                                         "pairs-cold" };
-    static const int per_op[] = { 2, 1, 1, 1, 2, 2 };
+                                         "pairs-cold", "launch4-streams", "launch4-churn" };
+    static const int per_op[] = { 2, 1, 1, 1, 2, 2, 1, 3 };
     int w = -1, nthreads = argc > 2 ? atoi(argv[2]) : 0;
     for (int i = 0; argc > 1 && i < (int)(sizeof known / sizeof known[0]); i++)
         if (!strcmp(argv[1], known[i]))
             w = i;
     ops = argc > 3 ? atol(argv[3]) : -1;
     if (w < 0 || nthreads < 1 || nthreads > 256 || ops < 0) {
-        fprintf(stderr, "usage: prog_bench pairs|pairs-cold|launch4|launch4-dead|graph|event "
+        fprintf(stderr, "usage: prog_bench pairs|pairs-cold|launch4|launch4-dead|launch4-streams|launch4-churn|graph|event "
                         "THREADS OPS\n");
         return 2;
     }
