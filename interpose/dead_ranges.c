@@ -174,6 +174,24 @@ long gc_dead_ranges_check_words_slow(gc_dead_ranges *d, const uint64_t *words, s
 
 /* ---- writers (d->lock held) ----------------------------------------------------------- */
 
+/* Note number notes / 2 goes to slot (notes / 2) mod GC_DEAD_NOTES. */
+static void note_locked(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+{
+	uint64_t c = d->notes;
+	uint32_t at = (uint32_t)(c / 2 % GC_DEAD_NOTES);
+	ST(&d->notes, c + 1);
+	ST(&d->note_lo[at], lo);
+	ST(&d->note_hi[at], hi);
+	ST(&d->notes, c + 2);
+}
+
+void gc_dead_ranges_note(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+{
+	gc_spin_lock(&d->lock);
+	note_locked(d, lo, hi);
+	gc_spin_unlock(&d->lock);
+}
+
 static gc_dead_block *block_at(const gc_dead_ranges *d, uint32_t t)
 {
 	return &d->blocks[d->top_blk[t]];
@@ -466,6 +484,7 @@ static void evict_one(gc_dead_ranges *d)
 	if (v == NIL || (oldest[k] != NIL && age[k] < age_of(d, v)))
 		v = oldest[k];
 	drop_id(d, v);
+	note_locked(d, 0, UINT64_MAX);  /* the caller knows of no removal: everything */
 }
 
 /* Whether any front in mask m meets [lo, hi). */

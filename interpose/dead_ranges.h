@@ -95,6 +95,7 @@ typedef struct gc_dead_front {
 } gc_dead_front;
 
 enum { GC_DEAD_BLOCK = 64 };  /* ranges per block: a shift moves at most 64 pairs */
+enum { GC_DEAD_NOTES = 3 };   /* notes kept (gc_dead_ranges_note): one line with their count */
 enum { GC_DEAD_LANES = 64 };  /* fronts: one a lane (a bit of fronts); a power of two */
 
 typedef struct gc_dead_block {
@@ -126,6 +127,12 @@ typedef struct gc_dead_ranges {
 	uint32_t *free_blk, n_free_blk;      /* unused blocks, a stack */
 	uint64_t evicted_freed, evicted_unmaterialized;
 	uint64_t order_lo, order_hi;  /* the blocks' extent (none: UINT64_MAX, 0), set by write_end */
+	/* Notes of ranges removed or changed (gc_dead_ranges_note), the last GC_DEAD_NOTES
+	 * extents, under a seqlock of their own: notes is twice their count, odd while one is
+	 * written. A reader that kept ranges it found (uses.c's own ranges of the order index)
+	 * drops only those a note since meets, instead of all at every change of the index. */
+	_Alignas(64) uint64_t notes;
+	uint64_t note_lo[GC_DEAD_NOTES], note_hi[GC_DEAD_NOTES];
 } gc_dead_ranges;
 
 typedef struct gc_dead_ranges_stats {
@@ -153,6 +160,29 @@ size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner);
  * again). Removing it so is what covering its [lo, hi) would do: ranges do not overlap. */
 int gc_dead_ranges_take_front(gc_dead_ranges *d, const gc_dead_range *r, uint64_t thread);
 void gc_dead_ranges_stats_get(gc_dead_ranges *d, gc_dead_ranges_stats *st);
+
+/* Notes. The caller that removed or changed the ranges in [lo, hi) notes it just after (an
+ * add of a range where none was needs no note; an eviction notes everything itself). A
+ * reader that kept ranges it looked up since the count `since` (even, read before its
+ * lookups), now at `now`, asks gc_dead_ranges_noted for the notes made in between: their
+ * count (their extents in lo[], hi[], GC_DEAD_NOTES long), or -1 when it cannot have them
+ * (more than were kept, one being written, or a later one overwriting them): then every kept
+ * range is to go. */
+void gc_dead_ranges_note(gc_dead_ranges *d, uint64_t lo, uint64_t hi);
+static inline int gc_dead_ranges_noted(gc_dead_ranges *d, uint64_t since, uint64_t now,
+                                       uint64_t *lo, uint64_t *hi)
+{
+	if ((since | now) & 1 || now - since > 2 * GC_DEAD_NOTES)
+		return -1;
+	int n = (int)((now - since) / 2);
+	for (int i = 0; i < n; i++) {  /* note number c is in slot c mod GC_DEAD_NOTES */
+		uint32_t at = (uint32_t)((since / 2 + (uint64_t)i) % GC_DEAD_NOTES);
+		lo[i] = __atomic_load_n(&d->note_lo[at], __ATOMIC_ACQUIRE);
+		hi[i] = __atomic_load_n(&d->note_hi[at], __ATOMIC_ACQUIRE);
+	}
+	/* else a later note may have overwritten one */
+	return __atomic_load_n(&d->notes, __ATOMIC_ACQUIRE) == now ? n : -1;
+}
 
 /* ---- the writers' common paths, inline ---------------------------------------------------
  * add and cover as dead_ranges.c calls them, here so that the ledger's fast path (a pool's

@@ -6,13 +6,13 @@
 static pthread_key_t key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static int have_key;
-static __thread __attribute__((tls_model("initial-exec"))) gc_scratch *mine;
+__thread __attribute__((tls_model("initial-exec"))) gc_scratch *gc_scratch_mine;
 
 /* At thread exit (the key's destructor, on that thread). */
 static void release(void *p)
 {
 	gc_scratch *s = p;
-	mine = NULL;
+	gc_scratch_mine = NULL;
 	free(s->record.p);
 	free(s->line.p);
 	free(s->supp_entry.p);
@@ -25,17 +25,15 @@ static void make_key(void)
 	have_key = pthread_key_create(&key, release) == 0;
 }
 
-gc_scratch *gc_scratch_get(void)
+gc_scratch *gc_scratch_first(void)
 {
-	if (__builtin_expect(mine != NULL, 1))
-		return mine;
 	pthread_once(&key_once, make_key);
 	gc_scratch *s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
 	if (have_key)
 		pthread_setspecific(key, s);
-	mine = s;
+	gc_scratch_mine = s;
 	return s;
 }
 

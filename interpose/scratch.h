@@ -40,8 +40,8 @@ typedef struct gc_scratch {
 	gc_line record;                         /* log: one record */
 	gc_line line;                           /* log, trace: a start, header or site line */
 	struct {                                /* uses: order-index ranges of the launching */
-		uint64_t seq;                       /* stream's own (uses.c), valid while the */
-		unsigned n, next;                   /* index's seqlock count is seq */
+		uint64_t notes;                     /* stream's own (uses.c), as of the index's */
+		unsigned n, next;                   /* note count `notes` */
 		uint32_t tag;
 		uint64_t lo[8], hi[8];
 		uint32_t time[8];                   /* the stream's time its use was last told */
@@ -52,8 +52,17 @@ typedef struct gc_scratch {
 	                                         * answered for a copy's destination */
 } gc_scratch;
 
-/* This thread's scratch, allocated at its first use; NULL when out of memory. */
-gc_scratch *gc_scratch_get(void);
+/* This thread's scratch once allocated (scratch.c's; initial-exec, as hub.h's GC_TLS). */
+extern __thread __attribute__((tls_model("initial-exec"))) gc_scratch *gc_scratch_mine;
+/* The first use's side of gc_scratch_get. */
+gc_scratch *gc_scratch_first(void);
+/* This thread's scratch, allocated at its first use; NULL when out of memory. Inline: a
+ * launch's stream-order check asks for it every time. */
+static inline gc_scratch *gc_scratch_get(void)
+{
+	gc_scratch *s = gc_scratch_mine;
+	return __builtin_expect(s != NULL, 1) ? s : gc_scratch_first();
+}
 
 /* A builder over l (allocated at first use; cap 0 when out of memory, so it overflows). */
 gc_buf gc_line_buf(gc_line *l);

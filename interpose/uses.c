@@ -46,9 +46,10 @@ static void report_use(const gc_use *u, const gc_kernel *k, uint64_t w, int arg)
 }
 
 /* Ranges of the order index this thread found to be its launches' own stream's (kept in its
- * scratch, not static TLS, which glibc carves from every thread's stack), valid while the
- * index is unchanged (its seqlock count the same): a loop launching on the stream that
- * allocated its arguments then skips the index's search. */
+ * scratch, not static TLS, which glibc carves from every thread's stack), each kept until a
+ * note of the index (a range removed or changed: gc_dead_ranges_note) meets it: a loop
+ * launching on the stream that allocated its arguments then skips the index's search, also
+ * while other memory is allocated and freed between its launches. */
 #define OWN_CACHE (sizeof(((gc_scratch *)0)->own.lo) / sizeof(uint64_t))
 
 /* The slot of the thread's own ranges that holds w, or -1; looked at from slot `from` on,
@@ -61,6 +62,28 @@ static int own_slot(const gc_scratch *sc, uint64_t w, unsigned from)
 		if (w - sc->own.lo[i] < sc->own.hi[i] - sc->own.lo[i])
 			return (int)i;
 	return -1;
+}
+
+/* The kept ranges that the index's notes since the thread's count (sc->own.notes) meet go,
+ * the count becoming `now`; all go when the notes cannot be had. */
+static void own_drop_noted(gc_scratch *sc, struct gc_dead_ranges *o, uint64_t now)
+{
+	uint64_t lo[GC_DEAD_NOTES], hi[GC_DEAD_NOTES];
+	int m = gc_dead_ranges_noted(o, sc->own.notes, now, lo, hi);
+	unsigned kept = 0;
+	for (unsigned i = 0; m >= 0 && i < sc->own.n; i++) {
+		int met = 0;
+		for (int j = 0; j < m; j++)
+			met |= sc->own.lo[i] < hi[j] && lo[j] < sc->own.hi[i];
+		if (met)
+			continue;
+		sc->own.lo[kept] = sc->own.lo[i];
+		sc->own.hi[kept] = sc->own.hi[i];
+		sc->own.time[kept++] = sc->own.time[i];
+	}
+	sc->own.n = kept;
+	sc->own.next = kept < OWN_CACHE ? kept : 0;  /* the ranges in use are the first n slots */
+	sc->own.notes = now;
 }
 
 /* A use on the allocation's own stream matters to a free on another stream that is
@@ -120,45 +143,59 @@ static inline int not_only_stream(const gc_dead_range *hit, uint32_t tag)
  * used, on another stream than this use's: each is an event (the ledger judges the order).
  * A word in an allocation only its own stream has touched is skipped here, by the stream tag
  * the index keeps: the common case, a launch on the stream that allocated, makes no event
- * but the first in each of its stream's times (own_use_new). */
+ * but the first in each of its stream's times (own_use_new). A word in a range the thread
+ * has kept costs a compare with the slot after the last word's, then its time's: no search. */
 static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_ranges *o,
                         const uint64_t *w, const uint16_t *param, size_t n)
 {
 	uint64_t key = gc_stream_key(u->stream, u->per_thread, gc_hub_tid());
-	uint32_t tag = gc_stream_tag(key), now = 0, known;
-	int now_read = 0;
+	uint32_t tag = gc_stream_tag(key), known;
+	/* The notes' count before the index's (a range kept from a search after both is as of
+	 * that count at least) */
+	uint64_t notes = __atomic_load_n(&o->notes, __ATOMIC_ACQUIRE);
 	uint64_t seq = __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE);
 	gc_scratch *sc = gc_scratch_get();
-	if (sc && (seq != sc->own.seq || tag != sc->own.tag)) {
-		sc->own.seq = seq;
+	if (sc && tag != sc->own.tag) {  /* another stream's launch: none is this one's */
 		sc->own.tag = tag;
 		sc->own.n = 0;
-		sc->own.next = 0;  /* the ranges in use are the first n slots: the rest are stale */
+		sc->own.next = 0;
+		sc->own.notes = notes;
+	} else if (sc && notes != sc->own.notes) {
+		own_drop_noted(sc, o, notes);
 	}
+	unsigned kept = sc ? sc->own.n : 0, from = 0;  /* from < kept: the next word's guess */
+	/* Read once, before the first kept range's word needs it: every kept range's word does. */
+	uint32_t now = kept ? stream_time(sc, key) : 0;
+	int now_read = kept != 0;
 	gc_dead_range hit;
-	unsigned from = 0;  /* where the next word's search in the own ranges starts */
 	for (size_t i = 0; i < n; i++) {
-		int slot = sc ? own_slot(sc, w[i], from) : -1;
-		if (slot >= 0) {
-			from = (unsigned)slot + 1 < sc->own.n ? (unsigned)slot + 1 : 0;
-			if (!now_read++)
-				now = stream_time(sc, key);
-			if (now != sc->own.time[slot] &&
-			    own_use_new(u, sc->own.lo[slot], tag, now, &sc->own.time[slot]))
-				report_use(u, k, w[i], param ? param[i] : (int)i);
+		uint64_t x = w[i];
+		if (kept) {
+			unsigned at = from;
+			if (x - sc->own.lo[at] >= sc->own.hi[at] - sc->own.lo[at]) {
+				int slot = own_slot(sc, x, at);
+				if (slot < 0)
+					goto search;
+				at = (unsigned)slot;
+			}
+			from = at + 1 < kept ? at + 1 : 0;
+			if (now != sc->own.time[at] &&
+			    own_use_new(u, sc->own.lo[at], tag, now, &sc->own.time[at]))
+				report_use(u, k, x, param ? param[i] : (int)i);
 			continue;
 		}
-		if (!gc_dead_ranges_lookup(o, w[i], &hit))
+	search:
+		if (!gc_dead_ranges_lookup(o, x, &hit))
 			continue;
 		if (not_only_stream(&hit, tag)) {
-			report_use(u, k, w[i], param ? param[i] : (int)i);
+			report_use(u, k, x, param ? param[i] : (int)i);
 			continue;
 		}
 		if (!now_read++)
 			now = stream_time(sc, key);
 		known = (uint32_t)(hit.owner >> 32);  /* the allocation's time */
 		if (own_use_new(u, hit.lo, tag, now, &known))
-			report_use(u, k, w[i], param ? param[i] : (int)i);
+			report_use(u, k, x, param ? param[i] : (int)i);
 		if (sc && !(seq & 1) && __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE) == seq) {
 			/* the index unchanged across the search: the range may be kept */
 			sc->own.lo[sc->own.next] = hit.lo;
@@ -166,6 +203,8 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
 			sc->own.time[sc->own.next] = known;
 			sc->own.next = (unsigned)((sc->own.next + 1) % OWN_CACHE);
 			sc->own.n += sc->own.n < OWN_CACHE;
+			kept = sc->own.n;
+			from = from < kept ? from : 0;
 		}
 	}
 }

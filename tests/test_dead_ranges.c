@@ -206,6 +206,50 @@ static void remove_by_owner_takes_all_its_pieces(void **state)
 	gc_dead_ranges_destroy(d);
 }
 
+/* Notes: a reader gets the extents noted since its count, in order, while they are kept;
+ * not when more came than are kept, when its count or the current one is odd (a note being
+ * written), or when a later note overwrote them; an eviction notes everything. */
+static void notes_since_a_count(void **state)
+{
+	(void)state;
+	gc_dead_ranges *d = fresh(4);
+	uint64_t lo[GC_DEAD_NOTES], hi[GC_DEAD_NOTES];
+	uint64_t c0 = __atomic_load_n(&d->notes, __ATOMIC_ACQUIRE);
+	assert_int_equal(gc_dead_ranges_noted(d, c0, c0, lo, hi), 0);
+	gc_dead_ranges_add(d, 100, 200, 1, U, cur_lane);  /* an add notes nothing itself */
+	assert_int_equal(d->notes, c0);
+	gc_dead_ranges_note(d, 100, 200);
+	gc_dead_ranges_note(d, 300, 310);
+	uint64_t c2 = d->notes;
+	assert_int_equal(c2, c0 + 4);
+	assert_int_equal(gc_dead_ranges_noted(d, c0, c2, lo, hi), 2);
+	assert_int_equal(lo[0], 100);
+	assert_int_equal(hi[0], 200);
+	assert_int_equal(lo[1], 300);
+	assert_int_equal(hi[1], 310);
+	assert_int_equal(gc_dead_ranges_noted(d, c0 + 2, c2, lo, hi), 1);
+	assert_int_equal(lo[0], 300);
+	assert_int_equal(gc_dead_ranges_noted(d, c0 + 1, c2, lo, hi), -1);  /* odd: torn */
+	assert_int_equal(gc_dead_ranges_noted(d, c0, c2 + 1, lo, hi), -1);
+	assert_int_equal(gc_dead_ranges_noted(d, c0, c2 - 2, lo, hi), -1);  /* one came since */
+	for (int i = 0; i < GC_DEAD_NOTES; i++)  /* the two are overwritten */
+		gc_dead_ranges_note(d, 1000 + (uint64_t)i, 1001 + (uint64_t)i);
+	uint64_t c5 = d->notes;
+	assert_int_equal(gc_dead_ranges_noted(d, c0, c5, lo, hi), -1);
+	assert_int_equal(gc_dead_ranges_noted(d, c5 - 2 * GC_DEAD_NOTES, c5, lo, hi), GC_DEAD_NOTES);
+	assert_int_equal(lo[GC_DEAD_NOTES - 1], 1000 + GC_DEAD_NOTES - 1);
+	/* full (4 ranges, the fronts' one among them): the fifth add evicts, noting everything */
+	gc_dead_ranges_add(d, 300, 400, 2, F, cur_lane);
+	gc_dead_ranges_add(d, 500, 600, 3, F, cur_lane);
+	gc_dead_ranges_add(d, 700, 800, 4, F, cur_lane);
+	assert_int_equal(d->notes, c5);
+	gc_dead_ranges_add(d, 900, 1000, 5, F, cur_lane);
+	assert_int_equal(gc_dead_ranges_noted(d, c5, d->notes, lo, hi), 1);
+	assert_int_equal(lo[0], 0);
+	assert_int_equal(hi[0], UINT64_MAX);
+	gc_dead_ranges_destroy(d);
+}
+
 static void full_index_evicts_oldest_freed_first(void **state)
 {
 	(void)state;
@@ -1052,6 +1096,7 @@ int main(void)
 		cmocka_unit_test(take_front_only_the_range_found),
 		cmocka_unit_test(remove_by_owner_takes_all_its_pieces),
 		cmocka_unit_test(full_index_evicts_oldest_freed_first),
+		cmocka_unit_test(notes_since_a_count),
 		cmocka_unit_test(batch_check_returns_first_hit),
 		cmocka_unit_test(outside_bounds_rejected_without_the_array),
 		cmocka_unit_test(empty_again_after_everything_is_covered),

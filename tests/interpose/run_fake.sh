@@ -204,6 +204,11 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way own-use" "1 unordered-free" $prog own-use $extra
 	check "$way own-use-clean" "$none" $prog own-use-clean $extra
 	check "$way own-use-reused" "1 unordered-free" $prog own-use-reused $extra
+	check "$way own-use-shared" "1 unordered-free" $prog own-use-shared $extra
+	grep -q "its use on stream 0x[0-9a-f]*, by cuLaunchKernel[_ptsz]* in kernel sum" "$tmp/gc.txt" &&
+		ok "$way own-use-shared: the free names A's last use (sum's)" ||
+		bad "$way own-use-shared: the last use named: $(grep -o "its use on [^:]*" "$tmp/gc.txt")"
+	check "$way own-use-shared-clean" "$none" $prog own-use-shared-clean $extra
 	check "$way graph-uses" "$graph_uses" $prog graph-uses $extra
 	check "$way graph-uses-clean" "$none" $prog graph-uses-clean $extra
 	UNTRACED=1

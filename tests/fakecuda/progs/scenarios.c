@@ -2451,6 +2451,23 @@ static int launch_event(bool clean)
     return 0;
 }
 
+/* The own-use scenarios' end: p freed on B, after an event on A when clean; then teardown. */
+static int own_use_end(bool clean, CUdeviceptr p, CUstream a, CUstream b, CUstream c, CUevent e)
+{
+    if (clean) {
+        CK(cuEventRecord, (e, a));
+        CK(cuStreamWaitEvent, (b, e, 0));
+    }
+    CK(cuMemFreeAsync, (p, b));
+    CK(cuCtxSynchronize, ());
+    CK(cuEventDestroy, (e));
+    CK(cuStreamDestroy, (a));
+    CK(cuStreamDestroy, (b));
+    CK(cuStreamDestroy, (c));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- a use on the allocating stream, then a free on another (review 7's s0.c) --------
  * Allocated on A, everything synchronized, then three launches of it on A and a free on B
  * with no event after them: one unordered-free (none before session 18: a use on the
@@ -2485,18 +2502,60 @@ static int own_use(bool clean, bool reused)
     }
     for (int i = 0; i < 3; i++)
         CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, a, p_args, NULL));
-    if (clean) {
-        CK(cuEventRecord, (e, a));
-        CK(cuStreamWaitEvent, (b, e, 0));
-    }
-    CK(cuMemFreeAsync, (p, b));
+    return own_use_end(clean, p, a, b, c, e);
+}
+
+/* `own-use-shared`: the last use named (uses.c keeps the ranges a thread found its stream's
+ * own until a note of the index meets one). p allocated on A, synchronized; fill on A (its
+ * own use, kept), fill on C from another thread (ordered by the synchronization: no record,
+ * but p is shared from then on), sum on A in the same time of A, C's use waited for by B, and
+ * the free on B with nothing after A's uses: one unordered-free, which names A's last use,
+ * sum's (fill's while the range this thread kept at its first launch on A outlived the
+ * sharing). Clean: an event on A after its uses, waited for by B: no record. */
+struct launch_on {
+    CUcontext ctx;
+    CUfunction f;
+    CUstream s;
+    void **args;
+};
+
+static void *launch_on_other_thread(void *arg)
+{
+    struct launch_on *t = arg;
+    CK(cuCtxSetCurrent, (t->ctx));
+    CK(cuLaunchKernel, (t->f, 1, 1, 1, 64, 1, 1, 0, t->s, t->args, NULL));
+    return NULL;
+}
+
+static int own_use_shared(bool clean)
+{
+    CUcontext ctx = init_driver();
+    CUmodule mod = NULL;
+    CUfunction fill = NULL, sum = NULL;
+    CK(cuModuleLoadData, (&mod, uses_image));
+    CK(cuModuleGetFunction, (&fill, mod, "fill"));
+    CK(cuModuleGetFunction, (&sum, mod, "sum"));
+    CUstream a = NULL, b = NULL, c = NULL;
+    CUevent e = NULL;
+    CUdeviceptr p = 0;
+    float v = 1;
+    int n = 64;
+    void *fill_args[] = { &p, &v, &n }, *sum_args[] = { &p, &p, &n };
+    CK(cuStreamCreate, (&a, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&b, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&c, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate, (&e, 0));
+    CK(cuMemAllocAsync, (&p, 4096, a));
     CK(cuCtxSynchronize, ());
-    CK(cuEventDestroy, (e));
-    CK(cuStreamDestroy, (a));
-    CK(cuStreamDestroy, (b));
-    CK(cuStreamDestroy, (c));
-    printf("done\n");
-    return 0;
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, a, fill_args, NULL));
+    struct launch_on t = { ctx, fill, c, fill_args };
+    pthread_t th;
+    if (pthread_create(&th, NULL, launch_on_other_thread, &t) == 0)
+        pthread_join(th, NULL);
+    CK(cuLaunchKernel, (sum, 1, 1, 1, 64, 1, 1, 0, a, sum_args, NULL));
+    CK(cuEventRecord, (e, c));
+    CK(cuStreamWaitEvent, (b, e, 0));
+    return own_use_end(clean, p, a, b, c, e);
 }
 
 /* ---- a graph launch's words as uses on its stream -------------------------------------
@@ -2610,6 +2669,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "ext-semas", "ext-semas-clean",
                                         "launch-event", "launch-event-clean",
                                         "own-use", "own-use-clean", "own-use-reused",
+                                        "own-use-shared", "own-use-shared-clean",
                                         "graph-uses", "graph-uses-clean",
                                         "order-cost", "sites", "sites-once", "mixed" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
@@ -2711,6 +2771,8 @@ int fc_run_scenario(int argc, char **argv)
     else if (strcmp(name, "own-use") == 0 || strcmp(name, "own-use-clean") == 0 ||
              strcmp(name, "own-use-reused") == 0)
         rc = own_use(strcmp(name, "own-use-clean") == 0, strcmp(name, "own-use-reused") == 0);
+    else if (strcmp(name, "own-use-shared") == 0 || strcmp(name, "own-use-shared-clean") == 0)
+        rc = own_use_shared(strcmp(name, "own-use-shared-clean") == 0);
     else if (strcmp(name, "child-sets") == 0 || strcmp(name, "child-sets-clean") == 0)
         rc = child_sets(strcmp(name, "child-sets-clean") == 0);
     else if (strcmp(name, "order-cost") == 0 && argc > 3)
@@ -2724,7 +2786,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|staged-copy[-clean]|batch-copies[-clean]|ext-semas[-clean]|launch-event[-clean]|own-use[-clean|-reused]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|staged-copy[-clean]|batch-copies[-clean]|ext-semas[-clean]|launch-event[-clean]|own-use[-clean|-reused|-shared[-clean]]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);
