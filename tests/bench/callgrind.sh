@@ -42,6 +42,7 @@ printf '%-14s %8s %10s %10s %16s\n' workload threads ops "native/call" "added/ca
 for cfg in "pairs 1 4000 8000" "pairs 16 500 1000" "launch4 1 4000 8000" "launch4 16 500 1000" \
 	"launch4-dead 1 4000 8000" "launch4-dead 16 500 1000" "launch4-streams 1 4000 8000" \
 	"launch4-streams 16 500 1000" "launch4-churn 1 4000 8000" "launch4-churn 16 500 1000" \
+	"launch4-two 1 4000 8000" "launch4-two 16 500 1000" \
 	"graph 1 2000 4000" "graph 16 250 500" \
 	"event 1 4000 8000" "event 16 500 1000"; do
 	set -- $cfg

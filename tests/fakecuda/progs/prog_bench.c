@@ -17,6 +17,8 @@
  *   launch4-churn  launch4-streams with its fourth argument a buffer allocated before the
  *                launch and freed after it (the order index changes between launches)
  *                                                                           (3 calls an op)
+ *   launch4-two  launch4-streams, then the same kernel on the second stream with its own 4
+ *                allocations: the launches take turns between two streams (2 calls an op)
  *   graph        cuGraphLaunch of a captured graph of 8 allocations, 8 kernels, 8 frees,
  *                as tests/bench/graph_launches.cu                           (1 call an op)
  *   event        cuEventRecord on the thread's stream + cuStreamWaitEvent of a second one
@@ -83,7 +85,7 @@ static void pairs_cold(CUstream s)
     pthread_barrier_wait(&finished);
 }
 
-enum { LIVE, DEAD, STREAMS, CHURN };
+enum { LIVE, DEAD, STREAMS, CHURN, TWO };
 static void launches(CUstream s, int how)
 {
     CUdeviceptr b[4], gone = 0;
@@ -102,6 +104,10 @@ static void launches(CUstream s, int how)
         CK(cuMemFreeAsync(gone, s));
     }
     void *args[4] = { &b[0], &b[1], &b[2], &b[3] };
+    CUdeviceptr c[4];
+    void *args2[4] = { &c[0], &c[1], &c[2], &c[3] };
+    for (int i = 0; how == TWO && i < 4; i++)
+        CK(cuMemAllocAsync(&c[i], 4096, s2));
     pthread_barrier_wait(&ready);
     for (long i = 0; i < ops; i++) {
         if (how == CHURN)
@@ -109,6 +115,8 @@ static void launches(CUstream s, int how)
         launch(k4, s, args);
         if (how == CHURN)
             CK(cuMemFreeAsync(b[3], s));
+        if (how == TWO)
+            launch(k4, s2, args2);
     }
     pthread_barrier_wait(&finished);
     /* launch4 leaves them live: another thread's free would make memory dead while this
@@ -180,6 +188,8 @@ static void *worker(void *arg)
         launches(s, STREAMS);
     else if (!strcmp(workload, "launch4-churn"))
         launches(s, CHURN);
+    else if (!strcmp(workload, "launch4-two"))
+        launches(s, TWO);
     else if (!strcmp(workload, "graph"))
         graph(s);
     else if (!strcmp(workload, "event"))
@@ -192,15 +202,16 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     static const char *const known[] = { "pairs", "launch4", "launch4-dead", "graph", "event",
-                                         "pairs-cold", "launch4-streams", "launch4-churn" };
-    static const int per_op[] = { 2, 1, 1, 1, 2, 2, 1, 3 };
+                                         "pairs-cold", "launch4-streams", "launch4-churn",
+                                         "launch4-two" };
+    static const int per_op[] = { 2, 1, 1, 1, 2, 2, 1, 3, 2 };
     int w = -1, nthreads = argc > 2 ? atoi(argv[2]) : 0;
     for (int i = 0; argc > 1 && i < (int)(sizeof known / sizeof known[0]); i++)
         if (!strcmp(argv[1], known[i]))
             w = i;
     ops = argc > 3 ? atol(argv[3]) : -1;
     if (w < 0 || nthreads < 1 || nthreads > 256 || ops < 0) {
-        fprintf(stderr, "usage: prog_bench pairs|pairs-cold|launch4|launch4-dead|launch4-streams|launch4-churn|graph|event "
+        fprintf(stderr, "usage: prog_bench pairs|pairs-cold|launch4|launch4-dead|launch4-streams|launch4-churn|launch4-two|graph|event "
                         "THREADS OPS\n");
         return 2;
     }
