@@ -24,6 +24,18 @@ typedef struct gc_line {
 	size_t cap;
 } gc_line;
 
+/* Order-index ranges a launching stream found its own (uses.c), as of the index's note count
+ * `notes`: the first n slots, the next kept at `next`. */
+typedef struct gc_own_ranges {
+	uint64_t notes;
+	unsigned n, next;
+	uint32_t tag;                           /* the stream's tag (gc_stream_tag); 0: none */
+	uint64_t lo[8], hi[8];
+	uint32_t time[8];                       /* the stream's time its use was last told */
+	const uint64_t *stamp;                  /* stamp_key's stamp word (stream_clock.h) */
+	uint64_t stamp_key;
+} gc_own_ranges;
+
 typedef struct gc_scratch {
 	gc_verdict verdicts[GC_VERDICTS_MAX];   /* hub: one event's verdicts */
 	void *frames[GC_SITE_DEPTH_MAX];        /* hub: the call's frames */
@@ -39,15 +51,8 @@ typedef struct gc_scratch {
 	char path[GC_PATH_MAX];                 /* log, trace: a path being opened */
 	gc_line record;                         /* log: one record */
 	gc_line line;                           /* log, trace: a start, header or site line */
-	struct {                                /* uses: order-index ranges of the launching */
-		uint64_t notes;                     /* stream's own (uses.c), as of the index's */
-		unsigned n, next;                   /* note count `notes` */
-		uint32_t tag;
-		uint64_t lo[8], hi[8];
-		uint32_t time[8];                   /* the stream's time its use was last told */
-		const uint64_t *stamp;              /* stamp_key's stamp word (stream_clock.h) */
-		uint64_t stamp_key;
-	} own;
+	gc_own_ranges own[2];                   /* uses: the last two launching streams' */
+	unsigned own_last;                      /* which of them was used last */
 	uint64_t device_lo, device_hi;          /* uses: the last device range the driver
 	                                         * answered for a copy's destination */
 } gc_scratch;

@@ -50,40 +50,60 @@ static void report_use(const gc_use *u, const gc_kernel *k, uint64_t w, int arg)
  * note of the index (a range removed or changed: gc_dead_ranges_note) meets it: a loop
  * launching on the stream that allocated its arguments then skips the index's search, also
  * while other memory is allocated and freed between its launches. */
-#define OWN_CACHE (sizeof(((gc_scratch *)0)->own.lo) / sizeof(uint64_t))
+#define OWN_CACHE (sizeof(((gc_own_ranges *)0)->lo) / sizeof(uint64_t))
 
 /* The slot of the thread's own ranges that holds w, or -1; looked at from slot `from` on,
  * round: a launch's words come in the order in which they were first cached, so that the
  * slot after the last word's is nearly always the next word's. */
-static int own_slot(const gc_scratch *sc, uint64_t w, unsigned from)
+static int own_slot(const gc_own_ranges *ow, uint64_t w, unsigned from)
 {
-	unsigned n = sc->own.n;
+	unsigned n = ow->n;
 	for (unsigned k = 0, i = from; k < n; k++, i = i + 1 < n ? i + 1 : 0)
-		if (w - sc->own.lo[i] < sc->own.hi[i] - sc->own.lo[i])
+		if (w - ow->lo[i] < ow->hi[i] - ow->lo[i])
 			return (int)i;
 	return -1;
 }
 
-/* The kept ranges that the index's notes since the thread's count (sc->own.notes) meet go,
- * the count becoming `now`; all go when the notes cannot be had. */
-static void own_drop_noted(gc_scratch *sc, struct gc_dead_ranges *o, uint64_t now)
+/* The kept ranges that the index's notes since their count (ow->notes) meet go, the count
+ * becoming `now`; all go when the notes cannot be had. */
+static void own_drop_noted(gc_own_ranges *ow, struct gc_dead_ranges *o, uint64_t now)
 {
 	uint64_t lo[GC_DEAD_NOTES], hi[GC_DEAD_NOTES];
-	int m = gc_dead_ranges_noted(o, sc->own.notes, now, lo, hi);
+	int m = gc_dead_ranges_noted(o, ow->notes, now, lo, hi);
 	unsigned kept = 0;
-	for (unsigned i = 0; m >= 0 && i < sc->own.n; i++) {
+	for (unsigned i = 0; m >= 0 && i < ow->n; i++) {
 		int met = 0;
 		for (int j = 0; j < m; j++)
-			met |= sc->own.lo[i] < hi[j] && lo[j] < sc->own.hi[i];
+			met |= ow->lo[i] < hi[j] && lo[j] < ow->hi[i];
 		if (met)
 			continue;
-		sc->own.lo[kept] = sc->own.lo[i];
-		sc->own.hi[kept] = sc->own.hi[i];
-		sc->own.time[kept++] = sc->own.time[i];
+		ow->lo[kept] = ow->lo[i];
+		ow->hi[kept] = ow->hi[i];
+		ow->time[kept++] = ow->time[i];
 	}
-	sc->own.n = kept;
-	sc->own.next = kept < OWN_CACHE ? kept : 0;  /* the ranges in use are the first n slots */
-	sc->own.notes = now;
+	ow->n = kept;
+	ow->next = kept < OWN_CACHE ? kept : 0;  /* the ranges in use are the first n slots */
+	ow->notes = now;
+}
+
+/* The kept ranges of the stream tagged `tag`: the thread's last two launching streams' are
+ * kept (a program's compute and copy streams take turns); another's take the place of the
+ * one used less lately, empty, as of note count `notes`. */
+static gc_own_ranges *own_ranges(gc_scratch *sc, uint32_t tag, uint64_t notes)
+{
+	gc_own_ranges *ow = &sc->own[sc->own_last];
+	if (ow->tag != tag) {
+		sc->own_last ^= 1;
+		ow = &sc->own[sc->own_last];
+		if (ow->tag != tag) {
+			ow->tag = tag;
+			ow->n = 0;
+			ow->next = 0;
+			ow->notes = notes;
+			ow->stamp = NULL;
+		}
+	}
+	return ow;
 }
 
 /* A use on the allocation's own stream matters to a free on another stream that is
@@ -120,16 +140,17 @@ static int own_use_new(const gc_use *u, uint64_t lo, uint32_t tag, uint32_t now,
 	return 1;
 }
 
-/* The time now of the launching stream (key's), its stamp word kept in the thread's scratch. */
-static inline __attribute__((always_inline)) uint32_t stream_time(gc_scratch *sc, uint64_t key)
+/* The time now of the launching stream (key's), its stamp word kept with its ranges. */
+static inline __attribute__((always_inline)) uint32_t stream_time(gc_own_ranges *ow,
+                                                                  uint64_t key)
 {
-	if (!sc)
+	if (!ow)
 		return gc_streams_time_of(gc_streams_stamp_word(gc_hub.streams, key));
-	if (!sc->own.stamp || sc->own.stamp_key != key) {  /* not known yet, or tags collided */
-		sc->own.stamp = gc_streams_stamp_word(gc_hub.streams, key);
-		sc->own.stamp_key = key;
+	if (!ow->stamp || ow->stamp_key != key) {  /* not known yet, or tags collided */
+		ow->stamp = gc_streams_stamp_word(gc_hub.streams, key);
+		ow->stamp_key = key;
 	}
-	return gc_streams_time_of(sc->own.stamp);
+	return gc_streams_time_of(ow->stamp);
 }
 
 /* Whether an order index entry is an allocation some other stream than the one tagged `tag`
@@ -155,32 +176,26 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
 	uint64_t notes = __atomic_load_n(&o->notes, __ATOMIC_ACQUIRE);
 	uint64_t seq = __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE);
 	gc_scratch *sc = gc_scratch_get();
-	if (sc && tag != sc->own.tag) {  /* another stream's launch: none is this one's */
-		sc->own.tag = tag;
-		sc->own.n = 0;
-		sc->own.next = 0;
-		sc->own.notes = notes;
-	} else if (sc && notes != sc->own.notes) {
-		own_drop_noted(sc, o, notes);
-	}
-	unsigned kept = sc ? sc->own.n : 0, from = 0;  /* from < kept: the next word's guess */
+	gc_own_ranges *ow = sc ? own_ranges(sc, tag, notes) : NULL;
+	if (ow && notes != ow->notes)
+		own_drop_noted(ow, o, notes);
+	unsigned kept = ow ? ow->n : 0, from = 0;  /* from < kept: the next word's guess */
 	/* Read once, before the first kept range's word needs it: every kept range's word does. */
-	uint32_t now = kept ? stream_time(sc, key) : 0;
+	uint32_t now = kept ? stream_time(ow, key) : 0;
 	int now_read = kept != 0;
 	gc_dead_range hit;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t x = w[i];
 		if (kept) {
 			unsigned at = from;
-			if (x - sc->own.lo[at] >= sc->own.hi[at] - sc->own.lo[at]) {
-				int slot = own_slot(sc, x, at);
+			if (x - ow->lo[at] >= ow->hi[at] - ow->lo[at]) {
+				int slot = own_slot(ow, x, at);
 				if (slot < 0)
 					goto search;
 				at = (unsigned)slot;
 			}
 			from = at + 1 < kept ? at + 1 : 0;
-			if (now != sc->own.time[at] &&
-			    own_use_new(u, sc->own.lo[at], tag, now, &sc->own.time[at]))
+			if (now != ow->time[at] && own_use_new(u, ow->lo[at], tag, now, &ow->time[at]))
 				report_use(u, k, x, param ? param[i] : (int)i);
 			continue;
 		}
@@ -192,18 +207,18 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
 			continue;
 		}
 		if (!now_read++)
-			now = stream_time(sc, key);
+			now = stream_time(ow, key);
 		known = (uint32_t)(hit.owner >> 32);  /* the allocation's time */
 		if (own_use_new(u, hit.lo, tag, now, &known))
 			report_use(u, k, x, param ? param[i] : (int)i);
-		if (sc && !(seq & 1) && __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE) == seq) {
+		if (ow && !(seq & 1) && __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE) == seq) {
 			/* the index unchanged across the search: the range may be kept */
-			sc->own.lo[sc->own.next] = hit.lo;
-			sc->own.hi[sc->own.next] = hit.hi;
-			sc->own.time[sc->own.next] = known;
-			sc->own.next = (unsigned)((sc->own.next + 1) % OWN_CACHE);
-			sc->own.n += sc->own.n < OWN_CACHE;
-			kept = sc->own.n;
+			ow->lo[ow->next] = hit.lo;
+			ow->hi[ow->next] = hit.hi;
+			ow->time[ow->next] = known;
+			ow->next = (unsigned)((ow->next + 1) % OWN_CACHE);
+			ow->n += ow->n < OWN_CACHE;
+			kept = ow->n;
 			from = from < kept ? from : 0;
 		}
 	}

@@ -209,6 +209,8 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 		ok "$way own-use-shared: the free names A's last use (sum's)" ||
 		bad "$way own-use-shared: the last use named: $(grep -o "its use on [^:]*" "$tmp/gc.txt")"
 	check "$way own-use-shared-clean" "$none" $prog own-use-shared-clean $extra
+	check "$way own-use-switch" "1 unordered-use" $prog own-use-switch $extra
+	check "$way own-use-switch-clean" "$none" $prog own-use-switch-clean $extra
 	check "$way graph-uses" "$graph_uses" $prog graph-uses $extra
 	check "$way graph-uses-clean" "$none" $prog graph-uses-clean $extra
 	UNTRACED=1

@@ -2558,6 +2558,42 @@ static int own_use_shared(bool clean)
     return own_use_end(clean, p, a, b, c, e);
 }
 
+/* `own-use-switch`: the ranges a thread keeps are its last two launching streams' own, each
+ * stream's apart. p allocated on A, launched twice on A, then on B with nothing ordering B
+ * after the allocation: one unordered-use (none while B's launch could find A's ranges).
+ * Clean: B waits for an event recorded on A after the allocation. Then B's use waited for
+ * by A and p freed on A: no record more. */
+static int own_use_switch(bool clean)
+{
+    CUfunction fill = load_fill(stale_image);
+    CUstream a = NULL, b = NULL;
+    CUevent e = NULL;
+    CUdeviceptr p = 0;
+    float v = 1;
+    int n = 64;
+    void *p_args[] = { &p, &v, &n };
+    CK(cuStreamCreate, (&a, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&b, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate, (&e, 0));
+    CK(cuMemAllocAsync, (&p, 256, a));
+    if (clean) {
+        CK(cuEventRecord, (e, a));
+        CK(cuStreamWaitEvent, (b, e, 0));
+    }
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, a, p_args, NULL));
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, a, p_args, NULL));
+    CK(cuLaunchKernel, (fill, 1, 1, 1, 64, 1, 1, 0, b, p_args, NULL));
+    CK(cuEventRecord, (e, b));
+    CK(cuStreamWaitEvent, (a, e, 0));
+    CK(cuMemFreeAsync, (p, a));
+    CK(cuCtxSynchronize, ());
+    CK(cuEventDestroy, (e));
+    CK(cuStreamDestroy, (a));
+    CK(cuStreamDestroy, (b));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- a graph launch's words as uses on its stream -------------------------------------
  * p allocated on A, synchronized; a kernel on p captured on A, the graph launched there twice
  * and p freed on B with no event after the launches: one unordered-free. q allocated on A, a
@@ -2670,6 +2706,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "launch-event", "launch-event-clean",
                                         "own-use", "own-use-clean", "own-use-reused",
                                         "own-use-shared", "own-use-shared-clean",
+                                        "own-use-switch", "own-use-switch-clean",
                                         "graph-uses", "graph-uses-clean",
                                         "order-cost", "sites", "sites-once", "mixed" };
     for (size_t i = 0; name && i < sizeof uses / sizeof uses[0]; i++)
@@ -2773,6 +2810,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = own_use(strcmp(name, "own-use-clean") == 0, strcmp(name, "own-use-reused") == 0);
     else if (strcmp(name, "own-use-shared") == 0 || strcmp(name, "own-use-shared-clean") == 0)
         rc = own_use_shared(strcmp(name, "own-use-shared-clean") == 0);
+    else if (strcmp(name, "own-use-switch") == 0 || strcmp(name, "own-use-switch-clean") == 0)
+        rc = own_use_switch(strcmp(name, "own-use-switch-clean") == 0);
     else if (strcmp(name, "child-sets") == 0 || strcmp(name, "child-sets-clean") == 0)
         rc = child_sets(strcmp(name, "child-sets-clean") == 0);
     else if (strcmp(name, "order-cost") == 0 && argc > 3)
@@ -2786,7 +2825,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|staged-copy[-clean]|batch-copies[-clean]|ext-semas[-clean]|launch-event[-clean]|own-use[-clean|-reused|-shared[-clean]]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|staged-copy[-clean]|batch-copies[-clean]|ext-semas[-clean]|launch-event[-clean]|own-use[-clean|-reused|-shared[-clean]|-switch[-clean]]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);
