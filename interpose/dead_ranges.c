@@ -500,14 +500,16 @@ static int fronts_meet(gc_dead_ranges *d, uint64_t m, uint64_t lo, uint64_t hi)
 
 /* Takes [lo, hi) out of every range (inside a write section): each front's in place unless
  * it would split (then that front joins the blocks), then the blocks' from the last range it
- * overlaps down. */
-static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
+ * overlaps down. Whether any range met it. */
+static int cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 {
+	int met = 0;
 	for (uint64_t m = d->fronts; m; m &= m - 1) {
 		uint32_t lane = lane_of(m);
 		gc_dead_front *s = &d->front[lane];
 		if (s->lo >= hi || s->hi <= lo)
 			continue;
+		met = 1;
 		if (s->lo < lo && s->hi > hi)
 			settle_front(d, lane);  /* the blocks' loop below splits it */
 		else if (s->lo < lo)
@@ -518,14 +520,15 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 			drop_id(d, d->cap + lane);
 	}
 	if (!order_spans(d, lo, hi))
-		return;
+		return met;
 	uint32_t t, i;
 	while (locate(d, hi - 1, &t, &i)) {
 		gc_dead_block *k = block_at(d, t);
 		uint32_t id = k->id[i];
 		gc_dead_slot *s = &d->slots[id];
 		if (s->hi <= lo)
-			return;
+			return met;
+		met = 1;
 		if (s->lo < lo && s->hi > hi) {
 			/* Strictly inside one range: it splits in two, which needs a slot. */
 			if (count_of(d) == d->cap) {
@@ -536,11 +539,11 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 			ST(&s->hi, lo);
 			insert(d, hi, new_slot(d, &right, id));  /* as old as its left part, after it */
 			d->n++;
-			return;
+			return met;
 		}
 		if (s->lo < lo) {  /* keeps its left part; nothing below overlaps */
 			ST(&s->hi, lo);
-			return;
+			return met;
 		}
 		if (s->hi > hi) {  /* keeps its right part: its lo moves up, the order stays */
 			ST(&s->lo, hi);
@@ -551,6 +554,7 @@ static void cut(gc_dead_ranges *d, uint64_t lo, uint64_t hi)
 		}
 		drop_at(d, t, i);
 	}
+	return met;
 }
 
 /* An add to an index that holds ranges, inside the write section add opened; it closes it
@@ -570,7 +574,8 @@ __attribute__((noinline)) int gc_dead_ranges_add_slow(gc_dead_ranges *d, uint64_
 		gc_spin_unlock(&d->lock);
 		return 0;
 	}
-	cut(d, lo, hi);
+	if (cut(d, lo, hi))  /* older ranges replaced: noted, as the caller knows of none */
+		note_locked(d, lo, hi);
 	if (count_of(d) == d->cap)
 		evict_one(d);
 	settle_front(d, lane);  /* the new range is the lane's newest: it takes the front */

@@ -161,8 +161,10 @@ size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner);
 int gc_dead_ranges_take_front(gc_dead_ranges *d, const gc_dead_range *r, uint64_t thread);
 void gc_dead_ranges_stats_get(gc_dead_ranges *d, gc_dead_ranges_stats *st);
 
-/* Notes. The caller that removed or changed the ranges in [lo, hi) notes it just after (an
- * add of a range where none was needs no note; an eviction notes everything itself). A
+/* Notes. An add notes the older ranges it replaced (their part in its [lo, hi)), and an
+ * eviction notes everything; a cover or a take_front is its caller's to note, just after,
+ * with gc_dead_ranges_note (so that the dead index's common cover, whose readers ask for no
+ * notes, pays nothing for them). A
  * reader that kept ranges it looked up since the count `since` (even, read before its
  * lookups), now at `now`, asks gc_dead_ranges_noted for the notes made in between: their
  * count (their extents in lo[], hi[], GC_DEAD_NOTES long), or -1 when it cannot have them

@@ -114,9 +114,9 @@ static void watch_earlier_one(gc_hnode *n, void *arg)
 	                   GRAPH_THREAD);
 }
 
-/* Every change to the order index but a new range's add is noted just after it
- * (gc_dead_ranges_note): a launch keeps the ranges it found its stream's own (uses.c's
- * order_words) until a note meets them. */
+/* Every cover or take_front of the order index is noted just after it (gc_dead_ranges_note;
+ * an add notes what it replaces itself): a launch keeps the ranges it found its stream's own
+ * (uses.c's order_words) until a note meets them. */
 static void order_cover(gc_ledger *l, uint64_t lo, uint64_t hi, uint64_t tid)
 {
 	gc_dead_ranges_cover(&l->order, lo, hi, tid);
@@ -156,7 +156,6 @@ static void watch_earlier(gc_ledger *l, uint64_t skip)
 		gc_table_each(&st->allocs, watch_earlier_one, &w);
 		gc_spin_unlock(&st->lock);
 	}
-	gc_dead_ranges_note(&l->order, 0, UINT64_MAX);  /* once: the adds checked nothing */
 }
 
 /* After anything that may have turned the model on, outside every lock: once. skip: see
@@ -470,13 +469,6 @@ void gc_order_alloc(gc_ledger *l, const gc_mem_op *op, uint64_t key, int retired
 	if (op->size)
 		gc_dead_ranges_add(&l->order, op->ptr, op->ptr + op->size, owner_of(slot, stamp, key),
 		                   ORDER_ONE_STREAM, op->tid);
-	/* A new range's add changes no other but where an entry is still there (contested: the
-	 * add cut it, and perhaps a neighbour's; rare). One strictly inside the new range, found
-	 * at neither end, is the window of a free not yet in the ledger (README's known limits):
-	 * noting every add would cost a launch between an allocation and a free 33 instructions
-	 * a call (prog_bench launch4-churn). */
-	if (contested)
-		gc_dead_ranges_note(&l->order, 0, UINT64_MAX);
 }
 
 int gc_order_free_checked(gc_ledger *l, const gc_mem_op *op, uint64_t key, gc_dead_range *seen)
@@ -642,10 +634,8 @@ void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev)
 	if (!during)
 		keep_use(l, hit.lo, a->seq, ev, key, own);
 	gc_streams_unlock(l->streams);
-	if (hit.kind != ORDER_SHARED && !own && !during) {
+	if (hit.kind != ORDER_SHARED && !own && !during)  /* the add notes the range it replaces */
 		gc_dead_ranges_add(&l->order, hit.lo, hit.hi, hit.owner, ORDER_SHARED, ev->tid);
-		gc_dead_ranges_note(&l->order, hit.lo, hit.hi);
-	}
 	if (ordered || gc_use_seen(l, GC_RULE_UNORDERED_USE, ev->site, a->seq))
 		return;
 	char sa[80], sb[80], ub[192];

@@ -206,9 +206,10 @@ static void remove_by_owner_takes_all_its_pieces(void **state)
 	gc_dead_ranges_destroy(d);
 }
 
-/* Notes: a reader gets the extents noted since its count, in order, while they are kept;
- * not when more came than are kept, when its count or the current one is odd (a note being
- * written), or when a later note overwrote them; an eviction notes everything. */
+/* Notes: an add over older ranges notes its extent, one where none was does not; a reader
+ * gets the extents noted since its count, in order, while they are kept; not when more came
+ * than are kept, when its count or the current one is odd (a note being written), or when a
+ * later note overwrote them; an eviction notes everything. */
 static void notes_since_a_count(void **state)
 {
 	(void)state;
@@ -216,8 +217,20 @@ static void notes_since_a_count(void **state)
 	uint64_t lo[GC_DEAD_NOTES], hi[GC_DEAD_NOTES];
 	uint64_t c0 = __atomic_load_n(&d->notes, __ATOMIC_ACQUIRE);
 	assert_int_equal(gc_dead_ranges_noted(d, c0, c0, lo, hi), 0);
-	gc_dead_ranges_add(d, 100, 200, 1, U, cur_lane);  /* an add notes nothing itself */
+	gc_dead_ranges_add(d, 100, 200, 1, U, cur_lane);  /* where none was: no note */
 	assert_int_equal(d->notes, c0);
+	gc_dead_ranges_add(d, 50, 150, 6, U, cur_lane);  /* over part of it: noted */
+	assert_int_equal(gc_dead_ranges_noted(d, c0, d->notes, lo, hi), 1);
+	assert_int_equal(lo[0], 50);
+	assert_int_equal(hi[0], 150);
+	gc_dead_ranges_cover(d, 50, 150, cur_lane);  /* a cover is its caller's to note */
+	gc_dead_ranges_add(d, 120, 180, 7, U, cur_lane);  /* inside 150..200: noted */
+	assert_int_equal(gc_dead_ranges_noted(d, c0, d->notes, lo, hi), 2);
+	assert_int_equal(lo[1], 120);
+	assert_int_equal(hi[1], 180);
+	gc_dead_ranges_cover(d, 0, 1000, cur_lane);
+	gc_dead_ranges_add(d, 100, 200, 1, U, cur_lane);
+	c0 = d->notes;
 	gc_dead_ranges_note(d, 100, 200);
 	gc_dead_ranges_note(d, 300, 310);
 	uint64_t c2 = d->notes;
