@@ -620,13 +620,12 @@ void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev)
 	int slot = slot_of(hit.owner);
 	gc_streams_lock(l->streams);
 	gc_streams_op(l->streams, key);  /* its implicit waits first: they may order it */
-	/* A read made during the call (GC_USE_DURING_CALL) comes after the stream's earlier work
-	 * (the call waits for it: tests/gpu/logs/run58-2026-12-07/), so it is judged as the
-	 * stream's use, but not kept: it is over when the call returns, and nothing of the
-	 * stream's later work reads the memory. */
+	/* A read made during the call (GC_USE_DURING_CALL) is the host's: ordered by the host's
+	 * waits alone, and judged only: nothing of the stream's work after it reads the memory. */
 	int during = (ev->flags & GC_USE_DURING_CALL) != 0;
 	int ordered = contested(l, hit.lo) ||
-	              gc_streams_ordered(l->streams, slot, stamp_of(hit.owner), key);
+	              (during ? gc_streams_host_ordered(l->streams, slot, stamp_of(hit.owner))
+	                      : gc_streams_ordered(l->streams, slot, stamp_of(hit.owner), key));
 	if (!ordered)
 		akey = gc_streams_key_of(l->streams, slot);
 	/* one on its own stream (uses.c reports the first of each of that stream's times): kept,
@@ -642,14 +641,25 @@ void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev)
 	char sa[80], sb[80], ub[192];
 	stream_name(akey, sa, sizeof(sa));
 	stream_name(key, sb, sizeof(sb));
-	gc_verdict_on(o, GC_RULE_UNORDERED_USE, a, "%s on %s passes 0x%llx to %s%s, byte %llu into allocation #%u (%llu bytes) made by "
+	if (during) {
+		gc_verdict_on(o, GC_RULE_UNORDERED_USE, a, "%s on %s passes 0x%llx to %s, read during the call (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL), byte %llu into allocation #%u (%llu bytes) made by "
+		    "%s on %s; the host had not waited for that allocation (no synchronization; a stream's "
+		    "wait does not order a read made during the call), so the call may read it before the "
+		    "memory is allocated or after the pool gave it to another allocation. Synchronize with "
+		    "%s (cuStreamSynchronize, or an event recorded after %s and waited for with "
+		    "cuEventSynchronize) before this call, or read the source in stream order "
+		    "(CU_MEMCPY_SRC_ACCESS_ORDER_STREAM) behind a wait for that event.",
+		    ev->call, sb, (unsigned long long)ev->ptr, use_words(ev->use, ev->arg, ev->func_name, ev->node, ub, sizeof(ub)),
+		    (unsigned long long)(ev->ptr - hit.lo), a->seq, (unsigned long long)a->size,
+		    gc_store_call_name(a), sa, sa, gc_store_call_name(a));
+		return;
+	}
+	gc_verdict_on(o, GC_RULE_UNORDERED_USE, a, "%s on %s passes 0x%llx to %s, byte %llu into allocation #%u (%llu bytes) made by "
 	    "%s on %s; %s is not ordered after that allocation (no event recorded on it after the "
 	    "allocation and waited for here, no synchronization), so this may run before the memory "
 	    "is allocated or after the pool gave it to another allocation. Record an event on %s "
 	    "after %s and make %s wait for it (cuStreamWaitEvent) before this call.",
 	    ev->call, sb, (unsigned long long)ev->ptr, use_words(ev->use, ev->arg, ev->func_name, ev->node, ub, sizeof(ub)),
-	    during ? ", read during the call (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL), after the "
-	             "stream's earlier work" : "",
 	    (unsigned long long)(ev->ptr - hit.lo), a->seq, (unsigned long long)a->size,
 	    gc_store_call_name(a), sa, sb, sa, gc_store_call_name(a), sb);
 }

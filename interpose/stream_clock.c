@@ -885,6 +885,16 @@ int gc_streams_ordered(gc_streams *s, int from, uint32_t stamp, uint64_t to)
 	return b->vc.t[from] > stamp;
 }
 
+int gc_streams_host_ordered(gc_streams *s, int from, uint32_t stamp)
+{
+	if (s->host_open || from < 0 || from >= s->nslots || !stamp)
+		return 1;
+	struct sstream *a = s->by_slot[from];
+	if (!a || a->slot != from)
+		return 1;  /* its handle was given out again: the old stream is gone */
+	return s->host.t[from] > stamp;
+}
+
 uint64_t gc_streams_key_of(gc_streams *s, int slot)
 {
 	struct sstream *st = slot >= 0 && slot < s->nslots ? s->by_slot[slot] : NULL;

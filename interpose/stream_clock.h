@@ -197,5 +197,8 @@ int gc_streams_stamp_quick(gc_streams *s, uint64_t key, int *slot, uint32_t *sta
 /* 1 when stream `to` is ordered after stamp `stamp` of the stream in slot `from` (also when the
  * model cannot tell), 0 when it is not. */
 int gc_streams_ordered(gc_streams *s, int from, uint32_t stamp, uint64_t to);
+/* The same for the host: whether it waited for stamp `stamp` of the stream in slot `from`
+ * (also when the model cannot tell). */
+int gc_streams_host_ordered(gc_streams *s, int from, uint32_t stamp);
 
 #endif

@@ -315,27 +315,6 @@ static int batch_to_pageable(const gc_use *u)
 	return 0;
 }
 
-static int source_during_call(const gc_copy_attrs *a, size_t i, size_t *k);
-
-/* Whether a successful batch waited for its stream's earlier work before it copied: one
- * reading a source from device or page-locked memory during the call, or from pageable
- * memory in stream order (run58g's batch_during_probe, an H100: each took the call 303 ms
- * behind a 300 ms spin on its stream, and read the source's value of the call's time; the
- * other two orders returned at once). As a staged copy's, the host's wait comes before the
- * batch's copies (those in stream order may still run when it returns). */
-static int batch_waits_first(const gc_use *u)
-{
-	const CUdeviceptr *src = u->srcs;
-	if (!is_batch(u) || u->result != CUDA_SUCCESS || !src)
-		return 0;
-	size_t k = 0;
-	for (size_t i = 0; i < u->n_copies; i++)
-		if (source_during_call(u->copy_attrs, i, &k) !=
-		    pageable_host((const void *)(uintptr_t)src[i]))
-			return 1;
-	return 0;
-}
-
 /* Whether a synchronous copy goes from pageable host memory to device memory: the host waits
  * for the stream's work before it, and then only until the source is staged, "but the DMA to
  * final destination may not have completed" (CUDA's API sync behavior), so the copy is the
@@ -646,12 +625,11 @@ void gc_hub_use(const gc_use *u)
 	if (ordering && !gc_hub_order_on())  /* the wrapper's test of the one stream, then wake's */
 		ordering = u->stream != __atomic_load_n(gc_hub.quiet_stream, __ATOMIC_RELAXED) &&
 		           wake(u);
-	/* A staged copy's wait came before it: the copy is stamped after the host's snapshot. So
-	 * did a batch's that read a source during the call (or a pageable one in stream order). */
-	int sync_staged = 0;
+	/* A staged copy's wait came before it: the copy is stamped after the host's snapshot. */
+	int staged = 0;
 	if (u->what == GC_USE_COPY && u->result == CUDA_SUCCESS) {  /* a launch: one compare */
-		sync_staged = u->synchronous && wait_matters() && staged_copy(u);
-		if (sync_staged || (u->n_copies && wait_matters() && batch_waits_first(u)))
+		staged = u->synchronous && wait_matters() && staged_copy(u);
+		if (staged)
 			host_wait(u);
 	}
 	struct checks c = {d, o, ordering};
@@ -682,7 +660,7 @@ void gc_hub_use(const gc_use *u)
 		w[GC_USE_SRC] = u->src;
 		arg = check_words(u, NULL, &c, w, NULL, u->what == GC_USE_COPY ? 2 : 1, &word);
 	}
-	order_steps(u, sync_staged);
+	order_steps(u, staged);
 	if (arg < 0 && u->result == CUDA_SUCCESS)
 		return;
 	report_use(u, k, word, arg);

@@ -2280,42 +2280,26 @@ static int batch_copies(bool clean)
     if (!clean)  /* copies 0-36: t at 5 */
         CK(cuMemcpyBatchAsync, (dn, sn, nb_sizes, 37, three, three_idx, 2, b));
     if (!clean) {
-        /* t3 allocated on A, which nobody waited for, read during the call on B, which waits
-         * only for B's earlier work: the read may come before the allocation (unordered-use;
-         * missed in the first version of session 21's change, which judged no order of
-         * such a source) */
+        /* t3 allocated on A, which nobody waited for, read during the call on B: the read
+         * may come before the allocation (unordered-use; missed in the first version of
+         * session 21's change, which judged no order of such a source) */
         CUdeviceptr t3 = 0;
         CK(cuMemAllocAsync, (&t3, 256, a));
         CUdeviceptr d3[1] = { r }, s3[1] = { t3 };
         CK(cuMemcpyBatchAsync, (d3, s3, nb_sizes, 1, &three[1], three_idx, 1, b));
         CK(cuCtxSynchronize, ());
         CK(cuMemFreeAsync, (t3, a));
+        /* t4 allocated on A, B waits for an event recorded after it, the host does not: a
+         * read during the call does not wait for B (unordered-use) */
+        CUdeviceptr t4 = 0;
+        CK(cuMemAllocAsync, (&t4, 256, a));
+        CK(cuEventRecord, (e, a));
+        CK(cuStreamWaitEvent, (b, e, 0));
+        s3[0] = t4;
+        CK(cuMemcpyBatchAsync, (d3, s3, nb_sizes, 1, &three[1], three_idx, 1, b));
+        CK(cuCtxSynchronize, ());
+        CK(cuMemFreeAsync, (t4, a));
     }
-    /* t4 allocated on A, B waits for an event recorded after it, the host does not: a read
-     * during the call comes after B's earlier work (the call waits for it: run58g's
-     * batch_during_probe), so after the allocation: no record (an unordered-use while such a
-     * read was judged by the host's waits alone). */
-    CUdeviceptr t4 = 0, w = 0;
-    CUdeviceptr d4[1] = { r }, s4[1] = { 0 };
-    CK(cuMemAllocAsync, (&t4, 256, a));
-    CK(cuEventRecord, (e, a));
-    CK(cuStreamWaitEvent, (b, e, 0));
-    s4[0] = t4;
-    CK(cuMemcpyBatchAsync, (d4, s4, nb_sizes, 1, &three[1], three_idx, 1, b));
-    CK(cuCtxSynchronize, ());
-    CK(cuMemFreeAsync, (t4, a));
-    /* w allocated and set on B, then a batch on B reads t5 during the call: the host has
-     * waited for B's earlier work when it returns, so w's free on A right after is ordered
-     * after the set: no record (an unordered-free while the batch was no wait). */
-    CUdeviceptr t5 = 0;
-    CK(cuMemAllocAsync, (&t5, 256, b));
-    CK(cuMemAllocAsync, (&w, 256, b));
-    CK(cuMemsetD32Async, (w, 0, 64, b));
-    s4[0] = t5;
-    CK(cuMemcpyBatchAsync, (d4, s4, nb_sizes, 1, &three[1], three_idx, 1, b));
-    CK(cuMemFreeAsync, (w, a));
-    CK(cuCtxSynchronize, ());
-    CK(cuMemFreeAsync, (t5, b));
     CK(cuCtxSynchronize, ());
     CK(cuMemFreeAsync, (u, b));
     CK(cuCtxSynchronize, ());
