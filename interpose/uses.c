@@ -81,8 +81,10 @@ static void own_drop_noted(gc_own_ranges *ow, struct gc_dead_ranges *o, uint64_t
 		ow->hi[kept] = ow->hi[i];
 		ow->time[kept++] = ow->time[i];
 	}
-	ow->n = kept;
-	ow->next = kept < OWN_CACHE ? kept : 0;  /* the ranges in use are the first n slots */
+	if (kept != ow->n) {  /* some went: the next kept takes the first free slot */
+		ow->n = kept;
+		ow->next = kept;  /* < OWN_CACHE */
+	}
 	ow->notes = now;
 }
 
