@@ -665,8 +665,10 @@ int gc_dead_ranges_take_front(gc_dead_ranges *d, const gc_dead_range *r, uint64_
 	gc_spin_lock(&d->lock);
 	int same = (d->fronts >> lane & 1) && f->lo == r->lo && f->hi == r->hi &&
 	           f->owner == r->owner && (gc_dead_kind)(f->meta & 1) == r->kind;
-	if (same)
+	if (same) {
 		drop_own_front(d, lane);
+		note_locked(d, r->lo, r->hi);  /* under the same lock: no second one for the note */
+	}
 	gc_spin_unlock(&d->lock);
 	return same;
 }

@@ -161,15 +161,14 @@ size_t gc_dead_ranges_remove_owner(gc_dead_ranges *d, uint64_t owner);
 int gc_dead_ranges_take_front(gc_dead_ranges *d, const gc_dead_range *r, uint64_t thread);
 void gc_dead_ranges_stats_get(gc_dead_ranges *d, gc_dead_ranges_stats *st);
 
-/* Notes. An add notes the older ranges it replaced (their part in its [lo, hi)), and an
- * eviction notes everything; a cover or a take_front is its caller's to note, just after,
- * with gc_dead_ranges_note (so that the dead index's common cover, whose readers ask for no
- * notes, pays nothing for them). A
- * reader that kept ranges it looked up since the count `since` (even, read before its
- * lookups), now at `now`, asks gc_dead_ranges_noted for the notes made in between: their
- * count (their extents in lo[], hi[], GC_DEAD_NOTES long), or -1 when it cannot have them
- * (more than were kept, one being written, or a later one overwriting them): then every kept
- * range is to go. */
+/* Notes. An add notes the older ranges it replaced (their part in its [lo, hi)), a
+ * take_front the range it took, and an eviction everything; a cover is its caller's to note,
+ * just after, with gc_dead_ranges_note (so that the dead index's common cover, whose readers
+ * ask for no notes, pays nothing for them). A reader that kept ranges it looked up since the
+ * count `since` (even, read before its lookups), now at `now`, asks gc_dead_ranges_noted for
+ * the notes made in between: their count (their extents in lo[], hi[], GC_DEAD_NOTES long),
+ * or -1 when it cannot have them (more than were kept, one being written, or a later one
+ * overwriting them): then every kept range is to go. */
 void gc_dead_ranges_note(gc_dead_ranges *d, uint64_t lo, uint64_t hi);
 static inline int gc_dead_ranges_noted(gc_dead_ranges *d, uint64_t since, uint64_t now,
                                        uint64_t *lo, uint64_t *hi)

@@ -114,9 +114,9 @@ static void watch_earlier_one(gc_hnode *n, void *arg)
 	                   GRAPH_THREAD);
 }
 
-/* Every cover or take_front of the order index is noted just after it (gc_dead_ranges_note;
- * an add notes what it replaces itself): a launch keeps the ranges it found its stream's own
- * (uses.c's order_words) until a note meets them. */
+/* Every cover of the order index is noted just after it (gc_dead_ranges_note; an add or a
+ * take_front notes what it removes itself): a launch keeps the ranges it found its stream's
+ * own (uses.c's order_words) until a note meets them. */
 static void order_cover(gc_ledger *l, uint64_t lo, uint64_t hi, uint64_t tid)
 {
 	gc_dead_ranges_cover(&l->order, lo, hi, tid);
@@ -499,10 +499,8 @@ void gc_order_unwatch(gc_ledger *l, uint64_t ptr, uint64_t tid, const gc_dead_ra
 	 * allocation over the memory or a use that shared it) it is looked up again. */
 	int own = __atomic_load_n(&l->own_in[shared_bucket(ptr)], __ATOMIC_RELAXED) != 0;
 	if (!own && seen && seen->lo == ptr && seen->kind == ORDER_ONE_STREAM &&
-	    gc_dead_ranges_take_front(&l->order, seen, tid)) {
-		gc_dead_ranges_note(&l->order, seen->lo, seen->hi);
+	    gc_dead_ranges_take_front(&l->order, seen, tid))
 		return;
-	}
 	gc_dead_range hit;
 	int watched = gc_dead_ranges_lookup(&l->order, ptr, &hit) && hit.lo == ptr;
 	/* Uses kept for the address go: a shared allocation's, one whose own stream's uses are

@@ -220,8 +220,7 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
 			ow->time[ow->next] = known;
 			ow->next = (unsigned)((ow->next + 1) % OWN_CACHE);
 			ow->n += ow->n < OWN_CACHE;
-			kept = ow->n;
-			from = from < kept ? from : 0;
+			kept = ow->n;  /* grows or stays: from < kept still */
 		}
 	}
 }

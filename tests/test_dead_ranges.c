@@ -157,6 +157,7 @@ static void take_front_only_the_range_found(void **state)
 	gc_dead_ranges_add(d, 500, 600, 3, U, 2);   /* lane 2's, then into the blocks: */
 	gc_dead_ranges_add(d, 700, 800, 4, U, 2);   /* lane 2's new front */
 	assert_int_equal(gc_dead_ranges_lookup(d, 150, &r), 1);
+	uint64_t notes = d->notes, lo[GC_DEAD_NOTES], hi[GC_DEAD_NOTES];  /* none by a refusal */
 	assert_int_equal(gc_dead_ranges_take_front(d, &r, 1), 0);  /* not lane 1's */
 	gc_dead_range other = r;
 	other.owner = 9;
@@ -167,6 +168,9 @@ static void take_front_only_the_range_found(void **state)
 	assert_int_equal(gc_dead_ranges_take_front(d, &other, 0), 0);
 	assert_int_equal(count(d), 4);
 	assert_int_equal(gc_dead_ranges_take_front(d, &r, 64), 1);  /* lane 0 (64 mod 64) */
+	assert_int_equal(gc_dead_ranges_noted(d, notes, d->notes, lo, hi), 1);  /* it notes it */
+	assert_int_equal(lo[0], 100);
+	assert_int_equal(hi[0], 200);
 	assert_int_equal(owner_at(d, 150), 0);
 	assert_int_equal(count(d), 3);
 	assert_int_equal(d->lo_bound, 300);  /* it made the low end: the bounds shrink */
