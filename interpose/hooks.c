@@ -28,15 +28,19 @@
  *                 direct path did not take it)
  *   ...           the event's fields, which may use `r` (the driver's result) and `cap` */
 #define WRAPPER_OF(type, report, spelling, params, args, cap_before, when, ...)            \
-	WRAPPER_CORE(type, report, spelling, params, args, , cap_before, when, , __VA_ARGS__)
+	WRAPPER_CORE(type, report, spelling, params, args, , cap_before, , when, , __VA_ARGS__)
 /* The same with `prep`, declarations made before the guard (the allocator's direct path
  * fills its op there, which args may read: what is in memory is not held in a register
  * across the driver's call). */
 #define WRAPPER_PREP_OF(type, report, spelling, params, args, prep, cap_before, when, ...)  \
-	WRAPPER_CORE(type, report, spelling, params, args, prep, cap_before, when, , __VA_ARGS__)
+	WRAPPER_CORE(type, report, spelling, params, args, prep, cap_before, , when, , __VA_ARGS__)
 /* The same with `safe`, statements run before the event is built: SAFE_ARG, below. */
 #define WRAPPER_SAFE_OF(type, report, spelling, params, args, cap_before, when, safe, ...)  \
-	WRAPPER_CORE(type, report, spelling, params, args, , cap_before, when, safe, __VA_ARGS__)
+	WRAPPER_CORE(type, report, spelling, params, args, , cap_before, , when, safe, __VA_ARGS__)
+/* The same with `before`, statements run inside the guard before the call (a check that must
+ * be told before the driver may fault), instead of `safe`. */
+#define WRAPPER_BEFORE_OF(type, report, spelling, params, args, before, when, ...)          \
+	WRAPPER_CORE(type, report, spelling, params, args, , 0, before, when, , __VA_ARGS__)
 /* A struct parameter `p` (of type T) that the event reads: after a refusal it may point
  * anywhere (a driver refuses before reading it when it has no context or is not
  * initialized), so it is then read through a copy that cannot fault, or taken as NULL where
@@ -45,7 +49,8 @@
 	T p##_copy;                                                                            \
 	if (r != CUDA_SUCCESS)                                                                 \
 		p = gc_safe_read(p, &p##_copy, sizeof p##_copy);
-#define WRAPPER_CORE(type, report, spelling, params, args, prep, cap_before, when, safe, ...) \
+#define WRAPPER_CORE(type, report, spelling, params, args, prep, cap_before, before, when,  \
+                     safe, ...)                                                            \
 	GC_EXPORT CUresult spelling params                                                    \
 	{                                                                                      \
 		__typeof__(&spelling) real = GC_REAL(spelling);                                    \
@@ -56,6 +61,7 @@
 			return real args;                                                              \
 		GC_SELF_CLOCK(t0);                                                                 \
 		uint64_t cap __attribute__((unused)) = (cap_before);                               \
+		before                                                                             \
 		GC_SELF_CLOCK(t1);                                                                 \
 		CUresult r = real args;                                                            \
 		GC_SELF_CLOCK(t2);                                                                 \
@@ -87,14 +93,15 @@
  * CUDA's API sync behavior page says. */
 #define HOST_COPY_USE_WRAPPER(spelling, params, args, s, host_, ...)                        \
 	HOST_COPY_USE_WRAPPER_SAFE(spelling, params, args, s, , __VA_ARGS__, .host = (host_))
-/* The same whose event sets what `host` shares a union with (a batch's attributes). */
-#define HOST_COPY_USE_WRAPPER_OF(spelling, params, args, s, ...)                            \
-	HOST_COPY_USE_WRAPPER_SAFE(spelling, params, args, s, , __VA_ARGS__)
-/* Either with `safe` (SAFE_ARG). */
+#define HOST_COPY_WHEN(s) (r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)) || WAIT_IS_NEWS)
+/* The same with `safe` (SAFE_ARG), its event setting `host` or what shares its union. */
 #define HOST_COPY_USE_WRAPPER_SAFE(spelling, params, args, s, safe, ...)                    \
-	WRAPPER_SAFE_OF(gc_use, gc_hub_use, spelling, params, args, 0,                         \
-	                r != CUDA_SUCCESS || gc_hub_uses_checked(U64(s)) || WAIT_IS_NEWS, safe, \
+	WRAPPER_SAFE_OF(gc_use, gc_hub_use, spelling, params, args, 0, HOST_COPY_WHEN(s), safe,  \
 	                __VA_ARGS__)
+/* The same with `before` (WRAPPER_BEFORE_OF) instead: a batch's. */
+#define HOST_COPY_USE_WRAPPER_BEFORE(spelling, params, args, s, before, ...)                \
+	WRAPPER_BEFORE_OF(gc_use, gc_hub_use, spelling, params, args, before, HOST_COPY_WHEN(s), \
+	                  __VA_ARGS__)
 /* A synchronous copy that may touch host memory is a wait of the host: also built while the
  * stream model is off, so that the ledger knows what the host waited for when it turns on.
  * Its stream is the legacy or the per-thread one (handle 0). */
@@ -464,25 +471,33 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
  * `count` copies on one stream, each a use of its destination and its source (uses.c), the
  * attributes saying which sources are read during the call, out of stream order. One into
  * pageable memory is taken as a wait for the stream, as cuMemcpyAsync's is (unmeasured for a
- * batch: a wait only adds order), so built whenever a wait matters. */
-#define COPY_BATCH_USE(st, ptsz)                                                           \
+ * batch: a wait only adds order), so built whenever a wait matters. Its dead memory is told
+ * before the call too (`told`, gc_hub_batch_before), where the driver may fault on it. */
+#define COPY_BATCH_WORDS(st, ptsz)                                                         \
 	.what = GC_USE_COPY, .dsts = dsts, .srcs = srcs, .n_copies = count, .stream = U64(st),  \
-	.per_thread = ptsz,                                                                    \
-	.copy_attrs = count ? &(const gc_copy_attrs){attrs, attrs_idx, n_attrs} : NULL
+	.per_thread = ptsz
+#define COPY_BATCH_BEFORE(spelling, st, ptsz)                                              \
+	gc_hub_note_caller();                                                                  \
+	int told = gc_hub_batch_before(&(const gc_use){.call = #spelling,                      \
+	                                               COPY_BATCH_WORDS(st, ptsz)});
+#define COPY_BATCH_USE(st, ptsz)                                                           \
+	COPY_BATCH_WORDS(st, ptsz),                                                            \
+	.copy_attrs = count ? &(const gc_copy_attrs){attrs, attrs_idx, n_attrs, told} : NULL
 #define COPY_BATCH(spelling, ptsz)                                                         \
-	HOST_COPY_USE_WRAPPER_OF(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, \
-	                                    size_t count, CUmemcpyAttributes *attrs,           \
-	                                    size_t *attrs_idx, size_t n_attrs, CUstream s),    \
-	                         (dsts, srcs, sizes, count, attrs, attrs_idx, n_attrs, s), s,  \
-	                         COPY_BATCH_USE(s, ptsz))
+	HOST_COPY_USE_WRAPPER_BEFORE(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs,          \
+	                                        size_t *sizes, size_t count,                   \
+	                                        CUmemcpyAttributes *attrs, size_t *attrs_idx,  \
+	                                        size_t n_attrs, CUstream s),                   \
+	                             (dsts, srcs, sizes, count, attrs, attrs_idx, n_attrs, s), s, \
+	                             COPY_BATCH_BEFORE(spelling, s, ptsz), COPY_BATCH_USE(s, ptsz))
 #define COPY_BATCH_FAIL_IDX(spelling, ptsz)                                                \
-	HOST_COPY_USE_WRAPPER_OF(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, \
-	                                    size_t count, CUmemcpyAttributes *attrs,           \
-	                                    size_t *attrs_idx, size_t n_attrs, size_t *fail_idx, \
-	                                    CUstream s),                                       \
-	                         (dsts, srcs, sizes, count, attrs, attrs_idx, n_attrs, fail_idx, \
-	                          s),                                                          \
-	                         s, COPY_BATCH_USE(s, ptsz))
+	HOST_COPY_USE_WRAPPER_BEFORE(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs,          \
+	                                        size_t *sizes, size_t count,                   \
+	                                        CUmemcpyAttributes *attrs, size_t *attrs_idx,  \
+	                                        size_t n_attrs, size_t *fail_idx, CUstream s), \
+	                             (dsts, srcs, sizes, count, attrs, attrs_idx, n_attrs, fail_idx, \
+	                              s),                                                      \
+	                             s, COPY_BATCH_BEFORE(spelling, s, ptsz), COPY_BATCH_USE(s, ptsz))
 /* Unified addressing's: from pageable memory to the device it is staged (uses.c). */
 #define COPY(spelling, ptsz)                                                               \
 	HOST_WAIT_USE_WRAPPER_IF(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n),      \

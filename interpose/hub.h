@@ -113,11 +113,13 @@ enum { GC_MEMOP_WRITE = 1, GC_MEMOP_WAIT = 2, GC_MEMOP_BATCH = 3 };
 enum { GC_SYNC_WAIT = 1, GC_SYNC_STAGEABLE = 2 };
 
 /* A batch copy's attributes as cuMemcpyBatchAsync takes them: attrs[k] (CUmemcpyAttributes)
- * for its copies from idx[k] on, n of them. */
+ * for its copies from idx[k] on, n of them; and whether its dead memory was told before the
+ * call (gc_hub_batch_before), not to be told again after it. */
 typedef struct gc_copy_attrs {
 	const void *attrs;
 	const size_t *idx;
 	size_t n;
+	int told;
 } gc_copy_attrs;
 
 /* A use as its wrapper sees it, before its words are read. */
@@ -310,6 +312,14 @@ static inline int gc_hub_stream_wait_matters(uint64_t stream)
 /* Reads the use's words, checks them against the dead memory, and reports a GC_EV_USE when
  * one hits or the call failed. Called inside the guard. */
 void gc_hub_use(const gc_use *u);
+/* A batch copy's words checked against the dead memory before the driver's call (u->result
+ * taken as a success): the driver reads a batch's addresses on the host, and a freed source
+ * can make it fault inside the call (the H100, tests/gpu/logs/run58-2026-12-07/h/), before
+ * any record made after the call. The first that hits is reported as a use
+ * (GC_USE_BEFORE_CALL): 1; else 0. The arrays are read only where the kernel says they can
+ * be (gc_safe_readable): the driver has not checked them yet. Called inside the guard, the
+ * caller noted. */
+int gc_hub_batch_before(const gc_use *u);
 /* cuLaunchKernelEx's: the events its launch attributes name, which the launch records on
  * its stream (a programmatic event, a launch-completion event) while the model is on, then
  * the use as gc_hub_use (when it failed, or uses are checked). */

@@ -122,6 +122,8 @@ enum {
 	GC_USE_DURING_CALL = 1,       /* GC_EV_USE's: read before the call returned, out of stream
 	                               * order (a batch's DURING_API_CALL source): judged for
 	                               * order, not kept as a use of its stream */
+	GC_USE_BEFORE_CALL = 2,       /* GC_EV_USE's: told before the driver's call (a batch's
+	                               * dead memory: the call may fault on it), as a success */
 };
 
 typedef struct gc_event {

@@ -39,6 +39,10 @@ void gc_check_use(out *o, const gc_event *ev, const gc_dead_range *hit, const st
 	         a ? gc_alloc_origin(a, ob, sizeof(ob))
 	           : unmaterialized ? "a graph allocation no longer recorded"
 	                            : "a stream-ordered allocation that left the history");
+	/* a batch's (gc_hub_batch_before): the program may die in the call, its result unknown */
+	const char *told = !(ev->flags & GC_USE_BEFORE_CALL) ? ""
+	                   : " (Told before the driver's call: the driver reads a batch's addresses "
+	                     "on the host, and may fault on dead memory, SIGSEGV in the call.)";
 	if (unmaterialized) {
 		int pending = a && a->state == S_PENDING;
 		char effect[160];
@@ -49,7 +53,7 @@ void gc_check_use(out *o, const gc_event *ev, const gc_dead_range *hit, const st
 			snprintf(effect, sizeof(effect), "(the driver answers CUDA_ERROR_ILLEGAL_ADDRESS "
 			         "at a later synchronize, or garbage)");
 		gc_verdict_on(o, GC_RULE_USE_UNMATERIALIZED, a,
-		           "%s, which is not live: %s. %s memory that is not mapped %s. %s",
+		           "%s, which is not live: %s. %s memory that is not mapped %s. %s%s",
 		           head,
 		           pending ? "its graph has not been launched yet, and a graph allocation exists "
 		                     "only after a launch of its graph reaches the allocation node"
@@ -57,12 +61,13 @@ void gc_check_use(out *o, const gc_event *ev, const gc_dead_range *hit, const st
 		           what, effect,
 		           pending ? "Launch the graph before this use, or allocate the memory outside "
 		                     "the graph."
-		                   : "Use it before the free, or launch its graph again first.");
+		                   : "Use it before the free, or launch its graph again first.",
+		           told);
 	} else {
 		gc_verdict_on(o, GC_RULE_USE_AFTER_FREE, a,
 		           "%s, which was freed, and no live allocation covers that address now. %s "
 		           "memory the pool may give to another allocation. Free it after its last use "
-		           "in stream order.", head, what);
+		           "in stream order.%s", head, what, told);
 	}
 	o->explained = 1;  /* a failed copy of dead memory is this, not an api-error */
 }

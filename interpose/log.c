@@ -175,6 +175,9 @@ static void format_text(gc_buf *b, const gc_record *r, const gc_verdict *v, int 
 	if (v->rule == GC_RULE_LEAK_AT_EXIT)
 		gc_buf_printf(b, PREFIX "%s: %s\n", gc_severity_name(gc_rule_severity(v->rule)),
 		          gc_rule_id(v->rule));
+	else if (r->before_call)
+		gc_buf_printf(b, PREFIX "%s: %s in %s (before the call returned)\n",
+		          gc_severity_name(gc_rule_severity(v->rule)), gc_rule_id(v->rule), r->call);
 	else
 		gc_buf_printf(b, PREFIX "%s: %s in %s (returned %d%s%s)\n",
 		          gc_severity_name(gc_rule_severity(v->rule)), gc_rule_id(v->rule), r->call,
@@ -241,6 +244,8 @@ static void format_json(gc_buf *b, const gc_record *r, const gc_verdict *v, int 
 	gc_buf_json_str(b, r->call, FIELD_MAX);
 	gc_buf_printf(b, ",\"result\":%d,\"result_name\":", r->result);
 	gc_buf_json_str(b, gc_result_name(r->result), FIELD_MAX);
+	if (r->before_call)  /* result and result_name are then what the call was taken as */
+		gc_buf_str(b, ",\"before_call\":true");
 	json_hex(b, "ptr", r->ptr);
 	gc_buf_printf(b, ",\"size\":%llu", (unsigned long long)r->size);
 	json_hex(b, "stream", r->stream);

@@ -24,6 +24,7 @@ typedef struct gc_record {
 	int n_py_frames;
 	const char *py_note;     /* why there are none, when Python runs there (pyframes.h) */
 	uint64_t pid, tid, seq;
+	int before_call;         /* made before the driver's call returned: result not known */
 } gc_record;
 
 /* Opens the outputs the options name; a path that cannot be opened gets one message on

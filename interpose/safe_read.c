@@ -44,3 +44,37 @@ void *gc_safe_read(const void *p, void *copy, size_t n)
 	errno = saved;
 	return got;
 }
+
+/* One byte at a through the pipe fd (written, read back), or through process_vm_readv when
+ * fd is NULL: whether it was readable. */
+static int byte_readable(const int *fd, uintptr_t a)
+{
+	char c;
+	if (fd)
+		return sys(SYS_write, fd[1], (long)a, 1) == 1 && sys(SYS_read, fd[0], (long)&c, 1) == 1;
+	struct iovec to = {&c, 1}, from = {(void *)a, 1};
+	return syscall(SYS_process_vm_readv, (long)getpid(), &to, 1L, &from, 1L, 0L) == 1;
+}
+
+int gc_safe_readable(const void *p, size_t n)
+{
+	uintptr_t a = (uintptr_t)p;
+	if (!p || !n || a + n - 1 < a)
+		return 0;
+	/* pages are at least 4 KiB: the first byte, then the start of each later page */
+	const uintptr_t page = 4096;
+	uintptr_t at = a & ~(page - 1), end = (a + n - 1) & ~(page - 1);
+	int saved = errno, fd[2];
+	int piped = sys(SYS_pipe2, (long)fd, O_CLOEXEC, 0) == 0;
+	int ok = (piped || errno == EMFILE || errno == ENFILE) && byte_readable(piped ? fd : NULL, a);
+	while (ok && at != end) {
+		at += page;
+		ok = byte_readable(piped ? fd : NULL, at);
+	}
+	if (piped) {
+		sys(SYS_close, fd[0], 0, 0);
+		sys(SYS_close, fd[1], 0, 0);
+	}
+	errno = saved;
+	return ok;
+}

@@ -11,4 +11,10 @@
  * process_vm_readv could do it. */
 void *gc_safe_read(const void *p, void *copy, size_t n);
 
+/* Whether all n bytes at p can be read without faulting (a byte of each page tried), errno
+ * kept: 0 when p is NULL, n is 0, p + n wraps, a page is unmapped or unreadable, or neither a
+ * pipe nor process_vm_readv could tell. For arrays the driver has not checked yet, read in
+ * place after: no copy, whatever their size. */
+int gc_safe_readable(const void *p, size_t n);
+
 #endif

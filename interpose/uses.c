@@ -8,6 +8,7 @@
 #include "interpose/hub.h"
 #include "interpose/kernel_args.h"
 #include "interpose/memop.h"
+#include "interpose/safe_read.h"
 #include "interpose/scratch.h"
 #include "interpose/stream_clock.h"
 
@@ -303,6 +304,13 @@ static const void *copy_host(const gc_use *u)
 	return u->what == GC_USE_COPY && !u->synchronous && !u->n_copies ? u->host : NULL;
 }
 
+/* Whether a batch's dead memory was told before its call (gc_hub_batch_before): a hit after
+ * it is that one's, or one more of the same call (one record a call). */
+static int told_before(const gc_use *u)
+{
+	return is_batch(u) && u->copy_attrs && u->copy_attrs->told;
+}
+
 /* Whether a successful batch copies into pageable host memory (memory_type: a failed answer
  * counts, as a wait only adds order). Its arrays are read only after a success. */
 static int batch_to_pageable(const gc_use *u)
@@ -457,9 +465,16 @@ static int source_during_call(const gc_copy_attrs *a, size_t i, size_t *k)
 	return attr[*k].srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
 }
 
-/* Words of copies from *i on, their sides into param (GC_USE_BATCH + 2 * i + side, that a
- * record names the copy; past 16 bits the side alone): pass 0, every destination and the
- * sources read in stream order; pass 1, the sources read during the call. The count. */
+/* Copy c's argument less its side: GC_USE_BATCH + 2 * c, that a record names the copy; past
+ * 16 bits 0 (the side alone). */
+static uint16_t batch_param(size_t c)
+{
+	return c < (UINT16_MAX - GC_USE_BATCH) / 2 ? (uint16_t)(GC_USE_BATCH + 2 * c) : 0;
+}
+
+/* Words of copies from *i on, their sides into param (batch_param + side): pass 0, every
+ * destination and the sources read in stream order; pass 1, the sources read during the
+ * call. The count. */
 static size_t batch_words(const gc_use *u, int pass, size_t *i, size_t *k, uint64_t *w,
                           uint16_t *param)
 {
@@ -467,7 +482,7 @@ static size_t batch_words(const gc_use *u, int pass, size_t *i, size_t *k, uint6
 	size_t n = 0;
 	for (; *i < u->n_copies && n + 2 <= WORDS_BATCH; (*i)++) {
 		size_t c = *i;
-		uint16_t at = c < (UINT16_MAX - GC_USE_BATCH) / 2 ? (uint16_t)(GC_USE_BATCH + 2 * c) : 0;
+		uint16_t at = batch_param(c);
 		int during = source_during_call(u->copy_attrs, c, k);
 		if (!pass)
 			w[n] = dst[c], param[n++] = (uint16_t)(at + GC_USE_DST);
@@ -516,6 +531,34 @@ static __attribute__((noinline)) int batch_use(const gc_use *u, const struct che
 		}
 	}
 	return arg;
+}
+
+int gc_hub_batch_before(const gc_use *u)
+{
+	struct gc_dead_ranges *d = __atomic_load_n(&gc_hub_dead, __ATOMIC_RELAXED);
+	size_t n = u->n_copies, m;
+	const size_t bytes = n * sizeof(CUdeviceptr);
+	/* a captured batch reads nothing now */
+	if (gc_hub_index_empty(d) || !n || n > SIZE_MAX / sizeof(CUdeviceptr) ||
+	    gc_hub_capture_of(u->stream, u->per_thread) || !gc_safe_readable(u->dsts, bytes) ||
+	    !gc_safe_readable(u->srcs, bytes))
+		return 0;
+	const CUdeviceptr *dst = u->dsts, *src = u->srcs;
+	uint64_t w[WORDS_BATCH];
+	uint16_t param[WORDS_BATCH];
+	gc_dead_range hit;
+	for (size_t i = 0; i < n;) {
+		for (m = 0; i < n && m + 2 <= WORDS_BATCH; i++) {
+			w[m] = dst[i], param[m++] = (uint16_t)(batch_param(i) + GC_USE_DST);
+			w[m] = src[i], param[m++] = (uint16_t)(batch_param(i) + GC_USE_SRC);
+		}
+		long at = gc_dead_ranges_check_words(d, w, m, &hit);
+		if (at >= 0) {
+			report_use_flags(u, NULL, w[at], param[at], GC_USE_BEFORE_CALL);
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /* ---- stream memory operations ----------------------------------------------------- */
@@ -662,7 +705,7 @@ void gc_hub_use(const gc_use *u)
 		arg = check_words(u, NULL, &c, w, NULL, u->what == GC_USE_COPY ? 2 : 1, &word);
 	}
 	order_steps(u, staged);
-	if (arg < 0 && u->result == CUDA_SUCCESS)
+	if (u->result == CUDA_SUCCESS && (arg < 0 || told_before(u)))
 		return;
 	report_use(u, k, word, arg);
 }

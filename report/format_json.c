@@ -85,6 +85,8 @@ static json_t *entry_json(const rp_entry *e)
 	    r->result_name, "message", r->message, "first", "file", rp_json_utf8(r->file), "line",
 	    (json_int_t)r->line, "pid", (json_int_t)r->pid, "seq", (json_int_t)r->seq, "site",
 	    site ? rp_json_frame(site) : json_null(), "backtrace", rp_json_frames(&r->backtrace)));
+	if (r->before_call)
+		json_object_set_new(o, "before_call", json_true());
 	json_object_set_new(o, "py_backtrace", rp_json_frames(&r->py_backtrace));
 	json_object_set_new(o, "alloc", r->has_alloc ? alloc_json(&r->alloc) : json_null());
 	if (r->n_leaks || r->rule == GC_RULE_LEAK_AT_EXIT) {

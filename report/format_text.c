@@ -77,7 +77,9 @@ static void put_entry(FILE *out, size_t index, const rp_entry *e)
 	fprintf(out, "\n[%zu] %s: %s in ", index + 1, gc_severity_name(r->severity),
 	        gc_rule_id(r->rule));
 	put(out, r->call);
-	if (r->result) {
+	if (r->before_call) {
+		fputs(" (before the call returned)", out);
+	} else if (r->result) {
 		fprintf(out, " (returned %lld", r->result);
 		if (r->result_name) {
 			fputs(", ", out);

@@ -307,6 +307,7 @@ static bool parse_violation(pctx *p, const json_t *o, rp_record *r)
 	    !get_str(p, o, "", "message", true, false, &r->message) ||
 	    !get_int(p, o, "", "result", false, &r->result) ||
 	    !get_str(p, o, "", "result_name", false, true, &r->result_name) ||
+	    !get_bool(p, o, "", "before_call", &r->before_call) ||
 	    !get_hex(p, o, "", "ptr", false, &r->ptr) ||
 	    !get_uint(p, o, "", "size", false, &r->size) ||
 	    !get_hex(p, o, "", "stream", false, &r->stream) ||

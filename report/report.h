@@ -86,6 +86,7 @@ typedef struct rp_record {
 	uint64_t seq, pid, tid;
 	const char *call, *message, *result_name;
 	long long result;
+	bool before_call;        /* told before the driver's call returned (result unknown) */
 	uint64_t ptr, size, stream, graph, exec, capture_id;
 	rp_frames backtrace;
 	rp_frames py_backtrace;  /* the calling thread's Python frames, innermost first */

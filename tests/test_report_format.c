@@ -69,6 +69,29 @@ static void text_has_table_details_and_totals(void **state)
 	rp_test_log_free(&t);
 }
 
+/* A record written before the driver's call returned (a batch naming freed memory) says so
+ * in place of a result, in text and JSON. */
+static void before_call_is_no_result(void **state)
+{
+	(void)state;
+	rp_test_log t;
+	read_fixture(&t, "tests/report/before_call.jsonl");
+	out_buf b = render(rp_format_text, &t.fold, t.rd.records, t.rd.files, RP_FAIL_ERROR);
+	assert_non_null(strstr(b.text, "[1] error: use-after-free in cuMemcpyBatchAsync_v2 (before "
+	                               "the call returned): 1 record\n"));
+	assert_null(strstr(b.text, "returned 0"));
+	free(b.text);
+	b = render(rp_format_json, &t.fold, t.rd.records, t.rd.files, RP_FAIL_ERROR);
+	json_error_t err;
+	json_t *doc = json_loadb(b.text, b.len, 0, &err);
+	assert_non_null(doc);
+	json_t *e = json_array_get(json_object_get(doc, "entries"), 0);
+	assert_true(json_is_true(json_object_get(e, "before_call")));
+	json_decref(doc);
+	free(b.text);
+	rp_test_log_free(&t);
+}
+
 static void text_of_nothing_is_the_totals(void **state)
 {
 	(void)state;
@@ -310,6 +333,7 @@ int rp_test_format_group(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(text_has_table_details_and_totals),
 	    cmocka_unit_test(text_of_nothing_is_the_totals),
+	    cmocka_unit_test(before_call_is_no_result),
 	    cmocka_unit_test(json_document),
 	    cmocka_unit_test(sarif_has_the_required_fields),
 	    cmocka_unit_test(sarif_of_nothing),

@@ -52,6 +52,13 @@ $(BUILD)/tests/test_pystack: $(BUILD)/obj/tests/test_pystack.o $(BUILD)/obj/inte
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) -rdynamic -o $@ $^ $(TEST_LIBS)
 
+# Reads of memory that may not be mapped, against pages the test maps and unmaps.
+TESTS += $(BUILD)/tests/test_safe_read
+$(BUILD)/tests/test_safe_read: $(BUILD)/obj/tests/test_safe_read.o $(BUILD)/obj/interpose/safe_read.o
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
 # graph_nodes.c's order check against graphs the test lays out (the driver's node queries,
 # the hub's report and the kernels' layouts are the test's).
 TESTS += $(BUILD)/tests/test_graph_nodes

@@ -209,6 +209,8 @@ void fc_graphmem_used(long long bytes);
  * FC_NOT_DEVICE outside the fake's address regions (host memory, or not an address). */
 enum fc_map { FC_NOT_DEVICE, FC_MAPPED, FC_UNMAPPED };
 enum fc_map fc_mem_map(CUdeviceptr p, size_t n);
+/* Whether p is in a stream-ordered allocation that was freed, and in no live one. */
+bool fc_mem_freed_async(CUdeviceptr p);
 /* Drops a graph allocation nothing refers to any more. */
 void fc_block_gc(struct fc_block *b);
 /* The owner or a freeing graph of some allocations is being destroyed. */

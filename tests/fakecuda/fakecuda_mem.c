@@ -202,6 +202,20 @@ enum fc_map fc_mem_map(CUdeviceptr p, size_t n)
     return FC_NOT_DEVICE;
 }
 
+bool fc_mem_freed_async(CUdeviceptr p)
+{
+    bool freed = false;
+    for (size_t i = 0; i < nblocks; i++) {
+        const struct fc_block *b = blocks[i];
+        if (b->kind == FC_ASYNC && p >= b->addr && p - b->addr < b->size) {
+            if (b->live)
+                return false;
+            freed = true;
+        }
+    }
+    return freed;
+}
+
 /* ---- graph allocations ------------------------------------------------------------- */
 struct fc_block *fc_graph_alloc(CUgraph g, size_t size)
 {

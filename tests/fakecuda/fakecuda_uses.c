@@ -16,6 +16,7 @@
 #include "fakecuda_int.h"
 #include "interpose/cuda_extra.h"
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -618,12 +619,30 @@ static CUdeviceptr device_side(CUdeviceptr p, size_t n)
     return m == FC_NOT_DEVICE ? 0 : p;
 }
 
+/* FAKECUDA_BATCH_FAULT=1: a batch whose source is freed stream-ordered memory dies of
+ * SIGSEGV in the call, as the H100's driver 580.159.04 did
+ * (tests/gpu/logs/run58-2026-12-07/h/: uaf-batch-copy-gather). */
+static void batch_fault(const CUdeviceptr *srcs, size_t count)
+{
+    const char *v = getenv("FAKECUDA_BATCH_FAULT");
+    if (!v || strcmp(v, "1") != 0)
+        return;
+    fc_lock();
+    bool freed = false;
+    for (size_t i = 0; i < count && !freed; i++)
+        freed = fc_mem_freed_async(srcs[i]);
+    fc_unlock();
+    if (freed)
+        raise(SIGSEGV);
+}
+
 /* A batch: each copy touched in order; the first refused ends it (its index in *fail). */
 static CUresult copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
                            size_t *fail, CUstream st, bool ptsz)
 {
     if (!dsts || !srcs || !sizes || !count)
         return CUDA_ERROR_INVALID_VALUE;
+    batch_fault(srcs, count);
     for (size_t i = 0; i < count; i++) {
         CUresult r = touch(device_side(dsts[i], sizes[i]), device_side(srcs[i], sizes[i]),
                            sizes[i], true, st, ptsz, CU_GRAPH_NODE_TYPE_MEMCPY);

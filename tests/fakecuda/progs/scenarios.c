@@ -2313,6 +2313,45 @@ static int batch_copies(bool clean)
     return 0;
 }
 
+/* ---- a batch reading a freed source (tests/gpu/misuse/uaf-batch-copy-gather.cu) ---------
+ * Four slices and the buffer they are packed into, allocated on non-blocking S; the last slice
+ * freed on S before the batch on S that packs them: use-after-free, copy 3's source. On the
+ * H100 the driver died of SIGSEGV inside that call (FAKECUDA_BATCH_FAULT=1 makes the stand-in
+ * do the same), so graphcheck must tell it before the call. Clean: the slice freed after the
+ * batch: no record. */
+static int batch_gather(bool clean)
+{
+    enum { LAYERS = 4, BYTES = 256 };
+    CUstream s = NULL;
+    CUdeviceptr slice[LAYERS] = { 0 }, packed = 0, dsts[LAYERS], srcs[LAYERS];
+    size_t sizes[LAYERS];
+    CK(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+    for (int l = 0; l < LAYERS; l++)
+        CK(cuMemAllocAsync, (&slice[l], BYTES, s));
+    CK(cuMemAllocAsync, (&packed, LAYERS * BYTES, s));
+    if (!clean)
+        CK(cuMemFreeAsync, (slice[LAYERS - 1], s));
+    for (int l = 0; l < LAYERS; l++) {
+        dsts[l] = packed + (CUdeviceptr)l * BYTES;
+        srcs[l] = slice[l];
+        sizes[l] = BYTES;
+    }
+    CUmemcpyAttributes attr;
+    memset(&attr, 0, sizeof attr);
+    attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    size_t attr_idx = 0;
+    CK(cuMemcpyBatchAsync, (dsts, srcs, sizes, LAYERS, &attr, &attr_idx, 1, s));
+    if (clean)
+        CK(cuMemFreeAsync, (slice[LAYERS - 1], s));
+    for (int l = 0; l < LAYERS - 1; l++)
+        CK(cuMemFreeAsync, (slice[l], s));
+    CK(cuMemFreeAsync, (packed, s));
+    CK(cuStreamSynchronize, (s));
+    CK(cuStreamDestroy, (s));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- a synchronous copy from pageable memory (review 13's htod.c) ----------------------
  * p and q allocated on non-blocking N (a second stream made first: the model is on, as
  * where streams are many), the host waits for N. A synchronous copy from
@@ -2702,6 +2741,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "free-implied", "free-implied-clean",
                                         "staged-copy", "staged-copy-clean",
                                         "batch-copies", "batch-copies-clean",
+                                        "batch-gather", "batch-gather-clean",
                                         "ext-semas", "ext-semas-clean",
                                         "launch-event", "launch-event-clean",
                                         "own-use", "own-use-clean", "own-use-reused",
@@ -2799,6 +2839,8 @@ int fc_run_scenario(int argc, char **argv)
         rc = staged_copy(strcmp(name, "staged-copy-clean") == 0);
     else if (strcmp(name, "batch-copies") == 0 || strcmp(name, "batch-copies-clean") == 0)
         rc = batch_copies(strcmp(name, "batch-copies-clean") == 0);
+    else if (strcmp(name, "batch-gather") == 0 || strcmp(name, "batch-gather-clean") == 0)
+        rc = batch_gather(strcmp(name, "batch-gather-clean") == 0);
     else if (strcmp(name, "ext-semas") == 0 || strcmp(name, "ext-semas-clean") == 0)
         rc = ext_semas(strcmp(name, "ext-semas-clean") == 0);
     else if (strcmp(name, "launch-event") == 0 || strcmp(name, "launch-event-clean") == 0)
@@ -2825,7 +2867,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|staged-copy[-clean]|batch-copies[-clean]|ext-semas[-clean]|launch-event[-clean]|own-use[-clean|-reused|-shared[-clean]|-switch[-clean]]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|staged-copy[-clean]|batch-copies[-clean]|batch-gather[-clean]|ext-semas[-clean]|launch-event[-clean]|own-use[-clean|-reused|-shared[-clean]|-switch[-clean]]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);
