@@ -20,6 +20,9 @@ CUresult CUDAAPI cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr addr,
 CUresult CUDAAPI cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
                                             size_t count, CUmemcpyAttributes *attrs,
                                             size_t *attrsIdxs, size_t numAttrs, CUstream hStream);
+/* The same for cuMemcpy3DBatchAsync. */
+CUresult CUDAAPI cuMemcpy3DBatchAsync_v2_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
+                                              unsigned long long flags, CUstream hStream);
 CUresult CUDAAPI cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int count,
                                             CUstreamBatchMemOpParams *paramArray,
                                             unsigned int flags);

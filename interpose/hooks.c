@@ -482,7 +482,9 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	                                               COPY_BATCH_WORDS(st, ptsz)});
 #define COPY_BATCH_USE(st, ptsz)                                                           \
 	COPY_BATCH_WORDS(st, ptsz),                                                            \
-	.copy_attrs = count ? &(const gc_copy_attrs){attrs, attrs_idx, n_attrs, told} : NULL
+	.copy_attrs = count ? &(const gc_copy_attrs){.attrs = attrs, .idx = attrs_idx,           \
+	                                             .n = n_attrs, .told = told}               \
+	                    : NULL
 #define COPY_BATCH(spelling, ptsz)                                                         \
 	HOST_COPY_USE_WRAPPER_BEFORE(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs,          \
 	                                        size_t *sizes, size_t count,                   \
@@ -498,6 +500,30 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	                             (dsts, srcs, sizes, count, attrs, attrs_idx, n_attrs, fail_idx, \
 	                              s),                                                      \
 	                             s, COPY_BATCH_BEFORE(spelling, s, ptsz), COPY_BATCH_USE(s, ptsz))
+/* cuMemcpy3DBatchAsync (12.8's with a failure index, 13.0's without): `n` copies on one
+ * stream, each between pointers or CUDA arrays, each with its own source order; taken as
+ * cuMemcpyBatchAsync's (a CUDA array's side has no address to check). */
+#define COPY_BATCH_3D_WORDS(st, ptsz)                                                      \
+	.what = GC_USE_COPY, .n_copies = n, .stream = U64(st), .per_thread = ptsz
+#define COPY_BATCH_3D_BEFORE(spelling, st, ptsz)                                           \
+	gc_hub_note_caller();                                                                  \
+	int told = gc_hub_batch_before(&(const gc_use){                                        \
+		.call = #spelling, COPY_BATCH_3D_WORDS(st, ptsz),                                  \
+		.copy_attrs = &(const gc_copy_attrs){.ops3d = ops}});
+#define COPY_BATCH_3D_USE(st, ptsz)                                                        \
+	COPY_BATCH_3D_WORDS(st, ptsz),                                                         \
+	.copy_attrs = n ? &(const gc_copy_attrs){.ops3d = ops, .told = told} : NULL
+#define COPY_BATCH_3D(spelling, ptsz)                                                      \
+	HOST_COPY_USE_WRAPPER_BEFORE(spelling, (size_t n, CUDA_MEMCPY3D_BATCH_OP *ops,         \
+	                                        unsigned long long flags, CUstream s),         \
+	                             (n, ops, flags, s), s, COPY_BATCH_3D_BEFORE(spelling, s, ptsz), \
+	                             COPY_BATCH_3D_USE(s, ptsz))
+#define COPY_BATCH_3D_FAIL_IDX(spelling, ptsz)                                             \
+	HOST_COPY_USE_WRAPPER_BEFORE(spelling, (size_t n, CUDA_MEMCPY3D_BATCH_OP *ops,         \
+	                                        size_t *fail_idx, unsigned long long flags,    \
+	                                        CUstream s),                                   \
+	                             (n, ops, fail_idx, flags, s), s,                          \
+	                             COPY_BATCH_3D_BEFORE(spelling, s, ptsz), COPY_BATCH_3D_USE(s, ptsz))
 /* Unified addressing's: from pageable memory to the device it is staged (uses.c). */
 #define COPY(spelling, ptsz)                                                               \
 	HOST_WAIT_USE_WRAPPER_IF(spelling, (CUdeviceptr dst, CUdeviceptr src, size_t n),      \

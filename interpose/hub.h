@@ -113,12 +113,15 @@ enum { GC_MEMOP_WRITE = 1, GC_MEMOP_WAIT = 2, GC_MEMOP_BATCH = 3 };
 enum { GC_SYNC_WAIT = 1, GC_SYNC_STAGEABLE = 2 };
 
 /* A batch copy's attributes as cuMemcpyBatchAsync takes them: attrs[k] (CUmemcpyAttributes)
- * for its copies from idx[k] on, n of them; and whether its dead memory was told before the
- * call (gc_hub_batch_before), not to be told again after it. */
+ * for its copies from idx[k] on, n of them; or cuMemcpy3DBatchAsync's copies, ops3d
+ * (CUDA_MEMCPY3D_BATCH_OP, the use's n_copies of them, each with its own order; the use's
+ * dsts and srcs NULL). And whether its dead memory was told before the call
+ * (gc_hub_batch_before), not to be told again after it. */
 typedef struct gc_copy_attrs {
 	const void *attrs;
 	const size_t *idx;
 	size_t n;
+	const void *ops3d;
 	int told;
 } gc_copy_attrs;
 
@@ -141,7 +144,8 @@ typedef struct gc_use {
 			int memop;            /* GC_MEMOP_*: which kind of stream memory operation */
 		};
 		struct {
-			const void *dsts, *srcs;  /* a batch copy's (CUdeviceptr, n_copies of each) */
+			const void *dsts, *srcs;  /* a batch copy's (CUdeviceptr, n_copies of each; a 3D
+			                           * batch's: NULL, gc_copy_attrs) */
 			size_t n_copies;      /* 0: a single copy (dst, src) */
 		};
 	};

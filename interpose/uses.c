@@ -311,16 +311,53 @@ static int told_before(const gc_use *u)
 	return is_batch(u) && u->copy_attrs && u->copy_attrs->told;
 }
 
+/* A 3D batch's copies (cuMemcpy3DBatchAsync), or NULL. */
+static const CUDA_MEMCPY3D_BATCH_OP *batch_ops3d(const gc_use *u)
+{
+	return u->copy_attrs ? u->copy_attrs->ops3d : NULL;
+}
+
+/* Whether a batch names its copies (a plain batch both arrays, a 3D one its list). */
+static int batch_named(const gc_use *u)
+{
+	return batch_ops3d(u) || (u->dsts && u->srcs);
+}
+
+static int source_during_call(const gc_copy_attrs *a, size_t i, size_t *k);
+
+/* A 3D copy's side: its address, or 0 for a CUDA array (no address of a pool's). */
+static uint64_t operand_address(const CUmemcpy3DOperand *o)
+{
+	return o->type == CU_MEMCPY_OPERAND_TYPE_POINTER ? o->op.ptr.ptr : 0;
+}
+
+/* Copy c of a batch: its destination and source into *dst and *src, and whether it reads its
+ * source during the call (*k: source_during_call's, for a plain batch). */
+static int batch_copy(const gc_use *u, size_t c, size_t *k, uint64_t *dst, uint64_t *src)
+{
+	const CUDA_MEMCPY3D_BATCH_OP *op = batch_ops3d(u);
+	if (op) {
+		*dst = operand_address(&op[c].dst);
+		*src = operand_address(&op[c].src);
+		return op[c].srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+	}
+	*dst = ((const CUdeviceptr *)u->dsts)[c];
+	*src = ((const CUdeviceptr *)u->srcs)[c];
+	return source_during_call(u->copy_attrs, c, k);
+}
+
 /* Whether a successful batch copies into pageable host memory (memory_type: a failed answer
  * counts, as a wait only adds order). Its arrays are read only after a success. */
 static int batch_to_pageable(const gc_use *u)
 {
-	const CUdeviceptr *dst = u->dsts;
-	if (!is_batch(u) || u->result != CUDA_SUCCESS || !dst)
+	if (!is_batch(u) || u->result != CUDA_SUCCESS || !batch_named(u))
 		return 0;
-	for (size_t i = 0; i < u->n_copies; i++)
-		if (pageable_host((const void *)(uintptr_t)dst[i]))
+	uint64_t dst, src;
+	for (size_t i = 0, k = 0; i < u->n_copies; i++) {
+		batch_copy(u, i, &k, &dst, &src);
+		if (dst && pageable_host((const void *)(uintptr_t)dst))  /* 0: an array */
 			return 1;
+	}
 	return 0;
 }
 
@@ -478,16 +515,15 @@ static uint16_t batch_param(size_t c)
 static size_t batch_words(const gc_use *u, int pass, size_t *i, size_t *k, uint64_t *w,
                           uint16_t *param)
 {
-	const CUdeviceptr *dst = u->dsts, *src = u->srcs;
 	size_t n = 0;
 	for (; *i < u->n_copies && n + 2 <= WORDS_BATCH; (*i)++) {
-		size_t c = *i;
-		uint16_t at = batch_param(c);
-		int during = source_during_call(u->copy_attrs, c, k);
+		uint64_t dst, src;
+		uint16_t at = batch_param(*i);
+		int during = batch_copy(u, *i, k, &dst, &src);
 		if (!pass)
-			w[n] = dst[c], param[n++] = (uint16_t)(at + GC_USE_DST);
+			w[n] = dst, param[n++] = (uint16_t)(at + GC_USE_DST);
 		if (during == pass)
-			w[n] = src[c], param[n++] = (uint16_t)(at + GC_USE_SRC);
+			w[n] = src, param[n++] = (uint16_t)(at + GC_USE_SRC);
 	}
 	return n;
 }
@@ -514,7 +550,7 @@ static void report_during_reads(const gc_use *u, struct gc_dead_ranges *o, const
 static __attribute__((noinline)) int batch_use(const gc_use *u, const struct checks *c,
                                                uint64_t *w, uint16_t *param, uint64_t *word)
 {
-	if (u->result != CUDA_SUCCESS || !u->dsts || !u->srcs)
+	if (u->result != CUDA_SUCCESS || !batch_named(u))
 		return -1;
 	int arg = -1;
 	uint32_t tag = c->ordering
@@ -533,24 +569,34 @@ static __attribute__((noinline)) int batch_use(const gc_use *u, const struct che
 	return arg;
 }
 
+/* Whether a batch's n copies can be read where they are (a plain batch's two arrays, a 3D
+ * batch's list). */
+static int batch_readable(const gc_use *u, size_t n)
+{
+	const void *ops = batch_ops3d(u);
+	const size_t op = ops ? sizeof(CUDA_MEMCPY3D_BATCH_OP) : sizeof(CUdeviceptr);
+	if (n > SIZE_MAX / op)
+		return 0;
+	return ops ? gc_safe_readable(ops, n * op)
+	           : gc_safe_readable(u->dsts, n * op) && gc_safe_readable(u->srcs, n * op);
+}
+
 int gc_hub_batch_before(const gc_use *u)
 {
 	struct gc_dead_ranges *d = __atomic_load_n(&gc_hub_dead, __ATOMIC_RELAXED);
-	size_t n = u->n_copies, m;
-	const size_t bytes = n * sizeof(CUdeviceptr);
+	size_t n = u->n_copies, m, k = 0;
 	/* a captured batch reads nothing now */
-	if (gc_hub_index_empty(d) || !n || n > SIZE_MAX / sizeof(CUdeviceptr) ||
-	    gc_hub_capture_of(u->stream, u->per_thread) || !gc_safe_readable(u->dsts, bytes) ||
-	    !gc_safe_readable(u->srcs, bytes))
+	if (gc_hub_index_empty(d) || !n || gc_hub_capture_of(u->stream, u->per_thread) ||
+	    !batch_readable(u, n))
 		return 0;
-	const CUdeviceptr *dst = u->dsts, *src = u->srcs;
 	uint64_t w[WORDS_BATCH];
 	uint16_t param[WORDS_BATCH];
 	gc_dead_range hit;
 	for (size_t i = 0; i < n;) {
 		for (m = 0; i < n && m + 2 <= WORDS_BATCH; i++) {
-			w[m] = dst[i], param[m++] = (uint16_t)(batch_param(i) + GC_USE_DST);
-			w[m] = src[i], param[m++] = (uint16_t)(batch_param(i) + GC_USE_SRC);
+			batch_copy(u, i, &k, &w[m], &w[m + 1]);
+			param[m++] = (uint16_t)(batch_param(i) + GC_USE_DST);
+			param[m++] = (uint16_t)(batch_param(i) + GC_USE_SRC);
 		}
 		long at = gc_dead_ranges_check_words(d, w, m, &hit);
 		if (at >= 0) {

@@ -131,6 +131,8 @@ static const struct entry table[] = {
     { "cuMemcpyAsync", { P(4000, cuMemcpyAsync, 7000) } },
     { "cuMemcpyBatchAsync",
       { P(12080, cuMemcpyBatchAsync, 12080), P(13000, cuMemcpyBatchAsync_v2, 13000) } },
+    { "cuMemcpy3DBatchAsync",
+      { P(12080, cuMemcpy3DBatchAsync, 12080), P(13000, cuMemcpy3DBatchAsync_v2, 13000) } },
     { "cuMemcpyDtoDAsync", { P(3020, cuMemcpyDtoDAsync_v2, 7000) } },
     { "cuMemcpyHtoDAsync", { P(3020, cuMemcpyHtoDAsync_v2, 7000) } },
     { "cuMemcpyDtoHAsync", { P(3020, cuMemcpyDtoHAsync_v2, 7000) } },

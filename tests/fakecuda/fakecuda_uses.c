@@ -622,15 +622,13 @@ static CUdeviceptr device_side(CUdeviceptr p, size_t n)
 /* FAKECUDA_BATCH_FAULT=1: a batch whose source is freed stream-ordered memory dies of
  * SIGSEGV in the call, as the H100's driver 580.159.04 did
  * (tests/gpu/logs/run58-2026-12-07/h/: uaf-batch-copy-gather). */
-static void batch_fault(const CUdeviceptr *srcs, size_t count)
+static void batch_fault(CUdeviceptr src)
 {
     const char *v = getenv("FAKECUDA_BATCH_FAULT");
     if (!v || strcmp(v, "1") != 0)
         return;
     fc_lock();
-    bool freed = false;
-    for (size_t i = 0; i < count && !freed; i++)
-        freed = fc_mem_freed_async(srcs[i]);
+    bool freed = fc_mem_freed_async(src);
     fc_unlock();
     if (freed)
         raise(SIGSEGV);
@@ -642,7 +640,8 @@ static CUresult copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, 
 {
     if (!dsts || !srcs || !sizes || !count)
         return CUDA_ERROR_INVALID_VALUE;
-    batch_fault(srcs, count);
+    for (size_t i = 0; i < count; i++)
+        batch_fault(srcs[i]);
     for (size_t i = 0; i < count; i++) {
         CUresult r = touch(device_side(dsts[i], sizes[i]), device_side(srcs[i], sizes[i]),
                            sizes[i], true, st, ptsz, CU_GRAPH_NODE_TYPE_MEMCPY);
@@ -672,6 +671,55 @@ static CUresult copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, 
         (void)attrs, (void)attrs_idx, (void)n_attrs;                                        \
         return copy_batch(dsts, srcs, sizes, count, fail, st, ptsz);                        \
     }
+/* A 3D batch's side: its pointer, or 0 for a CUDA array (not looked at). */
+static CUdeviceptr operand(const CUmemcpy3DOperand *o, size_t n)
+{
+    return o->type == CU_MEMCPY_OPERAND_TYPE_POINTER ? device_side(o->op.ptr.ptr, n) : 0;
+}
+
+/* A 3D batch, as copy_batch: each copy's extent taken as bytes. */
+static CUresult copy_batch_3d(size_t count, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail, CUstream st,
+                              bool ptsz)
+{
+    if (!ops || !count)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < count; i++)
+        if (ops[i].src.type == CU_MEMCPY_OPERAND_TYPE_POINTER)
+            batch_fault(ops[i].src.op.ptr.ptr);
+    for (size_t i = 0; i < count; i++) {
+        const CUextent3D *e = &ops[i].extent;
+        size_t n = e->width * e->height * e->depth;
+        CUresult r = n ? touch(operand(&ops[i].dst, n), operand(&ops[i].src, n), n, true, st, ptsz,
+                               CU_GRAPH_NODE_TYPE_MEMCPY)
+                       : CUDA_ERROR_INVALID_VALUE;
+        if (r != CUDA_SUCCESS) {
+            if (fail)
+                *fail = i;
+            return r;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+#define COPY_BATCH_3D(sp, ptsz)                                                             \
+    FC_EXPORT CUresult sp(size_t count, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags,  \
+                          CUstream st)                                                        \
+    {                                                                                       \
+        FC_COUNT(sp);                                                                       \
+        (void)flags;                                                                        \
+        return copy_batch_3d(count, ops, NULL, st, ptsz);                                   \
+    }
+#define COPY_BATCH_3D_FAIL_IDX(sp, ptsz)                                                    \
+    FC_EXPORT CUresult sp(size_t count, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail,            \
+                          unsigned long long flags, CUstream st)                              \
+    {                                                                                       \
+        FC_COUNT(sp);                                                                       \
+        (void)flags;                                                                        \
+        return copy_batch_3d(count, ops, fail, st, ptsz);                                   \
+    }
+COPY_BATCH_3D_FAIL_IDX(cuMemcpy3DBatchAsync, false)
+COPY_BATCH_3D_FAIL_IDX(cuMemcpy3DBatchAsync_ptsz, true)
+COPY_BATCH_3D(cuMemcpy3DBatchAsync_v2, false)
+COPY_BATCH_3D(cuMemcpy3DBatchAsync_v2_ptsz, true)
 COPY_BATCH_FAIL_IDX(cuMemcpyBatchAsync, false)
 COPY_BATCH_FAIL_IDX(cuMemcpyBatchAsync_ptsz, true)
 COPY_BATCH(cuMemcpyBatchAsync_v2, false)

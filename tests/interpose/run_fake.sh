@@ -189,33 +189,35 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	*) bad "$way batch-copies: no unordered-use for a source read during the call: $msg" ;;
 	esac
 	check "$way batch-copies-clean" "$none" $prog batch-copies-clean $extra
-	# a batch reading a freed slice: told before the call, once (the check after the call
-	# finds it again and is quiet: one event in the trace)
-	check "$way batch-gather" "1 use-after-free" $prog batch-gather $extra
-	n=$(grep -c '"kind":"use","call":"cuMemcpyBatchAsync' "$tf")
-	[ "$n" = 1 ] && grep -q '"before_call":true' "$tmp/gc.json" &&
-		grep -q '^==graphcheck== error: use-after-free in cuMemcpyBatchAsync.* (before the call returned)$' "$tmp/gc.txt" &&
-		ok "$way batch-gather: one use event, before the call" ||
-		bad "$way batch-gather: $n use events of the batch, or the record not marked before the call"
-	check "$way batch-gather-clean" "$none" $prog batch-gather-clean $extra
-	# ... where the driver dies of SIGSEGV in the call (the H100's did): the record is there,
-	# and the summary says how the program ended. Not under TSan, whose runtime takes SIGSEGV
-	# itself and prints its own report (pids, addresses: the outputs differ).
-	if [ "$TSAN" = 1 ]; then
-		skipped=$((skipped + 1))
-		echo "skip $way batch-gather with a faulting driver (TSan takes SIGSEGV)"
-	else
-		export FAKECUDA_BATCH_FAULT=1
-		asan_was=${ASAN_OPTIONS-}
-		[ "$ASAN" = 1 ] && export ASAN_OPTIONS=$ASAN_OPTIONS:handle_segv=0
-		check "$way batch-gather, the driver faulting" "1 use-after-free" $prog batch-gather $extra
-		[ "$grc" -eq 139 ] && [ "$(jq -r 'select(.type == "summary") | .signal' "$tmp/gc.json")" = SIGSEGV ] &&
-			ok "$way batch-gather: died of SIGSEGV as natively, the record written before" ||
-			bad "$way batch-gather, the driver faulting: status $grc, or no SIGSEGV summary"
-		[ "$ASAN" = 1 ] && export ASAN_OPTIONS=$asan_was
-		unset FAKECUDA_BATCH_FAULT
-		check "$way batch-gather-clean, the driver faulting" "$none" $prog batch-gather-clean $extra
-	fi
+	for bg in batch-gather batch3d-gather; do
+		# a batch reading a freed slice: told before the call, once (the check after the call
+		# finds it again and is quiet: one event in the trace)
+		check "$way $bg" "1 use-after-free" $prog $bg $extra
+		n=$(grep -c '"kind":"use","call":"cuMemcpy\(3D\)\?BatchAsync' "$tf")
+		[ "$n" = 1 ] && grep -q '"before_call":true' "$tmp/gc.json" &&
+			grep -q '^==graphcheck== error: use-after-free in cuMemcpy\(3D\)\?BatchAsync.* (before the call returned)$' "$tmp/gc.txt" &&
+			ok "$way $bg: one use event, before the call" ||
+			bad "$way $bg: $n use events of the batch, or the record not marked before the call"
+		check "$way $bg-clean" "$none" $prog $bg-clean $extra
+		# ... where the driver dies of SIGSEGV in the call (the H100's did): the record is there,
+		# and the summary says how the program ended. Not under TSan, whose runtime takes SIGSEGV
+		# itself and prints its own report (pids, addresses: the outputs differ).
+		if [ "$TSAN" = 1 ]; then
+			skipped=$((skipped + 1))
+			echo "skip $way $bg with a faulting driver (TSan takes SIGSEGV)"
+		else
+			export FAKECUDA_BATCH_FAULT=1
+			asan_was=${ASAN_OPTIONS-}
+			[ "$ASAN" = 1 ] && export ASAN_OPTIONS=$ASAN_OPTIONS:handle_segv=0
+			check "$way $bg, the driver faulting" "1 use-after-free" $prog $bg $extra
+			[ "$grc" -eq 139 ] && [ "$(jq -r 'select(.type == "summary") | .signal' "$tmp/gc.json")" = SIGSEGV ] &&
+				ok "$way $bg: died of SIGSEGV as natively, the record written before" ||
+				bad "$way $bg, the driver faulting: status $grc, or no SIGSEGV summary"
+			[ "$ASAN" = 1 ] && export ASAN_OPTIONS=$asan_was
+			unset FAKECUDA_BATCH_FAULT
+			check "$way $bg-clean, the driver faulting" "$none" $prog $bg-clean $extra
+		fi
+	done
 	check "$way staged-copy" "2 unordered-free" $prog staged-copy $extra
 	check "$way staged-copy-clean" "$none" $prog staged-copy-clean $extra
 	# a refused memory-type question is no pageable source there: else pinned memory's

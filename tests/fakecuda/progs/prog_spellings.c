@@ -62,6 +62,22 @@ static CUDA_MEMCPY3D c3;
     }
 #define COPY_BATCH(sp, st) COPY_BATCH_CALL(sp, st, )
 #define COPY_BATCH_FAIL_IDX(sp, st) COPY_BATCH_CALL(sp, st, &fail_idx, )
+/* A 3D batch of one copy from dead memory into a CUDA array (no address). */
+#define COPY_BATCH_3D_CALL(sp, st, ...)                                                    \
+    {                                                                                       \
+        CUDA_MEMCPY3D_BATCH_OP op;                                                          \
+        size_t fail_idx = 0;                                                                \
+        memset(&op, 0, sizeof op);                                                          \
+        op.src.type = CU_MEMCPY_OPERAND_TYPE_POINTER;                                       \
+        op.src.op.ptr.ptr = dead;                                                           \
+        op.dst.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;                                         \
+        op.extent.width = 16, op.extent.height = op.extent.depth = 1;                       \
+        op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;                              \
+        (void)fail_idx;                                                                     \
+        report(#sp, sp(1, &op, __VA_ARGS__ 0, st));                                         \
+    }
+#define COPY_BATCH_3D(sp, st) COPY_BATCH_3D_CALL(sp, st, )
+#define COPY_BATCH_3D_FAIL_IDX(sp, st) COPY_BATCH_3D_CALL(sp, st, &fail_idx, )
 #define SET_ASYNC(sp, st) report(#sp, sp(dead, 0, 4, st));
 #define SET_2D_ASYNC(sp, st) report(#sp, sp(dead, 64, 0, 4, 2, st));
 #define SET_ASYNC_8 SET_ASYNC

@@ -2318,8 +2318,8 @@ static int batch_copies(bool clean)
  * freed on S before the batch on S that packs them: use-after-free, copy 3's source. On the
  * H100 the driver died of SIGSEGV inside that call (FAKECUDA_BATCH_FAULT=1 makes the stand-in
  * do the same), so graphcheck must tell it before the call. Clean: the slice freed after the
- * batch: no record. */
-static int batch_gather(bool clean)
+ * batch: no record. three_d: the same copies as a cuMemcpy3DBatchAsync of pointers. */
+static int batch_gather(bool clean, bool three_d)
 {
     enum { LAYERS = 4, BYTES = 256 };
     CUstream s = NULL;
@@ -2340,7 +2340,20 @@ static int batch_gather(bool clean)
     memset(&attr, 0, sizeof attr);
     attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
     size_t attr_idx = 0;
-    CK(cuMemcpyBatchAsync, (dsts, srcs, sizes, LAYERS, &attr, &attr_idx, 1, s));
+    CUDA_MEMCPY3D_BATCH_OP ops[LAYERS];
+    memset(ops, 0, sizeof ops);
+    for (int l = 0; l < LAYERS; l++) {
+        ops[l].src.type = ops[l].dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+        ops[l].src.op.ptr.ptr = srcs[l];
+        ops[l].dst.op.ptr.ptr = dsts[l];
+        ops[l].extent.width = BYTES;
+        ops[l].extent.height = ops[l].extent.depth = 1;
+        ops[l].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    }
+    if (three_d)
+        CK(cuMemcpy3DBatchAsync, (LAYERS, ops, 0, s));
+    else
+        CK(cuMemcpyBatchAsync, (dsts, srcs, sizes, LAYERS, &attr, &attr_idx, 1, s));
     if (clean)
         CK(cuMemFreeAsync, (slice[LAYERS - 1], s));
     for (int l = 0; l < LAYERS - 1; l++)
@@ -2742,6 +2755,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "staged-copy", "staged-copy-clean",
                                         "batch-copies", "batch-copies-clean",
                                         "batch-gather", "batch-gather-clean",
+                                        "batch3d-gather", "batch3d-gather-clean",
                                         "ext-semas", "ext-semas-clean",
                                         "launch-event", "launch-event-clean",
                                         "own-use", "own-use-clean", "own-use-reused",
@@ -2840,7 +2854,9 @@ int fc_run_scenario(int argc, char **argv)
     else if (strcmp(name, "batch-copies") == 0 || strcmp(name, "batch-copies-clean") == 0)
         rc = batch_copies(strcmp(name, "batch-copies-clean") == 0);
     else if (strcmp(name, "batch-gather") == 0 || strcmp(name, "batch-gather-clean") == 0)
-        rc = batch_gather(strcmp(name, "batch-gather-clean") == 0);
+        rc = batch_gather(strcmp(name, "batch-gather-clean") == 0, false);
+    else if (strcmp(name, "batch3d-gather") == 0 || strcmp(name, "batch3d-gather-clean") == 0)
+        rc = batch_gather(strcmp(name, "batch3d-gather-clean") == 0, true);
     else if (strcmp(name, "ext-semas") == 0 || strcmp(name, "ext-semas-clean") == 0)
         rc = ext_semas(strcmp(name, "ext-semas-clean") == 0);
     else if (strcmp(name, "launch-event") == 0 || strcmp(name, "launch-event-clean") == 0)
@@ -2867,7 +2883,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|staged-copy[-clean]|batch-copies[-clean]|batch-gather[-clean]|ext-semas[-clean]|launch-event[-clean]|own-use[-clean|-reused|-shared[-clean]|-switch[-clean]]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|staged-copy[-clean]|batch-copies[-clean]|batch-gather[-clean]|batch3d-gather[-clean]|ext-semas[-clean]|launch-event[-clean]|own-use[-clean|-reused|-shared[-clean]|-switch[-clean]]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);

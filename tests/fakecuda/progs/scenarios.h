@@ -76,6 +76,7 @@
     X(cuStreamAddCallback, "cuStreamAddCallback", 5000)                        \
     X(cuMemcpyAsync, "cuMemcpyAsync", 4000)                                    \
     X(cuMemcpyBatchAsync_v2, "cuMemcpyBatchAsync", 13000)                      \
+    X(cuMemcpy3DBatchAsync_v2, "cuMemcpy3DBatchAsync", 13000)                  \
     X(cuMemFreeHost, "cuMemFreeHost", 2000)                                    \
     X(cuMemsetD32Async, "cuMemsetD32Async", 3020)                             \
     X(cuDeviceGraphMemTrim, "cuDeviceGraphMemTrim", 11040)                     \

@@ -56,6 +56,7 @@ uaf-struct-arg use-after-free gap
 uaf-pingpong-launchex use-after-free
 uaf-cooperative-workspace use-after-free
 uaf-batch-copy-gather use-after-free
+uaf-batch3d-crop use-after-free
 unordered-free-per-thread-stream unordered-free
 unordered-use-forgot-stream unordered-use
 unordered-use-stream-created-later unordered-free,unordered-use
