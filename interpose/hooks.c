@@ -38,7 +38,8 @@
 #define WRAPPER_SAFE_OF(type, report, spelling, params, args, cap_before, when, safe, ...)  \
 	WRAPPER_CORE(type, report, spelling, params, args, , cap_before, , when, safe, __VA_ARGS__)
 /* The same with `before`, statements run inside the guard before the call (a check that must
- * be told before the driver may fault), instead of `safe`. */
+ * be told before the driver may fault; their declarations are in scope for the event),
+ * instead of `safe`; no capture asked before the call. */
 #define WRAPPER_BEFORE_OF(type, report, spelling, params, args, before, when, ...)          \
 	WRAPPER_CORE(type, report, spelling, params, args, , 0, before, when, , __VA_ARGS__)
 /* A struct parameter `p` (of type T) that the event reads: after a refusal it may point
@@ -476,14 +477,19 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 #define COPY_BATCH_WORDS(st, ptsz)                                                         \
 	.what = GC_USE_COPY, .dsts = dsts, .srcs = srcs, .n_copies = count, .stream = U64(st),  \
 	.per_thread = ptsz
+/* The check before the call declares what the event after it takes: the word told
+ * (told_word, 0: none) and its argument (told_arg). */
 #define COPY_BATCH_BEFORE(spelling, st, ptsz)                                              \
 	gc_hub_note_caller();                                                                  \
-	int told = gc_hub_batch_before(&(const gc_use){.call = #spelling,                      \
-	                                               COPY_BATCH_WORDS(st, ptsz)});
+	uint64_t told_word = 0;                                                                \
+	int told_arg = gc_hub_batch_before(&(const gc_use){.call = #spelling,                  \
+	                                                   COPY_BATCH_WORDS(st, ptsz)},        \
+	                                   &told_word);
 #define COPY_BATCH_USE(st, ptsz)                                                           \
 	COPY_BATCH_WORDS(st, ptsz),                                                            \
 	.copy_attrs = count ? &(const gc_copy_attrs){.attrs = attrs, .idx = attrs_idx,           \
-	                                             .n = n_attrs, .told = told}               \
+	                                             .n = n_attrs, .told = told_word,          \
+	                                             .told_arg = told_arg}                     \
 	                    : NULL
 #define COPY_BATCH(spelling, ptsz)                                                         \
 	HOST_COPY_USE_WRAPPER_BEFORE(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs,          \
@@ -507,12 +513,15 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 	.what = GC_USE_COPY, .n_copies = n, .stream = U64(st), .per_thread = ptsz
 #define COPY_BATCH_3D_BEFORE(spelling, st, ptsz)                                           \
 	gc_hub_note_caller();                                                                  \
-	int told = gc_hub_batch_before(&(const gc_use){                                        \
+	uint64_t told_word = 0;                                                                \
+	int told_arg = gc_hub_batch_before(&(const gc_use){                                    \
 		.call = #spelling, COPY_BATCH_3D_WORDS(st, ptsz),                                  \
-		.copy_attrs = &(const gc_copy_attrs){.ops3d = ops}});
+		.copy_attrs = &(const gc_copy_attrs){.ops3d = ops}}, &told_word);
 #define COPY_BATCH_3D_USE(st, ptsz)                                                        \
 	COPY_BATCH_3D_WORDS(st, ptsz),                                                         \
-	.copy_attrs = n ? &(const gc_copy_attrs){.ops3d = ops, .told = told} : NULL
+	.copy_attrs = n ? &(const gc_copy_attrs){.ops3d = ops, .told = told_word,              \
+	                                         .told_arg = told_arg}                         \
+	                : NULL
 #define COPY_BATCH_3D(spelling, ptsz)                                                      \
 	HOST_COPY_USE_WRAPPER_BEFORE(spelling, (size_t n, CUDA_MEMCPY3D_BATCH_OP *ops,         \
 	                                        unsigned long long flags, CUstream s),         \

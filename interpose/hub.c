@@ -336,7 +336,7 @@ static gc_record record_of(const gc_event *ev, void *const *frames, int nframes)
 	                   .size = ev->size, .stream = ev->stream, .graph = ev->graph,
 	                   .exec = ev->exec, .capture_id = ev->capture_id, .frames = frames,
 	                   .nframes = nframes, .pid = (uint64_t)getpid(), .tid = ev->tid,
-	                   .before_call = ev->kind == GC_EV_USE && (ev->flags & GC_USE_BEFORE_CALL)};
+	                   .before_call = gc_event_before_call(ev)};
 }
 
 /* The calling thread's innermost Python frame, NULL when it runs no Python or does not hold

@@ -115,14 +115,15 @@ enum { GC_SYNC_WAIT = 1, GC_SYNC_STAGEABLE = 2 };
 /* A batch copy's attributes as cuMemcpyBatchAsync takes them: attrs[k] (CUmemcpyAttributes)
  * for its copies from idx[k] on, n of them; or cuMemcpy3DBatchAsync's copies, ops3d
  * (CUDA_MEMCPY3D_BATCH_OP, the use's n_copies of them, each with its own order; the use's
- * dsts and srcs NULL). And whether its dead memory was told before the call
- * (gc_hub_batch_before), not to be told again after it. */
+ * dsts and srcs NULL). And the dead memory told before the call (gc_hub_batch_before), not
+ * to be told again after it: its word (0: none) and argument. */
 typedef struct gc_copy_attrs {
 	const void *attrs;
 	const size_t *idx;
 	size_t n;
 	const void *ops3d;
-	int told;
+	uint64_t told;
+	int told_arg;
 } gc_copy_attrs;
 
 /* A use as its wrapper sees it, before its words are read. */
@@ -320,10 +321,10 @@ void gc_hub_use(const gc_use *u);
  * taken as a success): the driver reads a batch's addresses on the host, and a freed source
  * can make it fault inside the call (the H100, tests/gpu/logs/run58-2026-12-07/h/), before
  * any record made after the call. The first that hits is reported as a use
- * (GC_USE_BEFORE_CALL): 1; else 0. The arrays are read only where the kernel says they can
- * be (gc_safe_readable): the driver has not checked them yet. Called inside the guard, the
- * caller noted. */
-int gc_hub_batch_before(const gc_use *u);
+ * (GC_USE_BEFORE_CALL): its argument, its word in *word; else -1. The arrays are read only
+ * where the kernel says they can be (gc_safe_readable): the driver has not checked them yet.
+ * Called inside the guard, the caller noted. */
+int gc_hub_batch_before(const gc_use *u, uint64_t *word);
 /* cuLaunchKernelEx's: the events its launch attributes name, which the launch records on
  * its stream (a programmatic event, a launch-completion event) while the model is on, then
  * the use as gc_hub_use (when it failed, or uses are checked). */

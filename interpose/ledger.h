@@ -151,6 +151,13 @@ typedef struct gc_event {
 	int per_thread;       /* a _ptsz/_ptds spelling: stream 0 is the thread's own stream */
 } gc_event;
 
+/* Whether an event was reported before its driver call returned (GC_USE_BEFORE_CALL): its
+ * record says so instead of a result. */
+static inline int gc_event_before_call(const gc_event *ev)
+{
+	return ev->kind == GC_EV_USE && (ev->flags & GC_USE_BEFORE_CALL);
+}
+
 /* What a verdict says about the allocation it concerns. */
 typedef struct gc_alloc_info {
 	int known;

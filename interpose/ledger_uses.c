@@ -41,8 +41,9 @@ void gc_check_use(out *o, const gc_event *ev, const gc_dead_range *hit, const st
 	                            : "a stream-ordered allocation that left the history");
 	/* a batch's (gc_hub_batch_before): the program may die in the call, its result unknown */
 	const char *told = !(ev->flags & GC_USE_BEFORE_CALL) ? ""
-	                   : " (Told before the driver's call: the driver reads a batch's addresses "
-	                     "on the host, and may fault on dead memory, SIGSEGV in the call.)";
+	                   : " (Told before the driver's call, which may not return: given a freed "
+	                     "source, cudaMemcpyBatchAsync died of SIGSEGV inside the call on an "
+	                     "H100, driver 580.)";
 	if (unmaterialized) {
 		int pending = a && a->state == S_PENDING;
 		char effect[160];

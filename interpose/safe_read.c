@@ -45,32 +45,53 @@ void *gc_safe_read(const void *p, void *copy, size_t n)
 	return got;
 }
 
-/* One byte at a through the pipe fd (written, read back), or through process_vm_readv when
- * fd is NULL: whether it was readable. */
+/* One byte at a written into the pipe fd (O_NONBLOCK; drained when full: nothing is read
+ * back otherwise), or read through process_vm_readv when fd is NULL: whether it was
+ * readable. */
 static int byte_readable(const int *fd, uintptr_t a)
 {
-	char c;
-	if (fd)
-		return sys(SYS_write, fd[1], (long)a, 1) == 1 && sys(SYS_read, fd[0], (long)&c, 1) == 1;
-	struct iovec to = {&c, 1}, from = {(void *)a, 1};
-	return syscall(SYS_process_vm_readv, (long)getpid(), &to, 1L, &from, 1L, 0L) == 1;
+	char c[256];
+	if (!fd) {
+		struct iovec to = {c, 1}, from = {(void *)a, 1};
+		return syscall(SYS_process_vm_readv, (long)getpid(), &to, 1L, &from, 1L, 0L) == 1;
+	}
+	long w = sys(SYS_write, fd[1], (long)a, 1);
+	if (w < 0 && errno == EAGAIN) {  /* a byte a page: full after thousands of pages */
+		while (sys(SYS_read, fd[0], (long)c, sizeof c) > 0)
+			;
+		w = sys(SYS_write, fd[1], (long)a, 1);
+	}
+	return w == 1;
 }
 
-int gc_safe_readable(const void *p, size_t n)
+/* Every page of s, by a byte of each (readability is a page's: its first byte tells), but the
+ * one tried last (*last, 1: none yet), which spans next to each other (a batch's two arrays
+ * on one stack) share. Pages are at least 4 KiB: on larger pages more bytes are tried than
+ * needed, none fewer. */
+static int span_readable(const int *fd, const gc_span *s, uintptr_t *last)
 {
-	uintptr_t a = (uintptr_t)p;
-	if (!p || !n || a + n - 1 < a)
-		return 0;
-	/* pages are at least 4 KiB: the first byte, then the start of each later page */
 	const uintptr_t page = 4096;
-	uintptr_t at = a & ~(page - 1), end = (a + n - 1) & ~(page - 1);
-	int saved = errno, fd[2];
-	int piped = sys(SYS_pipe2, (long)fd, O_CLOEXEC, 0) == 0;
-	int ok = (piped || errno == EMFILE || errno == ENFILE) && byte_readable(piped ? fd : NULL, a);
-	while (ok && at != end) {
-		at += page;
-		ok = byte_readable(piped ? fd : NULL, at);
+	uintptr_t a = (uintptr_t)s->p;
+	if (!s->p || !s->n || a + s->n - 1 < a)
+		return 0;
+	uintptr_t at = a & ~(page - 1), end = (a + s->n - 1) & ~(page - 1);
+	for (;; at += page) {
+		if (at != *last && !byte_readable(fd, at))
+			return 0;
+		*last = at;
+		if (at == end)
+			return 1;
 	}
+}
+
+int gc_safe_readable(const gc_span *spans, size_t count)
+{
+	int saved = errno, fd[2];
+	int piped = sys(SYS_pipe2, (long)fd, O_CLOEXEC | O_NONBLOCK, 0) == 0;
+	int ok = count && (piped || errno == EMFILE || errno == ENFILE);
+	uintptr_t last = 1;
+	for (size_t i = 0; ok && i < count; i++)
+		ok = span_readable(piped ? fd : NULL, &spans[i], &last);
 	if (piped) {
 		sys(SYS_close, fd[0], 0, 0);
 		sys(SYS_close, fd[1], 0, 0);

@@ -304,11 +304,10 @@ static const void *copy_host(const gc_use *u)
 	return u->what == GC_USE_COPY && !u->synchronous && !u->n_copies ? u->host : NULL;
 }
 
-/* Whether a batch's dead memory was told before its call (gc_hub_batch_before): a hit after
- * it is that one's, or one more of the same call (one record a call). */
-static int told_before(const gc_use *u)
+/* The batch's dead memory told before its call (gc_hub_batch_before), or NULL. */
+static const gc_copy_attrs *told_before(const gc_use *u)
 {
-	return is_batch(u) && u->copy_attrs && u->copy_attrs->told;
+	return is_batch(u) && u->copy_attrs && u->copy_attrs->told ? u->copy_attrs : NULL;
 }
 
 /* A 3D batch's copies (cuMemcpy3DBatchAsync), or NULL. */
@@ -577,18 +576,19 @@ static int batch_readable(const gc_use *u, size_t n)
 	const size_t op = ops ? sizeof(CUDA_MEMCPY3D_BATCH_OP) : sizeof(CUdeviceptr);
 	if (n > SIZE_MAX / op)
 		return 0;
-	return ops ? gc_safe_readable(ops, n * op)
-	           : gc_safe_readable(u->dsts, n * op) && gc_safe_readable(u->srcs, n * op);
+	gc_span spans[2] = {{ops ? ops : u->dsts, n * op}, {u->srcs, n * op}};
+	return gc_safe_readable(spans, ops ? 1 : 2);
 }
 
-int gc_hub_batch_before(const gc_use *u)
+int gc_hub_batch_before(const gc_use *u, uint64_t *word)
 {
 	struct gc_dead_ranges *d = __atomic_load_n(&gc_hub_dead, __ATOMIC_RELAXED);
 	size_t n = u->n_copies, m, k = 0;
-	/* a captured batch reads nothing now */
+	/* a captured batch is taken to read nothing now (its memory nodes' sources are checked
+	 * at the graph's launches); not measured */
 	if (gc_hub_index_empty(d) || !n || gc_hub_capture_of(u->stream, u->per_thread) ||
 	    !batch_readable(u, n))
-		return 0;
+		return -1;
 	uint64_t w[WORDS_BATCH];
 	uint16_t param[WORDS_BATCH];
 	gc_dead_range hit;
@@ -601,10 +601,11 @@ int gc_hub_batch_before(const gc_use *u)
 		long at = gc_dead_ranges_check_words(d, w, m, &hit);
 		if (at >= 0) {
 			report_use_flags(u, NULL, w[at], param[at], GC_USE_BEFORE_CALL);
-			return 1;
+			*word = w[at];
+			return param[at];
 		}
 	}
-	return 0;
+	return -1;
 }
 
 /* ---- stream memory operations ----------------------------------------------------- */
@@ -744,14 +745,23 @@ void gc_hub_use(const gc_use *u)
 	} else if (u->what == GC_USE_MEMOP) {
 		arg = memop_use(u, &c, w, param, &word);
 	} else if (is_batch(u)) {
+		/* Dead memory told before the call is not told again (one record a call): its words
+		 * checked against no dead memory, so that the others' order is still judged. A
+		 * refused batch is not read: the told word again, with the call's result (the
+		 * ledger takes it for the record already made, and the refusal as explained). */
+		const gc_copy_attrs *told = told_before(u);
+		if (told)
+			c.dead = &no_dead;
 		arg = batch_use(u, &c, w, param, &word);
+		if (told && u->result != CUDA_SUCCESS)
+			word = told->told, arg = told->told_arg;
 	} else {  /* a copy or a set */
 		w[GC_USE_DST] = u->dst;
 		w[GC_USE_SRC] = u->src;
 		arg = check_words(u, NULL, &c, w, NULL, u->what == GC_USE_COPY ? 2 : 1, &word);
 	}
 	order_steps(u, staged);
-	if (u->result == CUDA_SUCCESS && (arg < 0 || told_before(u)))
+	if (arg < 0 && u->result == CUDA_SUCCESS)
 		return;
 	report_use(u, k, word, arg);
 }

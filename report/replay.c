@@ -103,7 +103,8 @@ static void emit(FILE *out, int json, const gc_event *ev, const gc_verdict *v, u
 		ev = &v->held;
 	gc_record r = {.call = ev->call, .result = ev->result, .ptr = ev->ptr, .size = ev->size,
 	               .stream = ev->stream, .graph = ev->graph, .exec = ev->exec,
-	               .capture_id = ev->capture_id, .pid = pid, .tid = ev->tid, .seq = seq};
+	               .capture_id = ev->capture_id, .pid = pid, .tid = ev->tid, .seq = seq,
+	               .before_call = gc_event_before_call(ev)};
 	size_t n = json ? gc_log_format_json(buf, sizeof(buf), &r, v)
 	                : gc_log_format_text(buf, sizeof(buf), &r, v);
 	fwrite(buf, 1, n, out);

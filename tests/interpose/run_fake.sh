@@ -191,13 +191,17 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way batch-copies-clean" "$none" $prog batch-copies-clean $extra
 	for bg in batch-gather batch3d-gather; do
 		# a batch reading a freed slice: told before the call, once (the check after the call
-		# finds it again and is quiet: one event in the trace)
-		check "$way $bg" "1 use-after-free" $prog $bg $extra
-		n=$(grep -c '"kind":"use","call":"cuMemcpy\(3D\)\?BatchAsync' "$tf")
-		[ "$n" = 1 ] && grep -q '"before_call":true' "$tmp/gc.json" &&
-			grep -q '^==graphcheck== error: use-after-free in cuMemcpy\(3D\)\?BatchAsync.* (before the call returned)$' "$tmp/gc.txt" &&
-			ok "$way $bg: one use event, before the call" ||
-			bad "$way $bg: $n use events of the batch, or the record not marked before the call"
+		# finds it again and is quiet: one use event), then the same refused: told before it,
+		# and its refusal (the told word again, with its result) explained by that record
+		check "$way $bg" "2 use-after-free" $prog $bg $extra
+		n=$(grep -c '"kind":"use","call":"cuMemcpy\(3D\)\?BatchAsync.*"result":0,.*"flags":2,' "$tf")
+		[ "$n" = 2 ] && [ "$(grep -c '"before_call":true' "$tmp/gc.json")" = 2 ] &&
+			[ "$(grep -c '^==graphcheck== error: use-after-free in cuMemcpy\(3D\)\?BatchAsync.* (before the call returned)$' "$tmp/gc.txt")" = 2 ] &&
+			ok "$way $bg: one use event a batch before the call, the records marked so" ||
+			bad "$way $bg: $n use events before the calls, or a record not marked before the call"
+		replayed=$("$BUILD/graphcheck-report" --replay "$tf" 2>&1 | grep -c '(before the call returned)')
+		[ "$replayed" = 2 ] && ok "$way $bg: the replayed records are marked before the call too" ||
+			bad "$way $bg: replayed, $replayed records marked before the call"
 		check "$way $bg-clean" "$none" $prog $bg-clean $extra
 		# ... where the driver dies of SIGSEGV in the call (the H100's did): the record is there,
 		# and the summary says how the program ended. Not under TSan, whose runtime takes SIGSEGV

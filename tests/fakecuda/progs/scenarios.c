@@ -2317,8 +2317,10 @@ static int batch_copies(bool clean)
  * Four slices and the buffer they are packed into, allocated on non-blocking S; the last slice
  * freed on S before the batch on S that packs them: use-after-free, copy 3's source. On the
  * H100 the driver died of SIGSEGV inside that call (FAKECUDA_BATCH_FAULT=1 makes the stand-in
- * do the same), so graphcheck must tell it before the call. Clean: the slice freed after the
- * batch: no record. three_d: the same copies as a cuMemcpy3DBatchAsync of pointers. */
+ * do the same), so graphcheck must tell it before the call. Then the same batch again,
+ * refused (no sizes; a 3D copy of no extent): its use-after-free told before the call too,
+ * and the refusal no api-error of its own. Clean: the slice freed after the batch: no record.
+ * three_d: the same copies as a cuMemcpy3DBatchAsync of pointers. */
 static int batch_gather(bool clean, bool three_d)
 {
     enum { LAYERS = 4, BYTES = 256 };
@@ -2354,6 +2356,12 @@ static int batch_gather(bool clean, bool three_d)
         CK(cuMemcpy3DBatchAsync, (LAYERS, ops, 0, s));
     else
         CK(cuMemcpyBatchAsync, (dsts, srcs, sizes, LAYERS, &attr, &attr_idx, 1, s));
+    if (!clean && three_d) {
+        ops[0].extent.width = 0;
+        CK(cuMemcpy3DBatchAsync, (LAYERS, ops, 0, s));
+    } else if (!clean) {
+        CK(cuMemcpyBatchAsync, (dsts, srcs, NULL, LAYERS, &attr, &attr_idx, 1, s));
+    }
     if (clean)
         CK(cuMemFreeAsync, (slice[LAYERS - 1], s));
     for (int l = 0; l < LAYERS - 1; l++)
