@@ -584,8 +584,8 @@ int gc_hub_batch_before(const gc_use *u, uint64_t *word)
 {
 	struct gc_dead_ranges *d = __atomic_load_n(&gc_hub_dead, __ATOMIC_RELAXED);
 	size_t n = u->n_copies, m, k = 0;
-	/* a captured batch is taken to read nothing now (its memory nodes' sources are checked
-	 * at the graph's launches); not measured */
+	/* a captured batch reads nothing now: the driver refuses it (900, the capture kept: the
+	 * H100, tests/gpu/logs/run60-2026-12-08/; a 3D batch not measured) */
 	if (gc_hub_index_empty(d) || !n || gc_hub_capture_of(u->stream, u->per_thread) ||
 	    !batch_readable(u, n))
 		return -1;

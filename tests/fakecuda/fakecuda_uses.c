@@ -634,12 +634,27 @@ static void batch_fault(CUdeviceptr src)
         raise(SIGSEGV);
 }
 
+/* Whether st is capturing: a batch is then refused with 900 and the capture goes on without
+ * it (the H100, tests/gpu/logs/run60-2026-12-08/: batch_capture_probe; cuMemcpyBatchAsync's,
+ * the 3D batch not measured). */
+static bool batch_captured(CUstream st, bool ptsz)
+{
+    fc_lock();
+    CUstream s;
+    bool yes = fc_stream_get(st, ptsz, &s) == CUDA_SUCCESS && s->cap &&
+               s->cap->status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    fc_unlock();
+    return yes;
+}
+
 /* A batch: each copy touched in order; the first refused ends it (its index in *fail). */
 static CUresult copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
                            size_t *fail, CUstream st, bool ptsz)
 {
     if (!dsts || !srcs || !sizes || !count)
         return CUDA_ERROR_INVALID_VALUE;
+    if (batch_captured(st, ptsz))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     for (size_t i = 0; i < count; i++)
         batch_fault(srcs[i]);
     for (size_t i = 0; i < count; i++) {

@@ -8,8 +8,10 @@
  *    that stream, and during a capture of the thread's per-thread stream (stream 0), each
  *    _ptsz spelling on stream 0, touches the same memory: a captured use is the graph's
  *    launch's to judge, so none may give a record (a wrapper that asks about the wrong
- *    stream, such as the legacy one for a _ptsz spelling, finds no capture and reports).
- * The stand-in answers 0 to every call (the pool keeps freed memory mapped). The list comes
+ *    stream, such as the legacy one for a _ptsz spelling, finds no capture and reports);
+ *    but cuMemcpyBatchAsync's, refused during a capture with the capture kept (900, as on
+ *    the H100): one capture-dropped-call each.
+ * The stand-in answers 0 to every other call (the pool keeps freed memory mapped). The list comes
  * from hooks.def itself, so a spelling added there is called here, and one the stand-in
  * does not export fails the link. Built with -D__CUDA_API_VERSION_INTERNAL: cuda.h declares
  * every spelling under its own name.
