@@ -509,11 +509,18 @@ static int write_verdict(gc_scratch *sc, const gc_record *r, const gc_verdict *v
  * from a fatal signal's handler (the ledger's side is lock-free). */
 static void write_held(int in_signal)
 {
-	gc_verdict v;
+	/* Not on the stack: a fatal signal's handler may run on a small alternate stack. One
+	 * writer at a time (exit and a signal, or two signals): another finds it busy, and
+	 * what is held is that writer's to write. */
+	static gc_verdict v;
+	static int busy;
+	if (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
+		return;
 	int errors = 0;
 	gc_scratch *sc = in_signal ? NULL : gc_scratch_get();
 	while (ledger && gc_ledger_take_held(ledger, &v))
 		errors += write_verdict(sc, NULL, &v);
+	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
 	if (errors)
 		gc_runstatus_error();
 	if (!in_signal && opts.verbose && gc_ledger_retried(ledger))

@@ -176,7 +176,9 @@ typedef struct gc_leak_group {
 	int in_graph;
 } gc_leak_group;
 
-#define GC_MESSAGE_MAX 640
+/* A verdict's message, its fix included: the longest (a read during the call's unordered-use
+ * with a long kernel name and two streams) about 900 bytes; a longer one ends "[...]". */
+#define GC_MESSAGE_MAX 1024
 typedef struct gc_verdict {
 	gc_rule rule;
 	char message[GC_MESSAGE_MAX];

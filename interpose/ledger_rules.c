@@ -41,7 +41,8 @@ static gc_verdict *vverdict(out *o, gc_rule rule, const struct alloc *a, const c
 	gc_verdict *v = &o->v[o->n++];
 	memset(v, 0, offsetof(gc_verdict, leaks));
 	v->rule = rule;
-	vsnprintf(v->message, sizeof(v->message), fmt, ap);
+	if (vsnprintf(v->message, sizeof(v->message), fmt, ap) >= (int)sizeof(v->message))
+		memcpy(v->message + sizeof(v->message) - 6, "[...]", 6);  /* cut: said so */
 	if (a)
 		describe(&v->alloc, a);
 	return v;

@@ -150,6 +150,34 @@ static void use_and_free_unordered(void **state)
 	has(f, "stream 0xc0 is not ordered after that allocation");
 }
 
+/* The longest messages keep their fix whole: a batch's source read during the call, and a
+ * kernel with a long (mangled) name, on streams with long handles. */
+static void long_messages_whole(void **state)
+{
+	fx *f = *state;
+	const uint64_t s1 = 0x55c607f40060ull, s2 = 0x55c607f41170ull;
+	streams(f);
+	apply(f, create(s1, GC_STREAM_NON_BLOCKING));
+	apply(f, create(s2, GC_STREAM_NON_BLOCKING));
+	apply(f, alloc_of(P, 8192, s1));
+	apply(f, (gc_event){.kind = GC_EV_USE, .call = "cuMemcpyBatchAsync_v2_ptsz", .ptr = P + 4096,
+	                    .stream = s2, .use = GC_USE_COPY, .arg = GC_USE_BATCH + 2 * 12345 + 1,
+	                    .site = 60, .flags = GC_USE_DURING_CALL});
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+	has(f, "read during the call");
+	has(f, "behind a wait for that event.");
+	char name[180];
+	memset(name, 'x', sizeof(name) - 1);
+	memcpy(name, "_ZN3cub", 7);
+	name[sizeof(name) - 1] = 0;
+	apply(f, alloc_of(Q, 8192, s1));
+	apply(f, (gc_event){.kind = GC_EV_USE, .call = "cuLaunchKernel_ptsz", .ptr = Q + 4096,
+	                    .stream = s2, .use = GC_USE_KERNEL, .arg = 17, .func_name = name,
+	                    .site = 61});
+	expect(f, 1, GC_RULE_UNORDERED_USE);
+	has(f, "wait for it (cuStreamWaitEvent) before this call.");
+}
+
 static void ordered_by_events(void **state)
 {
 	fx *f = *state;
@@ -1556,6 +1584,7 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(use_and_free_unordered),
+		T(long_messages_whole),
 		T(ordered_by_events),
 		T(ordered_by_the_direct_path),
 		T(direct_path_declines),
