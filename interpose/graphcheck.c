@@ -766,8 +766,9 @@ static void check_distinct_outputs(void)
 			landing(eb, lb, sizeof(lb));
 			if (!strcmp(la, lb) || (has_a && has_b && sa.st_dev == sb.st_dev &&
 			                        sa.st_ino == sb.st_ino))
-				die("%s '%s' and %s '%s' are one file: give each its own", outputs[a].option,
-				    va, outputs[b].option, vb);
+				die("%s (%s) '%s' and %s (%s) '%s' are one file: give each its own",
+				    outputs[a].option, outputs[a].var, va, outputs[b].option,
+				    outputs[b].var, vb);  /* either way of setting it named */
 		}
 }
 

@@ -218,6 +218,10 @@ gc_supp_set *gc_supp_load(const char *path, void (*warn)(const char *, void *), 
 		return NULL;
 	}
 	text[got] = 0;
+	const char *nul = memchr(text, 0, got);
+	if (nul)  /* the parse ends there: said, not silent (a UTF-16 file is one) */
+		warnf(warn, arg, "%s: a NUL byte at byte %zu, which a text file has not (UTF-16?): "
+		      "nothing after it is read", path, (size_t)(nul - text));
 	gc_supp_set *s = gc_supp_parse(text, path, warn, arg);
 	free(text);
 	if (!s)

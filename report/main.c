@@ -140,29 +140,35 @@ static int replay(const rp_options *o)
 		return RP_EXIT_USAGE;
 	}
 	int rc = RP_EXIT_OK;
-	unsigned long errors = 0, warnings = 0, events = 0;
+	unsigned long errors = 0, warnings = 0, events = 0, unreadable = 0, bad = 0;
 	for (int i = 0; i < o->n_inputs; i++) {
 		const char *name = o->inputs[i];
 		FILE *in = strcmp(name, "-") ? fopen(name, "r") : stdin;
 		if (!in) {
 			fprintf(stderr, "graphcheck-report: %s: cannot open: %s\n", name, strerror(errno));
 			rc = RP_EXIT_USAGE;
+			unreadable++;
 			continue;
 		}
 		gc_replay_result res;
 		if (gc_replay(in, name, out, json, stderr, &res) != 0)
-			rc = RP_EXIT_USAGE;
+			rc = RP_EXIT_USAGE, unreadable++;
 		else if (res.bad_lines && rc != RP_EXIT_USAGE)
 			rc = RP_EXIT_MALFORMED;
+		bad += res.bad_lines;
 		errors += res.errors;
 		warnings += res.warnings;
 		events += res.events;
 		if (in != stdin)
 			fclose(in);
 	}
-	if (!json)
+	if (!json && rc == RP_EXIT_OK)
 		fprintf(out, "graphcheck-report: replayed %lu events: %lu errors, %lu warnings\n",
 		        events, errors, warnings);
+	else if (!json)  /* as the report's totals: never read as a pass alone */
+		fprintf(out, "graphcheck-report: replayed %lu events: %lu errors, %lu warnings; not a "
+		        "clean pass: %lu traces unreadable, %lu malformed lines\n",
+		        events, errors, warnings, unreadable, bad);
 	/* A full disk or /dev/full: said, and a failure, never a silent 0. */
 	int werr = ferror(out) | (fflush(out) != 0);
 	if ((out != stdout && fclose(out) != 0) || werr) {

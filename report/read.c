@@ -239,12 +239,15 @@ int rp_read_stream(rp_reader *rd, FILE *f, const char *name)
 			continue;
 		/* Another of graphcheck's files: one message, not one a line. */
 		rp_file_kind kind = content ? RP_FILE_OTHER : rp_first_line_kind(lb.buf, lb.len);
-		if (kind == RP_FILE_TEXT_LOG || kind == RP_FILE_TRACE) {
+		if (kind == RP_FILE_TEXT_LOG || kind == RP_FILE_TRACE || kind == RP_FILE_DOCUMENT) {
 			content = true;
 			rd->malformed++;
 			if (kind == RP_FILE_TEXT_LOG)
 				diag(&fs, "this is graphcheck's text log (--log-file); graphcheck-report reads "
 				          "its JSON log (--json-file); the rest of the file is skipped");
+			else if (kind == RP_FILE_DOCUMENT)
+				diag(&fs, "this is %s, not a --json-file log (JSON lines); the rest of the "
+				          "file is skipped", RP_DOCUMENT_WHAT);
 			else
 				diag(&fs, "this is a --trace-file trace, not a --json-file log: read it with "
 				          "graphcheck-report --replay; the rest of the file is skipped");

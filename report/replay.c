@@ -146,6 +146,7 @@ static int not_a_trace(FILE *err, const char *name, const char *buf, size_t len)
 	rp_file_kind kind = rp_first_line_kind(buf, len);
 	const char *what = kind == RP_FILE_TEXT_LOG   ? "graphcheck's text log (--log-file)"
 	                   : kind == RP_FILE_JSON_LOG ? "a --json-file log (read it without --replay)"
+	                   : kind == RP_FILE_DOCUMENT ? RP_DOCUMENT_WHAT
 	                                              : NULL;
 	if (what)
 		fprintf(err, "graphcheck-report: %s:1: this is %s, not a --trace-file trace; the rest "

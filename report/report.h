@@ -33,8 +33,13 @@ bool rp_read_line(FILE *f, rp_line *lb);
 /* What a file's first line says the file is: graphcheck's text log, its JSON log (a start
  * line: graphcheck writes one first), a trace (its header, written first); else other. */
 typedef enum rp_file_kind {
-	RP_FILE_OTHER, RP_FILE_TEXT_LOG, RP_FILE_JSON_LOG, RP_FILE_TRACE
+	RP_FILE_OTHER, RP_FILE_TEXT_LOG, RP_FILE_JSON_LOG, RP_FILE_TRACE,
+	RP_FILE_DOCUMENT  /* a whole JSON or XML document: a report's own output, say */
 } rp_file_kind;
+/* What graphcheck-report says of a RP_FILE_DOCUMENT. */
+#define RP_DOCUMENT_WHAT                                                                   \
+	"a JSON or XML document (graphcheck-report's own --format=json, sarif or junit output?)"
+
 rp_file_kind rp_first_line_kind(const char *buf, size_t len);
 
 /* ---- records (parse.c) ---------------------------------------------------------------- */

@@ -154,5 +154,10 @@ rp_file_kind rp_first_line_kind(const char *buf, size_t len)
 		return RP_FILE_JSON_LOG;
 	if (starts_with(buf, len, "{\"type\":\"trace\","))
 		return RP_FILE_TRACE;
+	/* a JSON-lines line is a whole object: "{" alone opens a document spread over lines */
+	while (len && (buf[len - 1] == '\r' || buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+		len--;
+	if ((len == 1 && (buf[0] == '{' || buf[0] == '[')) || starts_with(buf, len, "<?xml"))
+		return RP_FILE_DOCUMENT;
 	return RP_FILE_OTHER;
 }

@@ -310,6 +310,27 @@ static void load_refuses_what_is_not_a_file(void **state)
 	gc_supp_free(s);
 }
 
+/* A NUL byte ends what is read, said with where (not silent): a UTF-16 file has them. */
+static void load_says_where_a_nul_ends_it(void **state)
+{
+	(void)state;
+	char file[] = "/tmp/gc-supp-XXXXXX";
+	int fd = mkstemp(file);
+	assert_true(fd >= 0);
+	const char t[] = "# c \0 x\n{\n f\n graphcheck:api-error\n}\n";
+	assert_int_equal(write(fd, t, sizeof t - 1), (ssize_t)(sizeof t - 1));
+	close(fd);
+	warnings[0] = 0;
+	n_warnings = 0;
+	gc_supp_set *s = gc_supp_load(file, collect, NULL);
+	unlink(file);
+	assert_non_null(s);
+	assert_int_equal(gc_supp_count(s), 0);
+	assert_int_equal(n_warnings, 1);
+	assert_non_null(strstr(warnings, ": a NUL byte at byte 4, which a text file has not"));
+	gc_supp_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +345,7 @@ int main(void)
 		cmocka_unit_test(generated_python_entry_names_script_lines),
 		cmocka_unit_test(many_ellipses_stay_fast),
 		cmocka_unit_test(load_refuses_what_is_not_a_file),
+		cmocka_unit_test(load_says_where_a_nul_ends_it),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -444,6 +444,11 @@ gate "graphcheck inside graphcheck, the inner run without a CUDA call" 0 "$GC" -
 rm -f "$tmp/one.log" "$tmp/two.log" "$tmp/two.json"
 gate "--log-file and --json-file at one path: refused" 2 sh -c 'cd "$1" && exec "$2" --log-file=one.log --json-file="$1/one.log" -- true' sh "$tmp" "$GC"
 grep -q "are one file" "$tmp/err" && ok "refused with the reason" || bad "one file for two outputs: no reason given: $(head -c 200 "$tmp/err")"
+# set through the environment instead: the refusal names the variables too
+gate "GRAPHCHECK_LOG_FILE and GRAPHCHECK_JSON_FILE at one path: refused" 2 env \
+	GRAPHCHECK_LOG_FILE="$tmp/one.log" GRAPHCHECK_JSON_FILE="$tmp/one.log" "$GC" -- true
+grep -q "(GRAPHCHECK_LOG_FILE) '$tmp/one.log' and --json-file (GRAPHCHECK_JSON_FILE)" "$tmp/err" &&
+	ok "the refusal names the variables set" || bad "one file through the environment: $(head -c 200 "$tmp/err")"
 mkdir -p "$tmp/sub"
 gate "--log-file and --json-file at one new file spelled two ways (./, ..): refused" 2 \
 	"$GC" --log-file="$tmp/one.log" --json-file="$tmp/sub/.././one.log" -- true

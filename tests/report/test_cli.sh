@@ -122,6 +122,16 @@ expect 3 "an empty file with --replay" "$R" --replay "$tmp/empty.trace"
 expect 3 "a trace line past the limit" "$R" --replay "$tmp/long.trace"
 has "$tmp/err" "long.trace:1: line longer than 4194304 bytes, skipped" "a trace line past the limit: the message"
 has "$tmp/out" "replayed 5 events: 1 errors" "a trace line past the limit: the rest replayed"
+has "$tmp/out" "; not a clean pass: 0 traces unreadable, 1 malformed lines" \
+	"a trace line past the limit: the totals are no clean pass"
+# The report's own output given back to it: one message naming what it is, status 3.
+for f in sarif junit json; do
+	"$R" --format=$f tests/report/seed_pipeline.jsonl > "$tmp/own.$f" 2>/dev/null
+	expect 3 "its own --format=$f output" "$R" "$tmp/own.$f"
+	has "$tmp/err" "own.$f:1: this is a JSON or XML document (graphcheck-report's own --format=json, sarif or junit output?)" \
+		"its own --format=$f output: the message"
+	[ "$(grep -c "$tmp/own.$f" "$tmp/err")" = 1 ] && ok || bad "its own --format=$f output: $(grep -c . "$tmp/err") messages"
+done
 expect 2 "a missing trace" "$R" --replay "$tmp/no-such.trace"
 has "$tmp/err" "no-such.trace: cannot open: No such file or directory" "a missing trace: the reason"
 # A record as long as the writer makes one (a 64-frame stack of 4 KiB names: 2 MB and more
