@@ -131,9 +131,11 @@ static int set(gc_options *o, const opt *d, const char *value)
 			*(int *)field = GC_LEAK_FULL;
 		else if (d->max == GC_LEAK_FULL && !strcasecmp(value, "summary"))
 			*(int *)field = 1;
-		else if (!strcmp(value, "1") || !strcasecmp(value, "yes") || !strcasecmp(value, "true"))
+		else if (!strcmp(value, "1") || !strcasecmp(value, "yes") ||
+		         !strcasecmp(value, "true") || !strcasecmp(value, "on"))
 			*(int *)field = 1;
-		else if (!strcmp(value, "0") || !strcasecmp(value, "no") || !strcasecmp(value, "false"))
+		else if (!strcmp(value, "0") || !strcasecmp(value, "no") ||
+		         !strcasecmp(value, "false") || !strcasecmp(value, "off"))
 			*(int *)field = 0;
 		else
 			return -1;
@@ -155,8 +157,9 @@ static const char *why(const opt *d, char *buf, size_t n)
 	case T_PATH: return "is too long";
 	case T_INT: snprintf(buf, n, "is not a whole number in %ld..%ld", d->min, d->max); return buf;
 	case T_BOOL:
-		return d->max == GC_LEAK_FULL ? "is not no, summary, yes or full (or 0/1, true/false)"
-		                           : "is not 0/1, yes/no or true/false";
+		return d->max == GC_LEAK_FULL
+		           ? "is not no, summary, yes or full (or 0/1, true/false, on/off)"
+		           : "is not 0/1, yes/no, true/false or on/off";
 	case T_ENUM: {
 		size_t at = (size_t)snprintf(buf, n, "is not one of");
 		for (int i = 0; d->values[i] && at < n; i++)

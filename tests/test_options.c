@@ -78,7 +78,8 @@ static void good_values(void **state)
 		"GRAPHCHECK_LOG_FILE", "/tmp/gc-%p.log", "GRAPHCHECK_BACKTRACE_DEPTH", "0",
 		"GRAPHCHECK_ON_ERROR", "ABORT", "GRAPHCHECK_LEAK_CHECK", "no",
 		"GRAPHCHECK_HISTORY", "100000000", "GRAPHCHECK_VERBOSE", "true",
-		"GRAPHCHECK_PYTHON_FRAMES", "Off", NULL};
+		"GRAPHCHECK_PYTHON_FRAMES", "Off", "GRAPHCHECK_GRAPH_MEMORY", "OFF",
+		"GRAPHCHECK_SIGNAL_SUMMARY", "on", NULL};
 	gc_options o;
 	char w[4096];
 	assert_int_equal(load(&o, pairs, w, sizeof(w)), 0);
@@ -89,6 +90,8 @@ static void good_values(void **state)
 	assert_int_equal(o.history, 100000000);
 	assert_int_equal(o.verbose, 1);
 	assert_int_equal(o.python_frames, GC_PY_OFF);
+	assert_int_equal(o.graph_memory, 0);  /* on/off as the other booleans' words */
+	assert_int_equal(o.signal_summary, 1);
 }
 
 /* GRAPHCHECK_LEAK_CHECK takes full (every site) besides the booleans; no other boolean does. */
@@ -102,7 +105,7 @@ static void leak_check_full(void **state)
 	assert_int_equal(load(&o, pairs, w, sizeof(w)), 1);
 	assert_int_equal(o.leak_check, GC_LEAK_FULL);
 	assert_int_equal(o.graph_memory, 1);  /* its default */
-	assert_non_null(strstr(w, "GRAPHCHECK_GRAPH_MEMORY='full' is not 0/1, yes/no or true/false"));
+	assert_non_null(strstr(w, "GRAPHCHECK_GRAPH_MEMORY='full' is not 0/1, yes/no, true/false or on/off"));
 }
 
 /* ... and the launcher's --leak-check words as the launcher means them (it says yes is full;
