@@ -652,14 +652,20 @@ void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev)
 		    gc_store_call_name(a), sa, sa, gc_store_call_name(a));
 		return;
 	}
+	/* on a default stream: often a stream argument left out (<<<g, b>>>, stream 0) */
+	int dflt = key == GC_STREAM_LEGACY_KEY || (key & 7) == GC_STREAM_PER_THREAD_TAG;
+	char meant[160] = "";
+	if (dflt)
+		snprintf(meant, sizeof(meant), " If this work was meant for %s, pass that stream to "
+		         "the call.", sa);
 	gc_verdict_on(o, GC_RULE_UNORDERED_USE, a, "%s on %s passes 0x%llx to %s, byte %llu into allocation #%u (%llu bytes) made by "
 	    "%s on %s; %s is not ordered after that allocation (no event recorded on it after the "
 	    "allocation and waited for here, no synchronization), so this may run before the memory "
 	    "is allocated or after the pool gave it to another allocation. Record an event on %s "
-	    "after %s and make %s wait for it (cuStreamWaitEvent) before this call.",
+	    "after %s and make %s wait for it (cuStreamWaitEvent) before this call.%s",
 	    ev->call, sb, (unsigned long long)ev->ptr, use_words(ev->use, ev->arg, ev->func_name, ev->node, ub, sizeof(ub)),
 	    (unsigned long long)(ev->ptr - hit.lo), a->seq, (unsigned long long)a->size,
-	    gc_store_call_name(a), sa, sb, sa, gc_store_call_name(a), sb);
+	    gc_store_call_name(a), sa, sb, sa, gc_store_call_name(a), sb, meant);
 }
 
 void gc_order_free_op(gc_ledger *l, uint64_t key)
@@ -719,13 +725,21 @@ void gc_check_order_free(gc_ledger *l, out *o, const gc_event *ev, const struct 
 	/* one on its own stream is the first of its stream's time (uses.c): the others since
 	 * are ordered as it is, so the event goes after the last of them */
 	int own = late.key == akey;
+	/* a synchronous copy the host was not ordered after: one from pageable memory (uses.c's
+	 * staged_copy), which a user takes for finished when it returns */
+	const char *staged = !strncmp(late.call, "cuMemcpyHtoD", 12) ||
+	                             !strcmp(late.call, "cuMemcpy") || !strcmp(late.call, "cuMemcpy_ptds")
+	                         ? " (A synchronous copy from pageable memory returns once its "
+	                           "source is staged; the copy into the device may still run: "
+	                           "CUDA's API sync behavior.)"
+	                         : "";
 	gc_verdict *v = gc_verdict_on(o, GC_RULE_UNORDERED_FREE, a, "%s on %s frees allocation #%u (%llu bytes at 0x%llx) made by %s on %s, but its "
 	    "%s on %s, by %s in %s, is not ordered before the free: the pool may give the "
-	    "memory to another allocation while that work still runs. Record an event on %s after "
+	    "memory to another allocation while that work still runs.%s Record an event on %s after "
 	    "%s and make %s wait for it (cuStreamWaitEvent) before the free.",
 	    ev->call, sb, a->seq, (unsigned long long)a->size, (unsigned long long)a->h.key,
 	    gc_store_call_name(a), sa, own ? "use" : "last use", su, late.call,
-	    use_words(late.use, late.arg, late.func_name, late.node, ub, sizeof(ub)), su,
+	    use_words(late.use, late.arg, late.func_name, late.node, ub, sizeof(ub)), staged, su,
 	    own ? "its last use there" : "that use", sb);
 	v->alloc.use_site = late.site;
 }

@@ -136,6 +136,10 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	check "$way unordered" "$unordered" $prog unordered $extra
 	check "$way unordered-clean" "$none" $prog unordered-clean $extra
 	check "$way forgot-stream" "$forgot_stream" $prog forgot-stream $extra
+	# a use on a default stream: the advice names the stream argument that may be missing
+	grep -q 'default stream.*If this work was meant for stream 0x[0-9a-f]*, pass that stream to the call\.$' "$tmp/gc.txt" &&
+		ok "$way forgot-stream: the advice says the stream may be missing" ||
+		bad "$way forgot-stream: no hint of a missing stream argument"
 	check "$way forgot-stream-clean" "$none" $prog forgot-stream-clean $extra
 	check "$way copies" "$none" $prog copies $extra
 	check "$way memops" "$memops" $prog memops $extra
@@ -223,6 +227,9 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 		fi
 	done
 	check "$way staged-copy" "2 unordered-free" $prog staged-copy $extra
+	[ "$(grep -c 'synchronous copy from pageable memory returns once its source is staged' "$tmp/gc.txt")" = 2 ] &&
+		ok "$way staged-copy: each record says why a synchronous copy was still running" ||
+		bad "$way staged-copy: a record without the staging's why"
 	check "$way staged-copy-clean" "$none" $prog staged-copy-clean $extra
 	# a refused memory-type question is no pageable source there: else pinned memory's
 	# copy would lose its order (exported, not through env(1): under TSan the object loads
