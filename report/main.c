@@ -109,6 +109,8 @@ static int parse_options(int argc, char **argv, rp_options *o)
 			replay_mode = 1;
 			break;
 		case OPT_SUPPRESSIONS:
+			if (!*optarg)
+				return usage_error("--suppressions takes a file name", NULL);
 			o->suppressions = optarg;
 			break;
 		case 'h':

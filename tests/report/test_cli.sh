@@ -124,6 +124,8 @@ has "$tmp/err" "long.trace:1: line longer than 4194304 bytes, skipped" "a trace 
 has "$tmp/out" "replayed 5 events: 1 errors" "a trace line past the limit: the rest replayed"
 has "$tmp/out" "; not a clean pass: 0 traces unreadable, 1 malformed lines" \
 	"a trace line past the limit: the totals are no clean pass"
+expect 2 "an empty --suppressions" "$R" --suppressions= tests/report/clean.jsonl
+has "$tmp/err" "--suppressions takes a file name" "an empty --suppressions: the message"
 # The report's own output given back to it: one message naming what it is, status 3.
 for f in sarif junit json; do
 	"$R" --format=$f tests/report/seed_pipeline.jsonl > "$tmp/own.$f" 2>/dev/null
