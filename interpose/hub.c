@@ -505,22 +505,42 @@ static int write_verdict(gc_scratch *sc, const gc_record *r, const gc_verdict *v
 	return gc_rule_severity(v->rule) == GC_SEV_ERROR;
 }
 
+/* What is held written through v; the errors among it. */
+static int drain_held(gc_scratch *sc, gc_verdict *v)
+{
+	int errors = 0;
+	while (ledger && gc_ledger_take_held(ledger, v))
+		errors += write_verdict(sc, NULL, v);
+	return errors;
+}
+
+/* The same through a verdict on the stack: a handler that came while another ran. */
+static __attribute__((noinline)) int drain_held_stacked(void)
+{
+	gc_verdict v;
+	return drain_held(NULL, &v);
+}
+
 /* What the ledger still holds is reported when nothing more can settle it: at exit, and
  * from a fatal signal's handler (the ledger's side is lock-free). */
 static void write_held(int in_signal)
 {
-	/* Not on the stack: a fatal signal's handler may run on a small alternate stack. One
-	 * writer at a time (exit and a signal, or two signals): another finds it busy, and
-	 * what is held is that writer's to write. */
-	static gc_verdict v;
-	static int busy;
-	if (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
-		return;
-	int errors = 0;
-	gc_scratch *sc = in_signal ? NULL : gc_scratch_get();
-	while (ledger && gc_ledger_take_held(ledger, &v))
-		errors += write_verdict(sc, NULL, &v);
-	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+	/* Not on the stack where it can be helped: a fatal signal's handler may run on a small
+	 * alternate stack. Exit's, and the first handler's, each its own; a handler that comes
+	 * while another runs (two threads' faults) drains into one on its stack, as all did
+	 * before. Every writer drains what is left (a take is one slot's compare-and-swap), so
+	 * a signal during exit's writing loses nothing. */
+	static gc_verdict at_exit_v, first_signal_v;
+	static int signal_busy;
+	int errors;
+	if (!in_signal) {
+		errors = drain_held(gc_scratch_get(), &at_exit_v);
+	} else if (!__atomic_exchange_n(&signal_busy, 1, __ATOMIC_ACQUIRE)) {
+		errors = drain_held(NULL, &first_signal_v);
+		__atomic_store_n(&signal_busy, 0, __ATOMIC_RELEASE);
+	} else {
+		errors = drain_held_stacked();
+	}
 	if (errors)
 		gc_runstatus_error();
 	if (!in_signal && opts.verbose && gc_ledger_retried(ledger))

@@ -124,6 +124,11 @@ enum {
 	                               * order, not kept as a use of its stream */
 	GC_USE_BEFORE_CALL = 2,       /* GC_EV_USE's: told before the driver's call (a batch's
 	                               * dead memory: the call may fault on it), as a success */
+	GC_USE_STAGED = 4,            /* GC_EV_USE's: a synchronous copy from pageable memory,
+	                               * which returns once its source is staged (uses.c) */
+	GC_USE_ANY_ORDER = 8,         /* with GC_USE_DURING_CALL: a source read in any order
+	                               * (CU_MEMCPY_SRC_ACCESS_ORDER_ANY), which its stream's use
+	                               * keeps apart */
 };
 
 typedef struct gc_event {
@@ -176,8 +181,9 @@ typedef struct gc_leak_group {
 	int in_graph;
 } gc_leak_group;
 
-/* A verdict's message, its fix included: the longest (a read during the call's unordered-use
- * with a long kernel name and two streams) about 900 bytes; a longer one ends "[...]". */
+/* A verdict's message, its fix included: the longest (an unordered-use with two per-thread
+ * stream names, a kernel name cut at its 170 bytes and the stream hint) about 1,020 bytes; a
+ * longer one ends "[...]". */
 #define GC_MESSAGE_MAX 1024
 typedef struct gc_verdict {
 	gc_rule rule;

@@ -24,6 +24,7 @@ struct order_use {
 	const char *func_name;   /* a kernel's (the driver's or the trace's storage, kept) */
 	uint32_t stamp, site;
 	int slot, use, arg;
+	int staged;              /* a synchronous copy from pageable memory (GC_USE_STAGED) */
 };
 
 struct shared {
@@ -601,7 +602,8 @@ static void keep_use(gc_ledger *l, uint64_t base, uint32_t seq, const gc_event *
 	struct order_use *u = &sh->use[i];
 	*u = (struct order_use){.key = key, .stream = ev->stream, .node = ev->node,
 	                        .call = ev->call, .func_name = ev->func_name, .site = ev->site,
-	                        .use = ev->use, .arg = ev->arg};
+	                        .use = ev->use, .arg = ev->arg,
+	                        .staged = (ev->flags & GC_USE_STAGED) != 0};
 	u->slot = gc_streams_stamp(l->streams, key, &u->stamp);
 }
 
@@ -640,22 +642,31 @@ void gc_check_order_use(gc_ledger *l, out *o, const gc_event *ev)
 	stream_name(akey, sa, sizeof(sa));
 	stream_name(key, sb, sizeof(sb));
 	if (during) {
-		gc_verdict_on(o, GC_RULE_UNORDERED_USE, a, "%s on %s passes 0x%llx to %s, read during the call (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL), byte %llu into allocation #%u (%llu bytes) made by "
+		int any = (ev->flags & GC_USE_ANY_ORDER) != 0;
+		gc_verdict_on(o, GC_RULE_UNORDERED_USE, a, "%s on %s passes 0x%llx to %s, read %s, byte %llu into allocation #%u (%llu bytes) made by "
 		    "%s on %s; the host had not waited for that allocation (no synchronization; a stream's "
-		    "wait does not order a read made during the call), so the call may read it before the "
+		    "wait does not order a read made out of stream order), so the call may read it before the "
 		    "memory is allocated or after the pool gave it to another allocation. Synchronize with "
 		    "%s (cuStreamSynchronize, or an event recorded after %s and waited for with "
 		    "cuEventSynchronize) before this call, or read the source in stream order "
 		    "(CU_MEMCPY_SRC_ACCESS_ORDER_STREAM) behind a wait for that event.",
 		    ev->call, sb, (unsigned long long)ev->ptr, use_words(ev->use, ev->arg, ev->func_name, ev->node, ub, sizeof(ub)),
+		    any ? "in any order (CU_MEMCPY_SRC_ACCESS_ORDER_ANY: out of stream order, during the "
+		          "call or after it)"
+		        : "during the call (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL)",
 		    (unsigned long long)(ev->ptr - hit.lo), a->seq, (unsigned long long)a->size,
 		    gc_store_call_name(a), sa, sa, gc_store_call_name(a));
 		return;
 	}
-	/* on a default stream: often a stream argument left out (<<<g, b>>>, stream 0) */
+	/* on a default stream: often a stream argument left out (<<<g, b>>>, stream 0), where the
+	 * call takes one (a launch, an Async spelling) and the allocation's stream is one a handle
+	 * names (not a default stream) */
 	int dflt = key == GC_STREAM_LEGACY_KEY || (key & 7) == GC_STREAM_PER_THREAD_TAG;
+	int named = akey != GC_STREAM_LEGACY_KEY && (akey & 7) != GC_STREAM_PER_THREAD_TAG;
+	int takes = !strncmp(ev->call, "cuLaunch", 8) || strstr(ev->call, "Async") ||
+	            !strncmp(ev->call, "cuStream", 8);  /* cuStreamWriteValue32 ... */
 	char meant[160] = "";
-	if (dflt)
+	if (dflt && named && takes)
 		snprintf(meant, sizeof(meant), " If this work was meant for %s, pass that stream to "
 		         "the call.", sa);
 	gc_verdict_on(o, GC_RULE_UNORDERED_USE, a, "%s on %s passes 0x%llx to %s, byte %llu into allocation #%u (%llu bytes) made by "
@@ -725,14 +736,12 @@ void gc_check_order_free(gc_ledger *l, out *o, const gc_event *ev, const struct 
 	/* one on its own stream is the first of its stream's time (uses.c): the others since
 	 * are ordered as it is, so the event goes after the last of them */
 	int own = late.key == akey;
-	/* a synchronous copy the host was not ordered after: one from pageable memory (uses.c's
-	 * staged_copy), which a user takes for finished when it returns */
-	const char *staged = !strncmp(late.call, "cuMemcpyHtoD", 12) ||
-	                             !strcmp(late.call, "cuMemcpy") || !strcmp(late.call, "cuMemcpy_ptds")
-	                         ? " (A synchronous copy from pageable memory returns once its "
-	                           "source is staged; the copy into the device may still run: "
-	                           "CUDA's API sync behavior.)"
-	                         : "";
+	/* a synchronous copy from pageable memory (uses.c's staged_copy), which a user takes for
+	 * finished when it returns */
+	const char *staged = late.staged ? " (A synchronous copy from pageable memory returns once "
+	                                   "its source is staged; the copy into the device may "
+	                                   "still run: CUDA's API sync behavior.)"
+	                                 : "";
 	gc_verdict *v = gc_verdict_on(o, GC_RULE_UNORDERED_FREE, a, "%s on %s frees allocation #%u (%llu bytes at 0x%llx) made by %s on %s, but its "
 	    "%s on %s, by %s in %s, is not ordered before the free: the pool may give the "
 	    "memory to another allocation while that work still runs.%s Record an event on %s after "

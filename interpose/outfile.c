@@ -217,10 +217,15 @@ static int open_checked(const char *path, struct stat *st, const char **why)
 	if (fd < 0 && errno == EEXIST)
 		fd = open(path, flags);
 	if (fd < 0) {
-		/* O_NOFOLLOW's ELOOP reads "Too many levels of symbolic links" (/dev/stderr is one) */
-		*why = errno == ELOOP ? "it is a symbolic link, which graphcheck does not follow (name "
-		                        "the file it points to)"
-		                      : NULL;  /* errno says it */
+		/* O_NOFOLLOW's ELOOP reads "Too many levels of symbolic links" (/dev/stderr is one);
+		 * a loop among the directories above gives it too, and is said as errno says it */
+		int err = errno;
+		struct stat link;
+		*why = err == ELOOP && lstat(path, &link) == 0 && S_ISLNK(link.st_mode)
+		           ? "it is a symbolic link, which graphcheck does not follow (name the file "
+		             "it points to)"
+		           : NULL;
+		errno = err;
 		return -1;
 	}
 	if (fstat(fd, st) != 0 || (*why = gc_outfile_refusal(st)) != NULL) {

@@ -170,7 +170,7 @@ static inline int not_only_stream(const gc_dead_range *hit, uint32_t tag)
  * but the first in each of its stream's times (own_use_new). A word in a range the thread
  * has kept costs a compare with the slot after the last word's, then its time's: no search. */
 static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_ranges *o,
-                        const uint64_t *w, const uint16_t *param, size_t n)
+                        const uint64_t *w, const uint16_t *param, size_t n, uint64_t flags)
 {
 	uint64_t key = gc_stream_key(u->stream, u->per_thread, gc_hub_tid());
 	uint32_t tag = gc_stream_tag(key), known;
@@ -199,21 +199,21 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
 			}
 			from = at + 1 < kept ? at + 1 : 0;
 			if (now != ow->time[at] && own_use_new(u, ow->lo[at], tag, now, &ow->time[at]))
-				report_use(u, k, x, param ? param[i] : (int)i);
+				report_use_flags(u, k, x, param ? param[i] : (int)i, flags);
 			continue;
 		}
 	search:
 		if (!gc_dead_ranges_lookup(o, x, &hit))
 			continue;
 		if (not_only_stream(&hit, tag)) {
-			report_use(u, k, x, param ? param[i] : (int)i);
+			report_use_flags(u, k, x, param ? param[i] : (int)i, flags);
 			continue;
 		}
 		if (!now_read++)
 			now = stream_time(ow, key);
 		known = (uint32_t)(hit.owner >> 32);  /* the allocation's time */
 		if (own_use_new(u, hit.lo, tag, now, &known))
-			report_use(u, k, x, param ? param[i] : (int)i);
+			report_use_flags(u, k, x, param ? param[i] : (int)i, flags);
 		if (ow && !(seq & 1) && __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE) == seq) {
 			/* the index unchanged across the search: the range may be kept */
 			ow->lo[ow->next] = hit.lo;
@@ -322,6 +322,18 @@ static int batch_named(const gc_use *u)
 	return batch_ops3d(u) || (u->dsts && u->srcs);
 }
 
+/* How a source is read, by its order (CUmemcpySrcAccessOrder): SRC_IN_STREAM in stream order
+ * (kept as a use on the stream), SRC_IN_CALL out of it, judged by the host's order (DURING_API_CALL:
+ * done by the call's return); ANY both ("out of stream order", and "even after the API call
+ * returns": judged as the second, and kept as the first so that a later free must wait). */
+enum { SRC_IN_STREAM = 1, SRC_IN_CALL = 2 };
+static int source_reads(int order)
+{
+	return order == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL ? SRC_IN_CALL
+	       : order == CU_MEMCPY_SRC_ACCESS_ORDER_ANY          ? SRC_IN_STREAM | SRC_IN_CALL
+	                                                          : SRC_IN_STREAM;
+}
+
 static int source_during_call(const gc_copy_attrs *a, size_t i, size_t *k);
 
 /* A 3D copy's side: its address, or 0 for a CUDA array (no address of a pool's). */
@@ -330,15 +342,15 @@ static uint64_t operand_address(const CUmemcpy3DOperand *o)
 	return o->type == CU_MEMCPY_OPERAND_TYPE_POINTER ? o->op.ptr.ptr : 0;
 }
 
-/* Copy c of a batch: its destination and source into *dst and *src, and whether it reads its
- * source during the call (*k: source_during_call's, for a plain batch). */
+/* Copy c of a batch: its destination and source into *dst and *src, and how it reads its
+ * source (source_reads; *k: source_during_call's, for a plain batch). */
 static int batch_copy(const gc_use *u, size_t c, size_t *k, uint64_t *dst, uint64_t *src)
 {
 	const CUDA_MEMCPY3D_BATCH_OP *op = batch_ops3d(u);
 	if (op) {
 		*dst = operand_address(&op[c].dst);
 		*src = operand_address(&op[c].src);
-		return op[c].srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+		return source_reads(op[c].srcAccessOrder);
 	}
 	*dst = ((const CUdeviceptr *)u->dsts)[c];
 	*src = ((const CUdeviceptr *)u->srcs)[c];
@@ -461,10 +473,12 @@ static int wake(const gc_use *u)
 	return 1;
 }
 
-/* The indexes a use is checked against, and whether its words are judged for stream order. */
+/* The indexes a use is checked against, whether its words are judged for stream order, and
+ * the flags their events carry (GC_USE_STAGED). */
 struct checks {
 	struct gc_dead_ranges *dead, *order;
 	int ordering;
+	uint64_t flags;
 };
 
 /* Checks w[0..n) (argument param[i], or i without param) against the dead memory: the
@@ -481,24 +495,24 @@ static inline int check_words(const gc_use *u, const gc_kernel *k, const struct 
 		return param ? param[at] : (int)at;
 	}
 	if (c->ordering)
-		order_words(u, k, c->order, w, param, n);
+		order_words(u, k, c->order, w, param, n, c->flags);
 	return -1;
 }
 
 /* ---- batch copies --------------------------------------------------------------------- */
 
-/* Whether copy i's attribute (the one whose first copy is the last at or before i; *k, the
- * attribute before, moves forward with i) reads the source during the call, out of stream
- * order. The arrays are read only after a success (the driver checked them: idx[0] is 0,
- * rising, n at most the copies). */
+/* How copy i reads its source (source_reads) by its attribute (the one whose first copy is
+ * the last at or before i; *k, the attribute before, moves forward with i). The arrays are
+ * read only after a success (the driver checked them: idx[0] is 0, rising, n at most the
+ * copies). */
 static int source_during_call(const gc_copy_attrs *a, size_t i, size_t *k)
 {
 	const CUmemcpyAttributes *attr = a ? a->attrs : NULL;
 	if (!attr || !a->idx || !a->n)
-		return 0;
+		return SRC_IN_STREAM;
 	while (*k + 1 < a->n && a->idx[*k + 1] <= i)
 		(*k)++;
-	return attr[*k].srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+	return source_reads(attr[*k].srcAccessOrder);
 }
 
 /* Copy c's argument less its side: GC_USE_BATCH + 2 * c, that a record names the copy; past
@@ -509,8 +523,8 @@ static uint16_t batch_param(size_t c)
 }
 
 /* Words of copies from *i on, their sides into param (batch_param + side): pass 0, every
- * destination and the sources read in stream order; pass 1, the sources read during the
- * call. The count. */
+ * destination and the sources read in stream order; pass 1, the sources read out of it
+ * (source_reads; one read in any order is in both). The count. */
 static size_t batch_words(const gc_use *u, int pass, size_t *i, size_t *k, uint64_t *w,
                           uint16_t *param)
 {
@@ -518,16 +532,26 @@ static size_t batch_words(const gc_use *u, int pass, size_t *i, size_t *k, uint6
 	for (; *i < u->n_copies && n + 2 <= WORDS_BATCH; (*i)++) {
 		uint64_t dst, src;
 		uint16_t at = batch_param(*i);
-		int during = batch_copy(u, *i, k, &dst, &src);
+		int reads = batch_copy(u, *i, k, &dst, &src);
 		if (!pass)
 			w[n] = dst, param[n++] = (uint16_t)(at + GC_USE_DST);
-		if (during == pass)
+		if (reads & (pass ? SRC_IN_CALL : SRC_IN_STREAM))
 			w[n] = src, param[n++] = (uint16_t)(at + GC_USE_SRC);
 	}
 	return n;
 }
 
-/* Sources read during the call, w[0..n): each in another stream's allocation an event to
+/* Whether the copy a batch word's argument names reads its source in any order (its index
+ * past 16 bits unknown: taken as during the call). */
+static int read_in_any_order(const gc_use *u, int arg)
+{
+	int c = gc_copy_index(arg);
+	size_t k = 0;
+	uint64_t dst, src;
+	return c >= 0 && batch_copy(u, (size_t)c, &k, &dst, &src) == (SRC_IN_STREAM | SRC_IN_CALL);
+}
+
+/* Sources read out of stream order, w[0..n): each in another stream's allocation an event to
  * judge (one only the batch's stream, tagged `tag`, has used is skipped, as order_words skips
  * it: one each call would be a flood). */
 static void report_during_reads(const gc_use *u, struct gc_dead_ranges *o, const uint64_t *w,
@@ -536,7 +560,9 @@ static void report_during_reads(const gc_use *u, struct gc_dead_ranges *o, const
 	gc_dead_range hit;
 	for (size_t j = 0; j < n; j++)
 		if (gc_dead_ranges_lookup(o, w[j], &hit) && not_only_stream(&hit, tag))
-			report_use_flags(u, NULL, w[j], param[j], GC_USE_DURING_CALL);
+			report_use_flags(u, NULL, w[j], param[j],
+			                 GC_USE_DURING_CALL |
+			                     (read_in_any_order(u, param[j]) ? GC_USE_ANY_ORDER : 0));
 }
 
 /* A batch copy's destinations and sources, checked as a single copy's, but for a source the
@@ -723,7 +749,7 @@ void gc_hub_use(const gc_use *u)
 		if (staged)
 			host_wait(u);
 	}
-	struct checks c = {d, o, ordering};
+	struct checks c = {d, o, ordering, staged ? GC_USE_STAGED : 0};
 	uint64_t w[WORDS_BATCH], word = 0;
 	uint16_t param[WORDS_BATCH];
 	int arg = -1;

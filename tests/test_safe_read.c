@@ -86,8 +86,7 @@ static void unreadable_ranges(void **state)
 	assert_int_equal(open_fds(), fds);
 }
 
-/* Many pages through one pipe: each byte is read back before the next is written, so the
- * pipe never fills (a mapping larger than its 64 KiB). */
+/* Many pages through one pipe (a byte each), a hole among them found. */
 static void many_pages(void **state)
 {
 	(void)state;

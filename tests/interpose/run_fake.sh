@@ -193,6 +193,15 @@ for way in prog_linked prog_linked_ptds prog_dlsym "prog_procaddr" "prog_procadd
 	*) bad "$way batch-copies: no unordered-use for a source read during the call: $msg" ;;
 	esac
 	check "$way batch-copies-clean" "$none" $prog batch-copies-clean $extra
+	# a message's additions only where true: no staging for an asynchronous copy, no stream
+	# to pass to a call that takes none (forgot-stream and staged-copy: where they are)
+	check "$way hints" "$(printf "2 unordered-free\n1 unordered-use")" $prog hints $extra
+	! grep -q 'staged\|If this work was meant for' "$tmp/gc.txt" &&
+		ok "$way hints: neither the staging nor the stream to pass is said" ||
+		bad "$way hints: a hint where it is not true: $(grep -o 'staged[^.]*\|If this work[^.]*' "$tmp/gc.txt" | head -2)"
+	# sources read in any order: judged as read during the call, and kept as the stream's use
+	check "$way batch-any" "$(printf "2 unordered-free\n2 unordered-use")" $prog batch-any $extra
+	check "$way batch-any-clean" "$none" $prog batch-any-clean $extra
 	for bg in batch-gather batch3d-gather; do
 		# a batch reading a freed slice: told before the call, once (the check after the call
 		# finds it again and is quiet: one use event), then the same refused: told before it,

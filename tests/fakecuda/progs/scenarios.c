@@ -2373,6 +2373,89 @@ static int batch_gather(bool clean, bool three_d)
     return 0;
 }
 
+/* ---- what a message adds, only where it is true (a hostile review's async_htod.c and
+ * memset_sync.c) ---------------------------------------------------------------------------
+ * p allocated on non-blocking A, the host waits; an asynchronous copy into it on B, then p
+ * freed on A: unordered-free, whose message must not say the copy was staged (only a
+ * synchronous copy from pageable memory is). q allocated on A, set by cuMemsetD8 (no stream
+ * parameter: the legacy stream): unordered-use, whose message must not say to pass a stream
+ * to the call; then q freed on A: unordered-free too (a set of device memory does not make
+ * the host wait: CUDA's API sync behavior). */
+static int hints(void)
+{
+    CUstream a = NULL, b = NULL;
+    CUdeviceptr p = 0, q = 0;
+    static char host[256];
+    CK(cuStreamCreate, (&b, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&a, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAllocAsync, (&p, 256, a));
+    CK(cuStreamSynchronize, (a));
+    CK(cuMemcpyHtoDAsync, (p, host, 256, b));
+    CK(cuMemFreeAsync, (p, a));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemAllocAsync, (&q, 256, a));
+    CK(cuMemsetD8, (q, 0, 256));
+    CK(cuStreamSynchronize, (a));
+    CK(cuMemFreeAsync, (q, a));
+    CK(cuCtxSynchronize, ());
+    CK(cuStreamDestroy, (a));
+    CK(cuStreamDestroy, (b));
+    printf("done\n");
+    return 0;
+}
+
+/* ---- batch sources read in any order (CU_MEMCPY_SRC_ACCESS_ORDER_ANY) ---------------------
+ * "Out of stream order, and even after the API call returns": t and t2 allocated on
+ * non-blocking A, B ordered after them by an event (the host not): a batch on B reads t, a 3D
+ * batch on B reads t2, each in any order: unordered-use each (a read out of stream order is
+ * ordered by the host's waits alone, as one during the call). Then both freed on A: unordered-
+ * free each (the read may come after the call, so it stays B's use: before session 23 ANY was
+ * taken as stream order, and neither record was made). Clean: the host waits for A before the
+ * batches and for B before the frees: no record. */
+static int batch_any(bool clean)
+{
+    CUstream a = NULL, b = NULL;
+    CUevent e = NULL;
+    CUdeviceptr t = 0, t2 = 0, r = 0;
+    CK(cuStreamCreate, (&a, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate, (&b, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate, (&e, CU_EVENT_DISABLE_TIMING));
+    CK(cuMemAllocAsync, (&r, 256, b));
+    CK(cuMemAllocAsync, (&t, 256, a));
+    CK(cuMemAllocAsync, (&t2, 256, a));
+    CK(cuEventRecord, (e, a));
+    CK(cuStreamWaitEvent, (b, e, 0));
+    if (clean)
+        CK(cuStreamSynchronize, (a));
+    CUdeviceptr dsts[1] = { r }, srcs[1] = { t };
+    size_t sizes[1] = { 256 }, idx = 0;
+    CUmemcpyAttributes attr;
+    memset(&attr, 0, sizeof attr);
+    attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
+    CK(cuMemcpyBatchAsync, (dsts, srcs, sizes, 1, &attr, &idx, 1, b));
+    CUDA_MEMCPY3D_BATCH_OP op;
+    memset(&op, 0, sizeof op);
+    op.src.type = op.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+    op.src.op.ptr.ptr = t2;
+    op.dst.op.ptr.ptr = r;
+    op.extent.width = 256;
+    op.extent.height = op.extent.depth = 1;
+    op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
+    CK(cuMemcpy3DBatchAsync, (1, &op, 0, b));
+    if (clean)
+        CK(cuStreamSynchronize, (b));
+    CK(cuMemFreeAsync, (t, a));
+    CK(cuMemFreeAsync, (t2, a));
+    CK(cuCtxSynchronize, ());
+    CK(cuMemFreeAsync, (r, b));
+    CK(cuCtxSynchronize, ());
+    CK(cuEventDestroy, (e));
+    CK(cuStreamDestroy, (a));
+    CK(cuStreamDestroy, (b));
+    printf("done\n");
+    return 0;
+}
+
 /* ---- a synchronous copy from pageable memory (review 13's htod.c) ----------------------
  * p and q allocated on non-blocking N (a second stream made first: the model is on, as
  * where streams are many), the host waits for N. A synchronous copy from
@@ -2764,6 +2847,7 @@ bool fc_scenario_uses_driver(const char *name)
                                         "batch-copies", "batch-copies-clean",
                                         "batch-gather", "batch-gather-clean",
                                         "batch3d-gather", "batch3d-gather-clean",
+                                        "batch-any", "batch-any-clean", "hints",
                                         "ext-semas", "ext-semas-clean",
                                         "launch-event", "launch-event-clean",
                                         "own-use", "own-use-clean", "own-use-reused",
@@ -2863,6 +2947,10 @@ int fc_run_scenario(int argc, char **argv)
         rc = batch_copies(strcmp(name, "batch-copies-clean") == 0);
     else if (strcmp(name, "batch-gather") == 0 || strcmp(name, "batch-gather-clean") == 0)
         rc = batch_gather(strcmp(name, "batch-gather-clean") == 0, false);
+    else if (strcmp(name, "hints") == 0)
+        rc = hints();
+    else if (strcmp(name, "batch-any") == 0 || strcmp(name, "batch-any-clean") == 0)
+        rc = batch_any(strcmp(name, "batch-any-clean") == 0);
     else if (strcmp(name, "batch3d-gather") == 0 || strcmp(name, "batch3d-gather-clean") == 0)
         rc = batch_gather(strcmp(name, "batch3d-gather-clean") == 0, true);
     else if (strcmp(name, "ext-semas") == 0 || strcmp(name, "ext-semas-clean") == 0)
@@ -2891,7 +2979,7 @@ int fc_run_scenario(int argc, char **argv)
         fprintf(stderr, "usage: %s seed|seed-fixed|probe|probe-driver|rules|null-kernel-node|uses|uses-clean|"
                 "stale|stale-clean|unordered|unordered-clean|stream0|"
                 "sync-alloc|foreign[-misuse]|sites[-once]|mixed SEED N|dropped-call[-clean]|capture-other-thread[-clean]|graph-memory[-trimmed|-no-context]|"
-                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|staged-copy[-clean]|batch-copies[-clean]|batch-gather[-clean]|batch3d-gather[-clean]|ext-semas[-clean]|launch-event[-clean]|own-use[-clean|-reused|-shared[-clean]|-switch[-clean]]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
+                "order|order-clean|forgot-stream[-clean]|copies|memops[-clean|-early|-misuse|-legacy|-off|-off-clean|-copy]|late-host|late-blocking|late-record|host-poll|late-copy|late-graph-poll|late-update|graph-steps[-clean]|child-sets[-clean]|legacy-named|legacy-sync[-clean]|free-implied[-clean]|staged-copy[-clean]|batch-copies[-clean]|batch-gather[-clean]|batch3d-gather[-clean]|batch-any[-clean]|hints|ext-semas[-clean]|launch-event[-clean]|own-use[-clean|-reused|-shared[-clean]|-switch[-clean]]|graph-uses[-clean]|order-cost MODE N|threads [THREADS [OPS]]|"
                 "nocuda\n",
                 argc > 0 ? argv[0] : "prog");
     fflush(stdout);
