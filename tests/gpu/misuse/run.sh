@@ -57,6 +57,7 @@ uaf-pingpong-launchex use-after-free
 uaf-cooperative-workspace use-after-free
 uaf-batch-copy-gather use-after-free
 uaf-batch3d-crop use-after-free
+unordered-batch-any-order unordered-free,unordered-use
 unordered-free-per-thread-stream unordered-free
 unordered-use-forgot-stream unordered-use
 unordered-use-stream-created-later unordered-free,unordered-use
