@@ -26,10 +26,16 @@ void gc_hub_unloaded(const gc_unload *u)
 		gc_kernel_args_forget();
 }
 
-/* The use's event for word w (argument or copy side `arg`), or for none (arg -1). */
+static int staged_copy(const gc_use *u);
+
+/* The use's event for word w (argument or copy side `arg`), or for none (arg -1). A staged
+ * copy's says so (GC_USE_STAGED), asked here, on the report's path only: a record of it may
+ * say why the copy still ran. */
 static void report_use_flags(const gc_use *u, const gc_kernel *k, uint64_t w, int arg,
                              uint64_t flags)
 {
+	if (u->synchronous == GC_SYNC_STAGEABLE && u->result == CUDA_SUCCESS && staged_copy(u))
+		flags |= GC_USE_STAGED;
 	/* Asked after the call: a refused use whose stream still captures was dropped from the
 	 * graph with the capture kept (capture-dropped-call). */
 	uint64_t cap = gc_hub_capture_of(u->stream, u->per_thread);
@@ -170,7 +176,7 @@ static inline int not_only_stream(const gc_dead_range *hit, uint32_t tag)
  * but the first in each of its stream's times (own_use_new). A word in a range the thread
  * has kept costs a compare with the slot after the last word's, then its time's: no search. */
 static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_ranges *o,
-                        const uint64_t *w, const uint16_t *param, size_t n, uint64_t flags)
+                        const uint64_t *w, const uint16_t *param, size_t n)
 {
 	uint64_t key = gc_stream_key(u->stream, u->per_thread, gc_hub_tid());
 	uint32_t tag = gc_stream_tag(key), known;
@@ -199,21 +205,21 @@ static void order_words(const gc_use *u, const gc_kernel *k, struct gc_dead_rang
 			}
 			from = at + 1 < kept ? at + 1 : 0;
 			if (now != ow->time[at] && own_use_new(u, ow->lo[at], tag, now, &ow->time[at]))
-				report_use_flags(u, k, x, param ? param[i] : (int)i, flags);
+				report_use(u, k, x, param ? param[i] : (int)i);
 			continue;
 		}
 	search:
 		if (!gc_dead_ranges_lookup(o, x, &hit))
 			continue;
 		if (not_only_stream(&hit, tag)) {
-			report_use_flags(u, k, x, param ? param[i] : (int)i, flags);
+			report_use(u, k, x, param ? param[i] : (int)i);
 			continue;
 		}
 		if (!now_read++)
 			now = stream_time(ow, key);
 		known = (uint32_t)(hit.owner >> 32);  /* the allocation's time */
 		if (own_use_new(u, hit.lo, tag, now, &known))
-			report_use_flags(u, k, x, param ? param[i] : (int)i, flags);
+			report_use(u, k, x, param ? param[i] : (int)i);
 		if (ow && !(seq & 1) && __atomic_load_n(&o->seq, __ATOMIC_ACQUIRE) == seq) {
 			/* the index unchanged across the search: the range may be kept */
 			ow->lo[ow->next] = hit.lo;
@@ -473,12 +479,10 @@ static int wake(const gc_use *u)
 	return 1;
 }
 
-/* The indexes a use is checked against, whether its words are judged for stream order, and
- * the flags their events carry (GC_USE_STAGED). */
+/* The indexes a use is checked against, and whether its words are judged for stream order. */
 struct checks {
 	struct gc_dead_ranges *dead, *order;
 	int ordering;
-	uint64_t flags;
 };
 
 /* Checks w[0..n) (argument param[i], or i without param) against the dead memory: the
@@ -495,7 +499,7 @@ static inline int check_words(const gc_use *u, const gc_kernel *k, const struct 
 		return param ? param[at] : (int)at;
 	}
 	if (c->ordering)
-		order_words(u, k, c->order, w, param, n, c->flags);
+		order_words(u, k, c->order, w, param, n);
 	return -1;
 }
 
@@ -749,7 +753,7 @@ void gc_hub_use(const gc_use *u)
 		if (staged)
 			host_wait(u);
 	}
-	struct checks c = {d, o, ordering, staged ? GC_USE_STAGED : 0};
+	struct checks c = {d, o, ordering};
 	uint64_t w[WORDS_BATCH], word = 0;
 	uint16_t param[WORDS_BATCH];
 	int arg = -1;
