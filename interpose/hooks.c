@@ -473,7 +473,7 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
  * attributes saying which sources are read during the call, out of stream order. One into
  * pageable memory is taken as a wait for the stream, as cuMemcpyAsync's is (unmeasured for a
  * batch: a wait only adds order), so built whenever a wait matters. Its dead memory is told
- * before the call too (`told`, gc_hub_batch_before), where the driver may fault on it. */
+ * before the call too (gc_hub_batch_before), where the driver may fault on it. */
 #define COPY_BATCH_WORDS(st, ptsz)                                                         \
 	.what = GC_USE_COPY, .dsts = dsts, .srcs = srcs, .n_copies = count, .stream = U64(st),  \
 	.per_thread = ptsz
