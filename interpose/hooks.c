@@ -477,19 +477,19 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 #define COPY_BATCH_WORDS(st, ptsz)                                                         \
 	.what = GC_USE_COPY, .dsts = dsts, .srcs = srcs, .n_copies = count, .stream = U64(st),  \
 	.per_thread = ptsz
-/* The check before the call declares what the event after it takes: the word told
- * (told_word, 0: none) and its argument (told_arg). */
-#define COPY_BATCH_BEFORE(spelling, st, ptsz)                                              \
+/* The check before the call of a batch whose use has the fields `...`, declaring what the
+ * event after it takes (BATCH_TOLD): the word told (told_word, 0: none) and its argument. */
+#define BATCH_BEFORE(spelling, ...)                                                        \
 	gc_hub_note_caller();                                                                  \
 	uint64_t told_word = 0;                                                                \
-	int told_arg = gc_hub_batch_before(&(const gc_use){.call = #spelling,                  \
-	                                                   COPY_BATCH_WORDS(st, ptsz)},        \
+	int told_arg = gc_hub_batch_before(&(const gc_use){.call = #spelling, __VA_ARGS__},     \
 	                                   &told_word);
+#define BATCH_TOLD .told = told_word, .told_arg = told_arg
+#define COPY_BATCH_BEFORE(spelling, st, ptsz) BATCH_BEFORE(spelling, COPY_BATCH_WORDS(st, ptsz))
 #define COPY_BATCH_USE(st, ptsz)                                                           \
 	COPY_BATCH_WORDS(st, ptsz),                                                            \
 	.copy_attrs = count ? &(const gc_copy_attrs){.attrs = attrs, .idx = attrs_idx,           \
-	                                             .n = n_attrs, .told = told_word,          \
-	                                             .told_arg = told_arg}                     \
+	                                             .n = n_attrs, BATCH_TOLD}                 \
 	                    : NULL
 #define COPY_BATCH(spelling, ptsz)                                                         \
 	HOST_COPY_USE_WRAPPER_BEFORE(spelling, (CUdeviceptr *dsts, CUdeviceptr *srcs,          \
@@ -512,16 +512,11 @@ static inline uint64_t node_ptr(CUresult r, const CUgraphNodeParams *p)
 #define COPY_BATCH_3D_WORDS(st, ptsz)                                                      \
 	.what = GC_USE_COPY, .n_copies = n, .stream = U64(st), .per_thread = ptsz
 #define COPY_BATCH_3D_BEFORE(spelling, st, ptsz)                                           \
-	gc_hub_note_caller();                                                                  \
-	uint64_t told_word = 0;                                                                \
-	int told_arg = gc_hub_batch_before(&(const gc_use){                                    \
-		.call = #spelling, COPY_BATCH_3D_WORDS(st, ptsz),                                  \
-		.copy_attrs = &(const gc_copy_attrs){.ops3d = ops}}, &told_word);
+	BATCH_BEFORE(spelling, COPY_BATCH_3D_WORDS(st, ptsz),                                  \
+	             .copy_attrs = &(const gc_copy_attrs){.ops3d = ops})
 #define COPY_BATCH_3D_USE(st, ptsz)                                                        \
 	COPY_BATCH_3D_WORDS(st, ptsz),                                                         \
-	.copy_attrs = n ? &(const gc_copy_attrs){.ops3d = ops, .told = told_word,              \
-	                                         .told_arg = told_arg}                         \
-	                : NULL
+	.copy_attrs = n ? &(const gc_copy_attrs){.ops3d = ops, BATCH_TOLD} : NULL
 #define COPY_BATCH_3D(spelling, ptsz)                                                      \
 	HOST_COPY_USE_WRAPPER_BEFORE(spelling, (size_t n, CUDA_MEMCPY3D_BATCH_OP *ops,         \
 	                                        unsigned long long flags, CUstream s),         \

@@ -164,13 +164,14 @@ static int replay(const rp_options *o)
 		if (in != stdin)
 			fclose(in);
 	}
-	if (!json && rc == RP_EXIT_OK)
-		fprintf(out, "graphcheck-report: replayed %lu events: %lu errors, %lu warnings\n",
-		        events, errors, warnings);
-	else if (!json)  /* as the report's totals: never read as a pass alone */
-		fprintf(out, "graphcheck-report: replayed %lu events: %lu errors, %lu warnings; not a "
-		        "clean pass: %lu traces unreadable, %lu malformed lines\n",
-		        events, errors, warnings, unreadable, bad);
+	if (!json) {
+		fprintf(out, "graphcheck-report: replayed %lu events: %lu errors, %lu warnings", events,
+		        errors, warnings);
+		if (rc != RP_EXIT_OK)  /* as the report's totals: never read as a pass alone */
+			fprintf(out, "; not a clean pass: %lu traces unreadable, %lu malformed lines",
+			        unreadable, bad);
+		fputc('\n', out);
+	}
 	/* A full disk or /dev/full: said, and a failure, never a silent 0. */
 	int werr = ferror(out) | (fflush(out) != 0);
 	if ((out != stdout && fclose(out) != 0) || werr) {
